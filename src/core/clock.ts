@@ -1,0 +1,111 @@
+/**
+ * Time enters the core only through a Clock, so tests drive leases, backoff, scheduling and
+ * retention with a MockClock instead of waiting.
+ */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  /** Resolves after `ms` of this clock's time, or rejects with the signal's reason when aborted. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason;
+}
+
+/** Wall-clock time and real timers. */
+export class SystemClock implements Clock {
+  now(): number {
+    return Date.now();
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(abortReason(signal));
+      const onAbort = (): void => {
+        clearTimeout(handle);
+        reject(abortReason(signal!));
+      };
+      const handle = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}
+
+/** The default clock instance. */
+export const systemClock: Clock = new SystemClock();
+
+interface Sleeper {
+  wakeAt: number;
+  resolve: () => void;
+}
+
+/**
+ * A clock that only moves when told to. `advance(ms)` moves time forward and resolves every
+ * sleeper whose deadline has passed, in deadline order, yielding to the event loop between them
+ * so that code woken by one timer runs before the next fires.
+ */
+export class MockClock implements Clock {
+  private current: number;
+  private sleepers: Sleeper[] = [];
+
+  constructor(startMs = 1_700_000_000_000) {
+    this.current = startMs;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(abortReason(signal));
+      const sleeper: Sleeper = { wakeAt: this.current + Math.max(0, ms), resolve: () => resolve() };
+      if (signal) {
+        const onAbort = (): void => {
+          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+          reject(abortReason(signal));
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        sleeper.resolve = () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+      }
+      this.sleepers.push(sleeper);
+    });
+  }
+
+  /** Number of sleepers currently waiting (useful to wait until a loop has parked). */
+  get pendingSleepers(): number {
+    return this.sleepers.length;
+  }
+
+  /** Moves time forward by `ms` and wakes due sleepers. */
+  async advance(ms: number): Promise<void> {
+    const target = this.current + ms;
+    for (;;) {
+      this.sleepers.sort((a, b) => a.wakeAt - b.wakeAt);
+      const next = this.sleepers[0];
+      if (!next || next.wakeAt > target) break;
+      this.sleepers.shift();
+      this.current = Math.max(this.current, next.wakeAt);
+      next.resolve();
+      await flushMacrotask();
+    }
+    this.current = target;
+    await flushMacrotask();
+  }
+
+  /** Sets the time directly (never backwards). */
+  async set(ms: number): Promise<void> {
+    if (ms > this.current) await this.advance(ms - this.current);
+  }
+}
+
+function flushMacrotask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}

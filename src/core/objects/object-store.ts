@@ -1,0 +1,59 @@
+/**
+ * The one seam every storage adapter implements, modelled on object storage so S3 is the native
+ * case and memory, the filesystem, IndexedDB and OPFS emulate it.
+ *
+ * Keys are non-empty strings of '/'-separated segments (`db/wal/00000000000000000001`). Every
+ * adapter must pass the conformance suite in `test/core/objects/object-store.conformance.ts`.
+ */
+
+/** An opaque tag that changes on every successful put of a key. */
+export type ObjectVersion = string;
+
+export interface StoredObject {
+  readonly data: Uint8Array;
+  readonly version: ObjectVersion;
+}
+
+export interface ObjectInfo {
+  readonly key: string;
+  readonly size: number;
+  readonly version: ObjectVersion;
+}
+
+export interface GetOptions {
+  /** Read only `length` bytes starting at `offset` (clamped to the object's end). */
+  readonly range?: { readonly offset: number; readonly length: number };
+}
+
+export interface PutOptions {
+  /** `'*'`: create only; fails with PRECONDITION_FAILED when the key exists. */
+  readonly ifNoneMatch?: '*';
+  /** Compare-and-swap: fails with PRECONDITION_FAILED unless the current version equals this. */
+  readonly ifMatch?: ObjectVersion;
+}
+
+export interface ListOptions {
+  /** Only keys strictly greater than this one. */
+  readonly startAfter?: string;
+}
+
+export interface ObjectStore {
+  /**
+   * The object's bytes and version, or `undefined` when absent.
+   * Rejects with STORE_UNAVAILABLE / STORE_PERMISSION on I/O failure, INVALID_ARGUMENT on a bad key.
+   */
+  get(key: string, options?: GetOptions): Promise<StoredObject | undefined>;
+
+  /**
+   * Stores `data` under `key`. Resolves only once the bytes are durable in this store, with the
+   * new version. Rejects with PRECONDITION_FAILED when a precondition does not hold (nothing is
+   * written), INVALID_ARGUMENT on a bad key.
+   */
+  put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }>;
+
+  /** Removes `key`; deleting an absent key succeeds. */
+  delete(key: string): Promise<void>;
+
+  /** Every object whose key starts with `prefix`, in ascending key order (UTF-16 code unit order). */
+  list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo>;
+}

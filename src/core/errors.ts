@@ -42,7 +42,7 @@ export class TaqubaError extends Error {
     Object.defineProperty(this, BRAND, { value: true });
   }
 
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
     // Subclasses keep normal prototype checks; the base class also accepts branded errors from
     // another realm (a worker, or a second copy of the package).
     if (this !== TaqubaError) return Function.prototype[Symbol.hasInstance].call(this, value);

@@ -1,0 +1,47 @@
+import { playwright } from '@vitest/browser-playwright';
+import { defineConfig } from 'vitest/config';
+import { CHROMIUM_ARGS, resolveChromium } from './test/setup/chromium.js';
+
+const chromium = await resolveChromium();
+if (process.env.TAQUBA_DEBUG_CHROMIUM) console.log(`[vitest] chromium: ${chromium.executablePath} (${chromium.source})`);
+
+/** Browser dependencies pre-bundled up front, so the page never reloads mid-run after an install. */
+const browserDeps = ['idb', 'comlink', '@msgpack/msgpack', 'sorted-btree'];
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/**/*.browser.test.ts', '**/node_modules/**'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        optimizeDeps: { include: browserDeps },
+        test: {
+          name: 'browser',
+          include: ['test/**/*.browser.test.ts'],
+          exclude: ['**/node_modules/**'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            // Default (incognito) context: IndexedDB and OPFS live in memory here. Durability
+            // tests need a separate project with `persistentContext` and fileParallelism: false.
+            provider: playwright({
+              launchOptions: { executablePath: chromium.executablePath, args: [...CHROMIUM_ARGS] },
+            }),
+            instances: [{ browser: 'chromium' }],
+            screenshotFailures: false,
+          },
+        },
+      },
+    ],
+  },
+});

@@ -1,4 +1,5 @@
 /** Byte helpers shared by every layer: ordering, text, and a small binary writer/reader. */
+import { InvalidArgumentError } from './errors.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -56,7 +57,8 @@ export function prefixEnd(prefix: Uint8Array): Uint8Array | undefined {
   for (let i = end.length - 1; i >= 0; i--) {
     if (end[i] !== 0xff) {
       end[i]++;
-      return end.subarray(0, i + 1);
+      // slice, not subarray: the result must not drag the dropped 0xff tail along in its buffer.
+      return end.slice(0, i + 1);
     }
   }
   return undefined;
@@ -84,7 +86,7 @@ export function toHex(bytes: Uint8Array): string {
   return s;
 }
 
-/** Grows as needed; varints are unsigned LEB128 up to 2^53. */
+/** Grows as needed; varints are unsigned LEB128 of safe integers (0 ..= 2^53-1, at most 8 bytes). */
 export class ByteWriter {
   private buf: Uint8Array;
   private view: DataView;
@@ -97,7 +99,7 @@ export class ByteWriter {
 
   private ensure(extra: number): void {
     if (this.length + extra <= this.buf.length) return;
-    let size = this.buf.length * 2;
+    let size = Math.max(16, this.buf.length * 2);
     while (size < this.length + extra) size *= 2;
     const next = new Uint8Array(size);
     next.set(this.buf.subarray(0, this.length));
@@ -119,6 +121,9 @@ export class ByteWriter {
   }
 
   varint(v: number): this {
+    if (!Number.isSafeInteger(v) || v < 0) {
+      throw new InvalidArgumentError(`varint must be a non-negative safe integer. value=${v}`, { value: v });
+    }
     this.ensure(8);
     while (v >= 0x80) {
       this.buf[this.length++] = (v % 0x80) | 0x80;
@@ -186,7 +191,10 @@ export class ByteReader {
       this.need(1, 'varint');
       const b = this.buf[this.offset++];
       result += (b & 0x7f) * scale;
-      if (b < 0x80) return result;
+      if (b < 0x80) {
+        if (result > Number.MAX_SAFE_INTEGER) throw this.onError('varint out of range');
+        return result;
+      }
       scale *= 0x80;
     }
     throw this.onError('varint too long');

@@ -9,6 +9,9 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** The largest delay setTimeout honours (a signed 32-bit millisecond count). */
+const MAX_TIMER_MS = 0x7fffffff;
+
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason;
 }
@@ -22,14 +25,24 @@ export class SystemClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(abortReason(signal));
+      // Timers overflow past 2^31-1 ms (about 24.8 days) and would fire at once; longer sleeps are
+      // chained. A non-positive or NaN duration sleeps for one zero-delay timer; Infinity forever.
+      let remaining = ms > 0 ? ms : 0;
+      let handle: unknown;
       const onAbort = (): void => {
         clearTimeout(handle);
         reject(abortReason(signal!));
       };
-      const handle = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, Math.max(0, ms));
+      const arm = (): void => {
+        const step = Math.min(remaining, MAX_TIMER_MS);
+        remaining -= step;
+        handle = setTimeout(() => {
+          if (remaining > 0) return arm();
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        }, step);
+      };
+      arm();
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
@@ -63,7 +76,7 @@ export class MockClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(abortReason(signal));
-      const sleeper: Sleeper = { wakeAt: this.current + Math.max(0, ms), resolve: () => resolve() };
+      const sleeper: Sleeper = { wakeAt: this.current + (ms > 0 ? ms : 0), resolve: () => resolve() };
       if (signal) {
         const onAbort = (): void => {
           this.sleepers = this.sleepers.filter((s) => s !== sleeper);
@@ -84,9 +97,9 @@ export class MockClock implements Clock {
     return this.sleepers.length;
   }
 
-  /** Moves time forward by `ms` and wakes due sleepers. */
+  /** Moves time forward by `ms` (never backwards: a negative or NaN `ms` counts as 0) and wakes due sleepers. */
   async advance(ms: number): Promise<void> {
-    const target = this.current + ms;
+    const target = this.current + (ms > 0 ? ms : 0);
     for (;;) {
       this.sleepers.sort((a, b) => a.wakeAt - b.wakeAt);
       const next = this.sleepers[0];
@@ -96,7 +109,8 @@ export class MockClock implements Clock {
       next.resolve();
       await flushMacrotask();
     }
-    this.current = target;
+    // max: an overlapping advance() may already have moved past this target.
+    this.current = Math.max(this.current, target);
     await flushMacrotask();
   }
 

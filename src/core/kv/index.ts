@@ -1,0 +1,15 @@
+/**
+ * Layer 2: the transactional, ordered KV engine over an ObjectStore.
+ *
+ * Owns: the WAL (group commit, fencing), memtables, sorted tables, the manifest, compaction and
+ * garbage collection. Every durable byte is an object: `<path>/manifest`, `<path>/wal/<id>`,
+ * `<path>/sst/<id>.sst`. Errors: CONFLICT (retry the transaction), FENCED (a newer writer owns
+ * the store), CLOSED (closed or failed; reopen), CORRUPT_DATA (names the object),
+ * STORE_UNAVAILABLE / STORE_PERMISSION from the store.
+ * Never: acknowledges a commit that is not stored, or lets a fenced writer add to history.
+ */
+export { KvDb, type TransactionOptions } from './kv-db.js';
+export { KvReader } from './kv-reader.js';
+export { Transaction } from './transaction.js';
+export type { KvDbOptions, FaultHook } from './kv-options.js';
+export type { CommitOptions, KvEntry, KvReadable, MergeOperator, PutOptions, ScanRange, WriteOp } from './types.js';

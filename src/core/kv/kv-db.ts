@@ -1,0 +1,468 @@
+/**
+ * KvDb: a transactional, ordered key-value engine whose only durable state is objects in an
+ * ObjectStore (WAL objects, sorted tables, one manifest). The same engine runs over memory, the
+ * filesystem, IndexedDB, OPFS and S3. See docs/rfcs/0001-kv-engine.md.
+ *
+ * Durability contract: a durable commit (the default) resolves once the WAL object holding it is
+ * stored; a non-durable one resolves at once and becomes durable with the next flush (any later
+ * durable commit flushes it first). Every commit is visible to readers in this process as soon
+ * as `commit()` is called. A failed WAL put poisons the engine: all later calls reject (FENCED
+ * when a newer writer took over, else CLOSED with the cause) until it is reopened, and nothing
+ * that was not stored is ever acknowledged.
+ */
+import { toHex } from '../bytes.js';
+import { ClosedError, ConflictError, FencedError, StoreUnavailableError, invariant, isTaqubaError } from '../errors.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import { mergeRuns, pickCompaction } from './compaction.js';
+import type { VersionedEntry } from './entry.js';
+import { parseObjectId, sstObjectKey, walObjectKey } from './format.js';
+import { resolveKvDbOptions, type KvDbOptions, type ResolvedKvDbOptions } from './kv-options.js';
+import { KvReader } from './kv-reader.js';
+import { LsmTree, type TableSet } from './lsm-tree.js';
+import type { ManifestData, SortedRun } from './manifest.js';
+import { ManifestStore, type VersionedManifest } from './manifest-store.js';
+import { Memtable } from './memtable.js';
+import { resolveBounds, type Bounds } from './scan-range.js';
+import { writeSortedRun } from './table-writer.js';
+import { Transaction, checkKey, type PendingWrite, type TransactionHost } from './transaction.js';
+import type { CommitOptions, KvEntry, KvReadable, MergeOperator, ScanRange, WriteOp } from './types.js';
+import { encodeCommit, encodeWalObject } from './wal-format.js';
+import { listWalIds, readWal } from './wal-replay.js';
+import { WalWriter } from './wal-writer.js';
+
+/** A memtable frozen for flushing, with the last WAL id that holds any of its commits. */
+interface FrozenMemtable {
+  readonly memtable: Memtable;
+  readonly walEnd: number;
+}
+
+export interface TransactionOptions extends CommitOptions {
+  /** Attempts before a CONFLICT is passed to the caller. Default 32. */
+  readonly maxAttempts?: number;
+}
+
+const OPEN_ATTEMPTS = 16;
+
+export class KvDb implements KvReadable, TransactionHost {
+  private readonly tree: LsmTree;
+  private readonly frozen: FrozenMemtable[] = [];
+  private wal!: WalWriter;
+  private lastSeq = 0;
+  private readonly snapshots = new Map<number, number>();
+  private readonly recentWrites = new Map<string, number>();
+  private recentWritesLimit = 4096;
+  private failure: unknown;
+  private closed = false;
+  private background: Promise<void> = Promise.resolve();
+  private backgroundRunning = false;
+  private readonly retired: TableSet[] = [];
+  private nextSstId: number;
+
+  private constructor(
+    private readonly store: ObjectStore,
+    private readonly options: ResolvedKvDbOptions,
+    private readonly manifests: ManifestStore,
+    private manifest: VersionedManifest,
+  ) {
+    this.tree = new LsmTree(store, options.path, options.mergeOperator, new Memtable(options.mergeOperator), options.blockCacheBytes);
+    this.tree.tables = this.tree.buildTableSet(manifest.data.runs);
+    this.lastSeq = manifest.data.lastSeq;
+    this.nextSstId = manifest.data.nextSstId;
+  }
+
+  /** This writer's epoch; a later writer's open raises the stored one and fences this instance. */
+  get epoch(): number {
+    return this.manifest.data.epoch;
+  }
+
+  get mergeOperator(): MergeOperator | undefined {
+    return this.options.mergeOperator;
+  }
+
+  /**
+   * Opens the engine as the single writer of `options.path`.
+   *
+   * Protocol:
+   *  1. Read the manifest (create it with a create-only put if absent).
+   *  2. Bump the writer epoch with a compare-and-swap; on a lost race go back to 1.
+   *  3. Replay WAL objects from `walStart`, flushing the memtable to tables when it fills.
+   *  4. Write an empty fence WAL object at the next id, create-only. If an older writer got there
+   *     first, replay its object and try the next id: history never forks, and from here on the
+   *     older writer's next WAL put fails, so it is fenced.
+   *  5. Start the WAL writer after the fence; collect garbage in the background.
+   *
+   * Rejects with INVALID_CONFIG, CORRUPT_DATA (naming the object), STORE_UNAVAILABLE.
+   */
+  static async open(store: ObjectStore, options: KvDbOptions = {}): Promise<KvDb> {
+    const resolved = resolveKvDbOptions(options);
+    const manifests = new ManifestStore(store, resolved.path);
+    let bumped: VersionedManifest | undefined;
+    for (let attempt = 0; attempt < OPEN_ATTEMPTS && !bumped; attempt++) {
+      let current = await manifests.read();
+      if (!current) {
+        try {
+          current = await manifests.create();
+        } catch (e) {
+          if (isTaqubaError(e, 'PRECONDITION_FAILED')) continue;
+          throw e;
+        }
+      }
+      await resolved.faults?.('open:bump-epoch', { epoch: current.data.epoch + 1 });
+      bumped = await manifests.tryUpdate(current, { ...current.data, epoch: current.data.epoch + 1 });
+    }
+    if (!bumped) throw new StoreUnavailableError(`could not claim the writer epoch: too many concurrent openers. path=${resolved.path}`, { path: resolved.path });
+    const db = new KvDb(store, resolved, manifests, bumped);
+    await db.recover();
+    return db;
+  }
+
+  /** Opens a read-only handle (see KvReader). Rejects with NOT_FOUND when nothing is stored at the path. */
+  static openReader(store: ObjectStore, options: KvDbOptions = {}): Promise<KvReader> {
+    return KvReader.open(store, options);
+  }
+
+  private async recover(): Promise<void> {
+    const { path } = this.options;
+    let nextId = this.manifest.data.walStart;
+    for (const id of await listWalIds(this.store, path, nextId)) {
+      await this.replayWal(id);
+      nextId = id + 1;
+    }
+    for (;;) {
+      await this.options.faults?.('open:fence-wal', { id: nextId });
+      try {
+        await this.store.put(walObjectKey(path, nextId), encodeWalObject(this.epoch, nextId, []), { ifNoneMatch: '*' });
+        break;
+      } catch (e) {
+        if (!isTaqubaError(e, 'PRECONDITION_FAILED')) throw e;
+        // An older writer stored this id after our listing: its commits are history too.
+        await this.replayWal(nextId);
+        nextId++;
+      }
+    }
+    this.wal = new WalWriter(this.store, path, this.epoch, nextId + 1, this.options, (e) => this.poison(e));
+    if (this.frozen.length > 0) this.runBackground();
+    this.background = this.background.then(() => this.collectOrphans()).catch(() => undefined);
+  }
+
+  private async replayWal(id: number): Promise<void> {
+    const wal = await readWal(this.store, this.options.path, id);
+    if (!wal) return;
+    for (const commit of wal.commits) {
+      if (commit.seq <= this.manifest.data.lastSeq) continue;
+      for (const e of commit.entries) this.tree.memtable.add(e, commit.seq);
+      this.lastSeq = Math.max(this.lastSeq, commit.seq);
+    }
+    if (this.tree.memtable.bytes >= this.options.memtableBytes) {
+      this.freeze(id);
+      await this.flushFrozen();
+    }
+  }
+
+  // ---- reads -------------------------------------------------------------------------------
+
+  /** The latest committed value of `key`. Rejects with INVALID_ARGUMENT, CLOSED, FENCED. */
+  async get(key: Uint8Array): Promise<Uint8Array | undefined> {
+    this.checkUsable();
+    checkKey(key);
+    return this.tree.get(key, Number.POSITIVE_INFINITY);
+  }
+
+  /**
+   * Entries in key order. Not a point-in-time snapshot: each entry is a committed value current
+   * when the scan reached it (use a transaction's scan for a snapshot).
+   */
+  scan(range?: ScanRange): AsyncIterable<KvEntry> {
+    this.checkUsable();
+    return this.tree.scan(resolveBounds(range), Number.POSITIVE_INFINITY);
+  }
+
+  /** @internal */
+  readAt(key: Uint8Array, snapshot: number): Promise<Uint8Array | undefined> {
+    this.checkUsable();
+    return this.tree.get(key, snapshot);
+  }
+
+  /** @internal */
+  scanAt(bounds: Bounds, snapshot: number, overlay: readonly VersionedEntry[]): AsyncIterable<KvEntry> {
+    this.checkUsable();
+    return this.tree.scan(bounds, snapshot, overlay);
+  }
+
+  // ---- writes ------------------------------------------------------------------------------
+
+  /** Starts a transaction reading the current state. Call commit() or rollback() exactly once. */
+  begin(): Transaction {
+    this.checkUsable();
+    const snapshot = this.lastSeq;
+    this.snapshots.set(snapshot, (this.snapshots.get(snapshot) ?? 0) + 1);
+    return new Transaction(this, snapshot);
+  }
+
+  /**
+   * Runs `fn` in a transaction and commits it, retrying from scratch on CONFLICT up to
+   * `maxAttempts` times. Returns what `fn` returned. A throw from `fn` rolls back.
+   * Rejects with CONFLICT (attempts exhausted), CLOSED, FENCED, or whatever `fn` threw.
+   */
+  async transaction<T>(fn: (txn: Transaction) => Promise<T> | T, options: TransactionOptions = {}): Promise<T> {
+    const maxAttempts = options.maxAttempts ?? 32;
+    for (let attempt = 1; ; attempt++) {
+      const txn = this.begin();
+      try {
+        const result = await fn(txn);
+        await txn.commit(options);
+        return result;
+      } catch (e) {
+        txn.rollback();
+        if (!(isTaqubaError(e, 'CONFLICT') && attempt < maxAttempts)) throw e;
+      }
+    }
+  }
+
+  /** Applies blind writes atomically (no reads, so no conflict). See CommitOptions. */
+  async write(ops: readonly WriteOp[], options: CommitOptions = {}): Promise<void> {
+    const txn = this.begin();
+    try {
+      for (const op of ops) {
+        if (op.type === 'put') txn.put(op.key, op.value);
+        else if (op.type === 'delete') txn.delete(op.key);
+        else txn.merge(op.key, op.value);
+      }
+    } catch (e) {
+      txn.rollback();
+      throw e;
+    }
+    return txn.commit(options);
+  }
+
+  /** Resolves once everything committed so far is durable. Rejects with CLOSED or FENCED. */
+  async flush(): Promise<void> {
+    this.checkUsable();
+    await this.wal.flush();
+  }
+
+  /** @internal Called by Transaction.commit; see the durability contract at the top. */
+  commitTransaction(snapshot: number, writes: ReadonlyMap<string, PendingWrite>, options: CommitOptions): Promise<void> {
+    try {
+      this.checkUsable();
+      for (const [id, w] of writes) {
+        if (!w.tracked) continue;
+        const last = this.recentWrites.get(id);
+        if (last !== undefined && last > snapshot) {
+          throw new ConflictError(`write-write conflict. key=${toHex(w.key.subarray(0, 32))} snapshot=${snapshot} committed_seq=${last}`, { snapshot, committedSeq: last });
+        }
+      }
+    } catch (e) {
+      this.releaseSnapshot(snapshot);
+      return Promise.reject(e);
+    }
+    this.releaseSnapshot(snapshot);
+    if (writes.size === 0) return Promise.resolve();
+    const seq = ++this.lastSeq;
+    const floor = this.oldestSnapshot();
+    const entries: VersionedEntry[] = [];
+    for (const [id, w] of writes) {
+      const entry: VersionedEntry = { key: w.key, seq, kind: w.kind, value: w.value };
+      this.tree.memtable.add(entry, floor);
+      if (w.tracked) this.recentWrites.set(id, seq);
+      entries.push(entry);
+    }
+    const stored = this.wal.append(encodeCommit({ seq, entries }));
+    if (this.tree.memtable.bytes >= this.options.memtableBytes) {
+      this.freeze(this.wal.cut());
+      this.runBackground();
+    }
+    if (this.recentWrites.size > this.recentWritesLimit) this.pruneRecentWrites();
+    if (options.durable === false) {
+      stored.catch(() => undefined); // the failure poisons the engine; nobody awaits this one
+      return Promise.resolve();
+    }
+    return stored;
+  }
+
+  /** @internal */
+  releaseSnapshot(snapshot: number): void {
+    const n = this.snapshots.get(snapshot);
+    if (n === undefined) return;
+    if (n <= 1) this.snapshots.delete(snapshot);
+    else this.snapshots.set(snapshot, n - 1);
+  }
+
+  private oldestSnapshot(): number {
+    let min = this.lastSeq;
+    for (const s of this.snapshots.keys()) if (s < min) min = s;
+    return min;
+  }
+
+  private pruneRecentWrites(): void {
+    const floor = this.oldestSnapshot();
+    for (const [id, seq] of this.recentWrites) if (seq <= floor) this.recentWrites.delete(id);
+    this.recentWritesLimit = Math.max(4096, this.recentWrites.size * 2);
+  }
+
+  // ---- memtable flush, compaction, GC ------------------------------------------------------
+
+  private freeze(walEnd: number): void {
+    if (this.tree.memtable.size === 0) return;
+    const memtable = this.tree.memtable;
+    this.frozen.unshift({ memtable, walEnd });
+    this.tree.immutables = this.frozen.map((f) => f.memtable);
+    this.tree.memtable = new Memtable(this.options.mergeOperator);
+  }
+
+  /** Runs flushes and compactions one at a time, off the commit path. */
+  private runBackground(): void {
+    if (this.backgroundRunning) return;
+    this.backgroundRunning = true;
+    this.background = (async () => {
+      try {
+        while (!this.closed && this.failure === undefined) {
+          if (this.frozen.length > 0) await this.flushFrozen();
+          else if (!(await this.compactOnce())) break;
+        }
+      } catch (e) {
+        this.poison(e);
+      } finally {
+        this.backgroundRunning = false;
+      }
+    })();
+  }
+
+  /**
+   * Writes the oldest frozen memtable as a run of tables.
+   *  1. Wait until the WAL objects holding its commits are stored.
+   *  2. Write the tables (create-only puts).
+   *  3. Publish them in the manifest with walStart past those WAL objects (CAS; a lost race = FENCED).
+   *  4. Drop the memtable and delete the WAL objects the manifest no longer needs.
+   */
+  private async flushFrozen(): Promise<void> {
+    const oldest = this.frozen[this.frozen.length - 1];
+    if (this.wal) await this.wal.waitDurable(oldest.walEnd);
+    await this.options.faults?.('flush:sst-put', { walEnd: oldest.walEnd });
+    const run = await writeSortedRun(this.store, this.options.path, oldest.memtable.newestVersions(), {
+      blockBytes: this.options.blockBytes,
+      targetBytes: Number.POSITIVE_INFINITY,
+      allocateId: () => this.nextSstId++,
+    });
+    const previous = this.manifest.data;
+    await this.options.faults?.('flush:manifest-put', { walEnd: oldest.walEnd });
+    await this.publish({
+      ...previous,
+      walStart: oldest.walEnd + 1,
+      lastSeq: Math.max(previous.lastSeq, oldest.memtable.maxSeq),
+      nextSstId: this.nextSstId,
+      runs: [run, ...previous.runs],
+    }, []);
+    this.frozen.pop();
+    this.tree.immutables = this.frozen.map((f) => f.memtable);
+    for (let id = previous.walStart; id <= oldest.walEnd; id++) {
+      await this.store.delete(walObjectKey(this.options.path, id)).catch(() => undefined);
+    }
+  }
+
+  /** Replaces the manifest and the readable table set; `obsolete` tables are deleted once unread. */
+  private async publish(next: ManifestData, obsolete: SortedRun): Promise<void> {
+    this.manifest = await this.manifests.update(this.manifest, next);
+    const old = this.tree.tables;
+    this.tree.tables = this.tree.buildTableSet(next.runs);
+    old.obsolete = [...obsolete];
+    this.retired.push(old);
+    await this.deleteUnreadTables();
+  }
+
+  private async deleteUnreadTables(): Promise<void> {
+    while (this.retired.length > 0 && this.retired[0].activeReads === 0) {
+      const set = this.retired.shift()!;
+      for (const meta of set.obsolete) {
+        this.tree.cache.evictPrefix(`${meta.id}:`);
+        await this.store.delete(sstObjectKey(this.options.path, meta.id)).catch(() => undefined);
+      }
+    }
+  }
+
+  /** One compaction step if one is due; false when there was nothing to do. */
+  private async compactOnce(): Promise<boolean> {
+    await this.deleteUnreadTables();
+    const runs = this.manifest.data.runs;
+    const pick = pickCompaction(runs, this.options.maxRuns);
+    if (!pick) return false;
+    const inputs = runs.slice(0, pick.end);
+    const atBottom = pick.end === runs.length;
+    const readers = this.tree.tables.runs.slice(0, pick.end);
+    const output = await writeSortedRun(
+      this.store,
+      this.options.path,
+      mergeRuns(readers, this.options.mergeOperator, atBottom, () => this.closed),
+      { blockBytes: this.options.blockBytes, targetBytes: this.options.targetSstBytes, allocateId: () => this.nextSstId++ },
+    );
+    if (this.closed) return false;
+    const current = this.manifest.data;
+    // Flushes may have added newer runs meanwhile; the inputs are still contiguous.
+    const at = current.runs.indexOf(inputs[0]);
+    invariant(at >= 0, 'compaction:inputs-still-published');
+    const merged = [...current.runs.slice(0, at), ...(output.length > 0 ? [output] : []), ...current.runs.slice(at + inputs.length)];
+    await this.options.faults?.('compact:manifest-put', { inputs: inputs.length });
+    await this.publish({ ...current, nextSstId: this.nextSstId, runs: merged }, inputs.flat());
+    return true;
+  }
+
+  /** Deletes objects from crashed or fenced writers that no manifest names. Best effort. */
+  private async collectOrphans(): Promise<void> {
+    const { path } = this.options;
+    // Taken once: tables this writer creates later have ids at or above `below`, and tables it
+    // retires later are deleted by publish() once no read uses them.
+    const { runs, nextSstId: below, walStart } = this.manifest.data;
+    const live = new Set(runs.flat().map((t) => t.id));
+    const doomed: string[] = [];
+    for await (const info of this.store.list(`${path}/sst/`)) {
+      const id = parseObjectId(info.key);
+      if (id !== undefined && id < below && !live.has(id)) doomed.push(info.key);
+    }
+    for await (const info of this.store.list(`${path}/wal/`)) {
+      const id = parseObjectId(info.key);
+      if (id === undefined || id >= walStart) break;
+      doomed.push(info.key);
+    }
+    for (const key of doomed) {
+      if (this.closed || this.failure !== undefined) return;
+      await this.store.delete(key);
+    }
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------
+
+  private poison(error: unknown): void {
+    if (this.failure !== undefined) return;
+    this.failure = error;
+    this.wal?.fail(error);
+  }
+
+  private checkUsable(): void {
+    if (this.failure !== undefined) {
+      const f = this.failure;
+      if (f instanceof FencedError || isTaqubaError(f, 'FENCED')) {
+        throw new FencedError(`this writer was fenced by a newer one. epoch=${this.epoch}`, { epoch: this.epoch }, f);
+      }
+      throw new ClosedError(`engine failed and must be reopened. cause=${(f as Error)?.message ?? String(f)}`, { reason: 'failed' }, f);
+    }
+    if (this.closed) throw new ClosedError('engine is closed', { reason: 'closed' });
+  }
+
+  /** Why the engine stopped accepting calls, if it did. */
+  get failed(): unknown {
+    return this.failure;
+  }
+
+  /**
+   * Makes every commit durable, stops background work and closes. Safe to call twice.
+   * Rejects with the failure if the final flush fails (nothing more is acknowledged).
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    let flushError: unknown;
+    if (this.failure === undefined) await this.wal.flush().catch((e) => (flushError = e));
+    this.closed = true;
+    await this.background.catch(() => undefined);
+    if (flushError !== undefined) throw flushError;
+  }
+}

@@ -1,0 +1,70 @@
+import { InvalidConfigError } from '../errors.js';
+import { validateObjectKey } from '../objects/keys.js';
+import type { MergeOperator } from './types.js';
+
+/**
+ * Named protocol steps (`open:bump-epoch`, `open:fence-wal`, `wal:put`, `flush:sst-put`,
+ * `flush:manifest-put`, `compact:manifest-put`) call this hook before acting. Tests use it to
+ * pause, fail or "crash" at a precise step; by default it is absent.
+ */
+export type FaultHook = (point: string, details: Record<string, number | string>) => void | Promise<void>;
+
+export interface KvDbOptions {
+  /** Object-key prefix under which the engine keeps its objects. Default `'kv'`. */
+  readonly path?: string;
+  /** Needed when any write uses `merge`. */
+  readonly mergeOperator?: MergeOperator;
+  /** How long a commit waits for others to join its WAL put when the writer is idle. Default 0 (next macrotask). */
+  readonly flushIntervalMs?: number;
+  /** Seal a WAL batch early once it holds this many bytes. Default 4 MiB. */
+  readonly flushMaxBytes?: number;
+  /** Freeze the memtable and write it as a table at this size. Default 4 MiB. */
+  readonly memtableBytes?: number;
+  /** Target data block size in tables. Default 4 KiB. */
+  readonly blockBytes?: number;
+  /** Upper bound on a table written by compaction; larger runs are split. Default 32 MiB. */
+  readonly targetSstBytes?: number;
+  /** Byte budget of the shared block cache. Default 16 MiB. */
+  readonly blockCacheBytes?: number;
+  /** Merge runs once there are more than this many. Default 6. */
+  readonly maxRuns?: number;
+  /** Test hook at protocol steps. */
+  readonly faults?: FaultHook;
+}
+
+export type ResolvedKvDbOptions = Required<Omit<KvDbOptions, 'mergeOperator' | 'faults'>> & Pick<KvDbOptions, 'mergeOperator' | 'faults'>;
+
+export const DEFAULT_KV_PATH = 'kv';
+const MiB = 1024 * 1024;
+
+function positive(name: string, value: number | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
+    throw new InvalidConfigError(`option must be a finite number >= ${min}. option=${name} value=${String(value)}`, { option: name });
+  }
+  return value;
+}
+
+export function resolveKvDbOptions(options: KvDbOptions = {}): ResolvedKvDbOptions {
+  const path = options.path ?? DEFAULT_KV_PATH;
+  try {
+    validateObjectKey(path);
+  } catch (e) {
+    throw new InvalidConfigError(`path is not a valid object key prefix. path=${JSON.stringify(path)}`, { option: 'path' });
+  }
+  if (options.mergeOperator !== undefined && typeof options.mergeOperator !== 'function') {
+    throw new InvalidConfigError('mergeOperator must be a function. option=mergeOperator', { option: 'mergeOperator' });
+  }
+  return {
+    path,
+    mergeOperator: options.mergeOperator,
+    faults: options.faults,
+    flushIntervalMs: positive('flushIntervalMs', options.flushIntervalMs, 0, 0),
+    flushMaxBytes: positive('flushMaxBytes', options.flushMaxBytes, 4 * MiB, 1024),
+    memtableBytes: positive('memtableBytes', options.memtableBytes, 4 * MiB, 1024),
+    blockBytes: positive('blockBytes', options.blockBytes, 4096, 256),
+    targetSstBytes: positive('targetSstBytes', options.targetSstBytes, 32 * MiB, 4096),
+    blockCacheBytes: positive('blockCacheBytes', options.blockCacheBytes, 16 * MiB, 0),
+    maxRuns: positive('maxRuns', options.maxRuns, 6, 2),
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * The read side shared by the writer and read-only handles: memtable, frozen memtables waiting to
+ * become tables, and sorted runs of tables, newest first. A key's newest version is in the first
+ * source that has it; merge operands are folded down to the first put or delete.
+ *
+ * Snapshots: transactional reads pass the snapshot seq. Memtables keep the versions open
+ * snapshots need; tables keep only the newest version of each key, so meeting a table version
+ * newer than the snapshot means the snapshot's value is gone. That read fails with CONFLICT
+ * (`details.reason = 'snapshot_too_old'`), and the transaction retries on a fresh snapshot:
+ * never a wrong read.
+ */
+import { compareBytes } from '../bytes.js';
+import { ConflictError } from '../errors.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import { BlockCache } from './block-cache.js';
+import type { VersionedEntry } from './entry.js';
+import { sstObjectKey } from './format.js';
+import type { SortedRun, SstMeta } from './manifest.js';
+import type { Memtable } from './memtable.js';
+import { resolveChain } from './merge-resolution.js';
+import { pastUpper, type Bounds } from './scan-range.js';
+import type { Block } from './sst-format.js';
+import { SstReader } from './sst-reader.js';
+import type { MergeOperator } from './types.js';
+
+/** Tables of one manifest version, pinned by reads in progress so GC waits for them. */
+export class TableSet {
+  activeReads = 0;
+  /** Tables this set replaced; deletable once no read holds this set or an older one. */
+  obsolete: SstMeta[] = [];
+
+  constructor(readonly runs: readonly (readonly SstReader[])[]) {}
+}
+
+/** Visible versions of a memtable key at `snapshot`, newest first, or undefined. */
+function visible(versions: readonly VersionedEntry[] | undefined, snapshot: number): readonly VersionedEntry[] | undefined {
+  if (!versions) return undefined;
+  if (versions[0].seq <= snapshot) return versions;
+  const i = versions.findIndex((v) => v.seq <= snapshot);
+  return i < 0 ? undefined : versions.slice(i);
+}
+
+function checkSnapshot(entry: VersionedEntry, snapshot: number): void {
+  if (entry.seq > snapshot) {
+    throw new ConflictError(`snapshot too old: a newer version was already moved to a table. seq=${entry.seq} snapshot=${snapshot}`, {
+      reason: 'snapshot_too_old',
+    });
+  }
+}
+
+/** The table of a run that may hold `key` (runs are non-overlapping and sorted). */
+function tableFor(run: readonly SstReader[], key: Uint8Array): SstReader | undefined {
+  let lo = 0;
+  let hi = run.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareBytes(run[mid].meta.maxKey, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  const t = run[lo];
+  return t && compareBytes(t.meta.minKey, key) <= 0 ? t : undefined;
+}
+
+type Source = AsyncIterator<VersionedEntry> | Iterator<VersionedEntry>;
+
+export class LsmTree {
+  readonly cache: BlockCache<Block>;
+  immutables: Memtable[] = [];
+  tables: TableSet = new TableSet([]);
+
+  constructor(
+    private readonly store: ObjectStore,
+    readonly path: string,
+    readonly merge: MergeOperator | undefined,
+    public memtable: Memtable,
+    cacheBytes: number,
+  ) {
+    this.cache = new BlockCache<Block>(cacheBytes);
+  }
+
+  /** Reader objects for a manifest's runs, reusing open ones (and their loaded indexes). */
+  buildTableSet(runs: readonly SortedRun[]): TableSet {
+    const existing = new Map<number, SstReader>();
+    for (const run of this.tables.runs) for (const t of run) existing.set(t.meta.id, t);
+    return new TableSet(
+      runs.map((run) => run.map((meta) => existing.get(meta.id) ?? new SstReader(meta, sstObjectKey(this.path, meta.id), this.store, this.cache))),
+    );
+  }
+
+  /** The value of `key` at `snapshot` (Infinity = latest). */
+  async get(key: Uint8Array, snapshot: number): Promise<Uint8Array | undefined> {
+    const chain: VersionedEntry[] = [];
+    let based = false;
+    for (const mem of [this.memtable, ...this.immutables]) {
+      const v = visible(mem.versions(key), snapshot);
+      if (!v) continue;
+      chain.push(...v);
+      based = v.some((e) => e.kind !== 'merge');
+      if (based) return this.finish(key, chain);
+    }
+    const tables = this.tables;
+    tables.activeReads++;
+    try {
+      for (const run of tables.runs) {
+        const entry = await tableFor(run, key)?.get(key);
+        if (!entry) continue;
+        checkSnapshot(entry, snapshot);
+        chain.push(entry);
+        based = entry.kind !== 'merge';
+        if (based) break;
+      }
+    } finally {
+      tables.activeReads--;
+    }
+    return chain.length === 0 ? undefined : this.finish(key, chain);
+  }
+
+  private finish(key: Uint8Array, chain: readonly VersionedEntry[]): Uint8Array | undefined {
+    const r = resolveChain(key, chain, this.merge, true);
+    return r.kind === 'put' ? r.value : undefined;
+  }
+
+  /**
+   * Entries in key order at `snapshot`. `overlay` (a transaction's own writes, sorted) takes
+   * precedence over everything stored.
+   */
+  async *scan(bounds: Bounds, snapshot: number, overlay?: readonly VersionedEntry[]): AsyncGenerator<{ key: Uint8Array; value: Uint8Array }> {
+    if (bounds.limit === 0) return;
+    const tables = this.tables;
+    tables.activeReads++;
+    const sources: Source[] = [];
+    if (overlay) sources.push(overlay[Symbol.iterator]());
+    for (const mem of [this.memtable, ...this.immutables]) sources.push(this.memtableCursor(mem, bounds, snapshot));
+    for (const run of tables.runs) sources.push(this.runCursor(run, bounds));
+    const heads: (VersionedEntry | undefined)[] = [];
+    try {
+      for (const s of sources) heads.push(await nextOf(s, bounds));
+      let yielded = 0;
+      for (;;) {
+        let min: Uint8Array | undefined;
+        for (const h of heads) if (h && (min === undefined || compareBytes(h.key, min) < 0)) min = h.key;
+        if (min === undefined || pastUpper(min, bounds)) return;
+        const chain: VersionedEntry[] = [];
+        let resolved = false;
+        for (let i = 0; i < sources.length; i++) {
+          const h = heads[i];
+          if (!h || compareBytes(h.key, min) !== 0) continue;
+          if (!resolved) {
+            if (i >= sources.length - tables.runs.length) checkSnapshot(h, snapshot);
+            chain.push(h);
+            resolved = h.kind !== 'merge';
+          }
+          heads[i] = await nextOf(sources[i], bounds);
+        }
+        const r = resolveChain(min, chain, this.merge, true);
+        if (r.kind === 'put') {
+          yield { key: min, value: r.value };
+          if (++yielded >= bounds.limit) return;
+        }
+      }
+    } finally {
+      tables.activeReads--;
+      for (const s of sources) void s.return?.();
+    }
+  }
+
+  private *memtableCursor(mem: Memtable, bounds: Bounds, snapshot: number): Generator<VersionedEntry> {
+    let key = bounds.lower;
+    let exclusive = bounds.lowerExclusive;
+    for (;;) {
+      // Seek afresh each step: the memtable may change while the consumer awaits.
+      const next = mem.seek(key, exclusive);
+      if (!next || pastUpper(next[0], bounds)) return;
+      [key] = next;
+      exclusive = true;
+      const v = visible(next[1], snapshot);
+      if (v) yield v[0].kind === 'merge' ? resolveChain(next[0], v, this.merge, false) : v[0];
+    }
+  }
+
+  private async *runCursor(run: readonly SstReader[], bounds: Bounds): AsyncGenerator<VersionedEntry> {
+    for (const table of run) {
+      if (bounds.lower && compareBytes(table.meta.maxKey, bounds.lower) < 0) continue;
+      if (bounds.upper && compareBytes(table.meta.minKey, bounds.upper) >= 0) return;
+      for await (const e of table.iterate(bounds.lower, bounds.lowerExclusive, bounds.fillCache)) {
+        if (pastUpper(e.key, bounds)) return;
+        yield e;
+      }
+    }
+  }
+}
+
+async function nextOf(source: Source, bounds: Bounds): Promise<VersionedEntry | undefined> {
+  for (;;) {
+    const r = await source.next();
+    if (r.done) return undefined;
+    const e = r.value;
+    // The overlay is not pre-filtered by bounds; skip what lies below the lower bound.
+    if (bounds.lower) {
+      const c = compareBytes(e.key, bounds.lower);
+      if (c < 0 || (c === 0 && bounds.lowerExclusive)) continue;
+    }
+    return e;
+  }
+}

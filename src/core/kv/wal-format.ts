@@ -1,0 +1,70 @@
+/**
+ * A WAL object holds whole commits, in sequence order:
+ *
+ *   magic u32 | version u8 | writer epoch varint | wal id varint | commit count varint
+ *   per commit: seq varint | op count varint | per op: kind u8 | key (len-prefixed) | value (len-prefixed, not for deletes)
+ *   crc32c u32
+ *
+ * An object with zero commits is a fence written by a new writer at open.
+ */
+import { ByteReader, ByteWriter, EMPTY_BYTES } from '../bytes.js';
+import type { VersionedEntry } from './entry.js';
+import { FORMAT_VERSION, WAL_MAGIC, corruptReader, openChecksummed, readKind, sealWithChecksum, writeKind } from './format.js';
+
+export interface WalCommit {
+  readonly seq: number;
+  readonly entries: readonly VersionedEntry[];
+}
+
+export interface WalObject {
+  readonly epoch: number;
+  readonly id: number;
+  readonly commits: readonly WalCommit[];
+}
+
+/** Encodes one commit's body; the WAL buffer concatenates these without re-encoding. */
+export function encodeCommit(commit: WalCommit): Uint8Array {
+  const w = new ByteWriter(64);
+  w.varint(commit.seq).varint(commit.entries.length);
+  for (const e of commit.entries) {
+    writeKind(w, e.kind);
+    w.lenBytes(e.key);
+    if (e.kind !== 'delete') w.lenBytes(e.value);
+  }
+  return w.finish();
+}
+
+export function encodeWalObject(epoch: number, id: number, encodedCommits: readonly Uint8Array[]): Uint8Array {
+  let size = 32;
+  for (const c of encodedCommits) size += c.length;
+  const w = new ByteWriter(size);
+  w.u32(WAL_MAGIC).u8(FORMAT_VERSION).varint(epoch).varint(id).varint(encodedCommits.length);
+  for (const c of encodedCommits) w.bytes(c);
+  return sealWithChecksum(w);
+}
+
+export function decodeWalObject(bytes: Uint8Array, object: string): WalObject {
+  const body = openChecksummed(bytes, object);
+  const r = new ByteReader(body, corruptReader(object));
+  if (r.u32() !== WAL_MAGIC) throw corruptReader(object)('bad magic');
+  const version = r.u8();
+  if (version !== FORMAT_VERSION) throw corruptReader(object)(`unknown format version ${version}`);
+  const epoch = r.varint();
+  const id = r.varint();
+  const count = r.varint();
+  const commits: WalCommit[] = [];
+  for (let i = 0; i < count; i++) {
+    const seq = r.varint();
+    const n = r.varint();
+    const entries: VersionedEntry[] = [];
+    for (let j = 0; j < n; j++) {
+      const kind = readKind(r, object);
+      const key = r.lenBytes();
+      const value = kind === 'delete' ? EMPTY_BYTES : r.lenBytes();
+      entries.push({ key, seq, kind, value });
+    }
+    commits.push({ seq, entries });
+  }
+  if (r.remaining !== 0) throw corruptReader(object)('trailing bytes');
+  return { epoch, id, commits };
+}

@@ -1,0 +1,174 @@
+/**
+ * Group commit. Commits append their encoded bytes to the open batch; a flush seals the batch into
+ * the next WAL object and stores it with a create-only put. One put is in flight at a time, and
+ * everything that arrives meanwhile rides the next put together, so N concurrent durable commits
+ * cost about one put per store round trip rather than N.
+ *
+ * Durability contract: the promise of `append` resolves only after the WAL object holding that
+ * commit is stored. A failed put is fatal: every waiting and later promise rejects with the same
+ * error and the engine poisons itself (through `onFatal`). Nothing unstored is acknowledged.
+ *
+ * Fencing: WAL ids are dense and created only with `ifNoneMatch: '*'`. A newer writer writes a
+ * fence object at the next free id when it opens, so this writer's next put fails with
+ * PRECONDITION_FAILED, reported as FENCED.
+ */
+import { FencedError, isTaqubaError } from '../errors.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import { systemClock } from '../clock.js';
+import { walObjectKey } from './format.js';
+import { encodeWalObject } from './wal-format.js';
+import type { FaultHook } from './kv-options.js';
+
+interface Waiter {
+  resolve(): void;
+  reject(e: unknown): void;
+}
+
+interface Batch {
+  id: number;
+  commits: Uint8Array[];
+  bytes: number;
+  waiters: Waiter[];
+}
+
+export interface WalWriterOptions {
+  readonly flushIntervalMs: number;
+  readonly flushMaxBytes: number;
+  readonly faults?: FaultHook;
+}
+
+export class WalWriter {
+  private open: Batch;
+  private readonly sealed: Batch[] = [];
+  private draining = false;
+  private timerArmed = false;
+  private fatal: unknown;
+  /** Highest WAL id known stored. */
+  durableId: number;
+  private readonly idWaiters: { id: number; waiter: Waiter }[] = [];
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly path: string,
+    private readonly epoch: number,
+    nextId: number,
+    private readonly options: WalWriterOptions,
+    private readonly onFatal: (error: unknown) => void,
+  ) {
+    this.durableId = nextId - 1;
+    this.open = { id: nextId, commits: [], bytes: 0, waiters: [] };
+  }
+
+  /** The id the open batch will be stored under. */
+  get nextId(): number {
+    return this.open.id;
+  }
+
+  /** Adds a commit to the open batch. Resolves once it is stored (see the contract above). */
+  append(encodedCommit: Uint8Array): Promise<void> {
+    if (this.fatal !== undefined) return Promise.reject(this.fatal);
+    return new Promise<void>((resolve, reject) => {
+      this.open.commits.push(encodedCommit);
+      this.open.bytes += encodedCommit.length;
+      this.open.waiters.push({ resolve, reject });
+      if (this.open.bytes >= this.options.flushMaxBytes) {
+        this.seal();
+        void this.drain();
+      } else this.schedule();
+    });
+  }
+
+  /**
+   * Seals the open batch (if it has anything) and returns the id of the last WAL object that
+   * holds a commit appended so far. Used when a memtable is frozen: its contents end at that id.
+   */
+  cut(): number {
+    if (this.open.commits.length > 0) this.seal();
+    void this.drain();
+    return this.open.id - 1;
+  }
+
+  /** Resolves once WAL objects up to `id` are stored. */
+  waitDurable(id: number): Promise<void> {
+    if (this.fatal !== undefined) return Promise.reject(this.fatal);
+    if (this.durableId >= id) return Promise.resolve();
+    return new Promise((resolve, reject) => this.idWaiters.push({ id, waiter: { resolve, reject } }));
+  }
+
+  /** Stores everything appended so far. */
+  flush(): Promise<void> {
+    return this.waitDurable(this.cut());
+  }
+
+  private seal(): void {
+    this.sealed.push(this.open);
+    this.open = { id: this.open.id + 1, commits: [], bytes: 0, waiters: [] };
+  }
+
+  private schedule(): void {
+    if (this.draining || this.timerArmed) return;
+    this.timerArmed = true;
+    // A macrotask (even for a zero interval) lets every commit issued in this turn join the batch.
+    void systemClock.sleep(this.options.flushIntervalMs).then(() => {
+      this.timerArmed = false;
+      void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining || this.fatal !== undefined) return;
+    this.draining = true;
+    try {
+      for (;;) {
+        if (this.sealed.length === 0) {
+          if (this.open.commits.length === 0) break;
+          this.seal();
+        }
+        const batch = this.sealed[0];
+        await this.put(batch);
+        this.sealed.shift();
+        this.durableId = batch.id;
+        for (const w of batch.waiters) w.resolve();
+        this.releaseIdWaiters();
+      }
+    } catch (e) {
+      this.fail(e);
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async put(batch: Batch): Promise<void> {
+    const key = walObjectKey(this.path, batch.id);
+    await this.options.faults?.('wal:put', { id: batch.id });
+    try {
+      await this.store.put(key, encodeWalObject(this.epoch, batch.id, batch.commits), { ifNoneMatch: '*' });
+    } catch (e) {
+      if (isTaqubaError(e, 'PRECONDITION_FAILED')) {
+        throw new FencedError(`a newer writer owns the store. epoch=${this.epoch} wal_id=${batch.id}`, { epoch: this.epoch, walId: batch.id }, e);
+      }
+      throw e;
+    }
+  }
+
+  private releaseIdWaiters(): void {
+    for (let i = this.idWaiters.length - 1; i >= 0; i--) {
+      if (this.idWaiters[i].id <= this.durableId) {
+        this.idWaiters[i].waiter.resolve();
+        this.idWaiters.splice(i, 1);
+      }
+    }
+  }
+
+  /** Rejects everything pending; later calls reject with the same error. */
+  fail(error: unknown): void {
+    if (this.fatal !== undefined) return;
+    this.fatal = error;
+    const waiters = [...this.sealed.flatMap((b) => b.waiters), ...this.open.waiters, ...this.idWaiters.map((w) => w.waiter)];
+    this.sealed.length = 0;
+    this.open = { id: this.open.id, commits: [], bytes: 0, waiters: [] };
+    this.idWaiters.length = 0;
+    for (const w of waiters) w.reject(error);
+    this.onFatal(error);
+  }
+}

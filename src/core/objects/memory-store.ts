@@ -1,6 +1,11 @@
+import BTreeModule from 'sorted-btree';
 import { PreconditionFailedError } from '../errors.js';
-import { validateListPrefix, validateObjectKey } from './keys.js';
+import { validateGetRange, validateListPrefix, validateObjectKey } from './keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from './object-store.js';
+
+// sorted-btree is CommonJS with `exports.default`: bundlers hand us the class, while Node's
+// native ESM loader hands us the exports object. Accept both.
+const BTree: typeof BTreeModule = (BTreeModule as unknown as { default?: typeof BTreeModule }).default ?? BTreeModule;
 
 interface Entry {
   data: Uint8Array;
@@ -8,15 +13,24 @@ interface Entry {
 }
 
 /**
- * The reference ObjectStore: a Map in memory. Its semantics are the contract the other adapters
- * match. Data is copied in and out so callers can never mutate stored bytes.
+ * The reference ObjectStore: objects in an ordered in-memory tree. Its semantics are the
+ * contract the other adapters match. Data is copied in and out so callers can never mutate
+ * stored bytes. Nothing is durable beyond the instance; every put "is durable" once it resolves.
+ *
+ * Listing walks the tree from a cursor (O(log n) per object), so it never sorts or copies the
+ * key set, and it tolerates puts and deletes while a listing is in progress: each object is
+ * yielded at most once, in ascending order, as it is at the moment the cursor reaches it.
+ *
+ * Errors: INVALID_ARGUMENT (bad key, prefix or range), PRECONDITION_FAILED (put preconditions).
  */
 export class MemoryObjectStore implements ObjectStore {
-  private readonly objects = new Map<string, Entry>();
+  private readonly objects = new BTree<string, Entry>();
   private nextVersion = 1;
 
+  /** Rejects with INVALID_ARGUMENT on a bad key or range. */
   async get(key: string, options?: GetOptions): Promise<StoredObject | undefined> {
     validateObjectKey(key);
+    validateGetRange(key, options?.range);
     const entry = this.objects.get(key);
     if (!entry) return undefined;
     const { data } = entry;
@@ -28,6 +42,7 @@ export class MemoryObjectStore implements ObjectStore {
     return { data: data.slice(), version: entry.version };
   }
 
+  /** Rejects with PRECONDITION_FAILED when a precondition fails (nothing is written), INVALID_ARGUMENT on a bad key. */
   async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
     validateObjectKey(key);
     const existing = this.objects.get(key);
@@ -44,18 +59,23 @@ export class MemoryObjectStore implements ObjectStore {
     return { version };
   }
 
+  /** Deleting an absent key succeeds. Rejects with INVALID_ARGUMENT on a bad key. */
   async delete(key: string): Promise<void> {
     validateObjectKey(key);
     this.objects.delete(key);
   }
 
+  /** Rejects (on first iteration) with INVALID_ARGUMENT on a bad prefix. */
   async *list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo> {
     validateListPrefix(prefix);
-    const keys = [...this.objects.keys()].filter((k) => k.startsWith(prefix) && (options?.startAfter === undefined || k > options.startAfter));
-    keys.sort();
-    for (const key of keys) {
-      const entry = this.objects.get(key);
-      if (entry) yield { key, size: entry.data.length, version: entry.version };
+    const startAfter = options?.startAfter;
+    // The first candidate is the first key >= prefix, or the first key > startAfter if later.
+    let pair = startAfter !== undefined && startAfter >= prefix ? this.objects.nextHigherPair(startAfter) : this.objects.getPairOrNextHigher(prefix);
+    while (pair !== undefined && pair[0].startsWith(prefix)) {
+      const [key, entry] = pair;
+      yield { key, size: entry.data.length, version: entry.version };
+      // Re-seek after the yield: the tree may have changed while the consumer held the item.
+      pair = this.objects.nextHigherPair(key);
     }
   }
 

@@ -1,0 +1,404 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { promises as fsp, type BigIntStats } from 'node:fs';
+import * as path from 'node:path';
+import {
+  InvalidArgumentError,
+  InvalidConfigError,
+  isTaqubaError,
+  PreconditionFailedError,
+  StorePermissionError,
+  StoreUnavailableError,
+} from '../core/errors.js';
+import { validateGetRange, validateListPrefix, validateObjectKey } from '../core/objects/keys.js';
+import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../core/objects/object-store.js';
+
+export interface FileSystemObjectStoreOptions {
+  /** Directory holding the objects; created (with its parents) on the first put. */
+  readonly root: string;
+}
+
+/*
+ * On-disk layout. Object storage lets `a/b` and `a/b/c` both exist, a filesystem cannot have a
+ * file and a directory of one name, so the two live in disjoint name spaces:
+ *   - a key segment is encoded: [a-z0-9_.-] stay as they are, every other byte of its UTF-8 form
+ *     becomes %xx (lower-case hex), and so does a leading '.'. Names are then portable ASCII,
+ *     distinct on case-insensitive filesystems, and never start with '.';
+ *   - the last segment names a file; every other segment names a directory with a '@' suffix
+ *     ('@' is always escaped inside a segment, so no file can be named like a directory).
+ * `db/wal/00000001` is `<root>/db@/wal@/00000001`; `Manifest` is `<root>/%4danifest`.
+ * Temporary files start with `.tmp-`, so they can never decode as an object and listings skip them.
+ */
+const DIR_SUFFIX = '@';
+const TEMP_PREFIX = '.tmp-';
+// Most filesystems cap a name at 255 bytes; leave room for nothing else since names are whole segments.
+const MAX_NAME_BYTES = 255;
+const SAFE_BYTE = /^[a-z0-9_.-]$/;
+const ENCODED_NAME = /^(?:[a-z0-9_.-]|%[0-9a-f]{2})+$/;
+
+function encodeSegment(segment: string): string {
+  let out = '';
+  for (const byte of Buffer.from(segment, 'utf8')) {
+    const ch = String.fromCharCode(byte);
+    out += SAFE_BYTE.test(ch) && !(out === '' && ch === '.') ? ch : `%${byte.toString(16).padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/** The segment a name encodes, or undefined for anything this store did not write (temp files included). */
+function decodeSegment(name: string): string | undefined {
+  if (!ENCODED_NAME.test(name)) return undefined;
+  const segment = Buffer.from(name.replace(/%([0-9a-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
+  // Only the canonical encoding counts: rejects '%61' for 'a', a leading '.', and invalid UTF-8.
+  return encodeSegment(segment) === name ? segment : undefined;
+}
+
+const PERMISSION_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS']);
+
+function errnoOf(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * Maps a Node filesystem error to a library error, keeping it as `cause`: quota, space and
+ * permission refusals become STORE_PERMISSION, a name too long for the filesystem becomes
+ * INVALID_ARGUMENT, everything else STORE_UNAVAILABLE. Library errors pass through unchanged.
+ * @internal exported for tests.
+ */
+export function toStoreError(op: 'get' | 'put' | 'delete' | 'list', subject: string, e: unknown): Error {
+  if (isTaqubaError(e)) return e;
+  const errno = errnoOf(e) ?? 'unknown';
+  const message = `${op} failed. ${subject} errno=${errno}`;
+  const details = { op, errno };
+  if (PERMISSION_ERRNOS.has(errno)) return new StorePermissionError(message, details, e);
+  if (errno === 'ENAMETOOLONG') return new InvalidArgumentError(`object key too long for the filesystem. ${subject}`, details);
+  return new StoreUnavailableError(message, details, e);
+}
+
+/**
+ * The version is derived from the file's inode, mtime and size. Every put renames a fresh inode
+ * in, but a freed inode number is soon reused and filesystem timestamps are coarse (a jiffy), so
+ * each put stamps its own mtime from a per-process strictly increasing microsecond counter. Two
+ * puts in this process can then never produce the same version (no ABA for compare-and-swap).
+ * The random sub-millisecond start makes a clash with another process's put of the same key on
+ * the same reused inode in the same microsecond vanishingly unlikely.
+ */
+let lastMtimeMicros = 0;
+const processMicrosOffset = randomInt(1000);
+function nextMtimeSeconds(): number {
+  lastMtimeMicros = Math.max(Date.now() * 1000 + processMicrosOffset, lastMtimeMicros + 1);
+  // libuv truncates to whole microseconds; aim at the middle of one so float rounding can't slip back.
+  return (lastMtimeMicros + 0.5) / 1e6;
+}
+
+function versionOf(stats: BigIntStats): ObjectVersion {
+  return `${stats.ino}-${stats.mtimeNs}-${stats.size}`;
+}
+
+/*
+ * Per-file async mutex, module-level so that every store instance in this process that resolves
+ * to the same file shares it. Holding it, a put checks its precondition and renames; a delete
+ * unlinks. Without it a rename could land between another put's version check and its rename.
+ */
+const fileLocks = new Map<string, Promise<void>>();
+async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  const previous = fileLocks.get(file) ?? Promise.resolve();
+  let release!: () => void;
+  const tail = previous.then(() => new Promise<void>((resolve) => (release = resolve)));
+  fileLocks.set(file, tail);
+  await previous;
+  try {
+    return await fn();
+  } finally {
+    release();
+    if (fileLocks.get(file) === tail) fileLocks.delete(file);
+  }
+}
+
+let tempCounter = 0;
+
+async function fsyncDirectory(dir: string): Promise<void> {
+  const handle = await fsp.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function statIfExists(file: string): Promise<BigIntStats | undefined> {
+  try {
+    return await fsp.stat(file, { bigint: true });
+  } catch (e) {
+    if (errnoOf(e) === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/**
+ * An ObjectStore on a local directory: one file per object, written atomically and fsynced.
+ *
+ * - put: writes a temp file beside the target, stamps and fsyncs it, then renames it over the
+ *   target (or, for `ifNoneMatch: '*'`, hard-links it, which fails atomically when the target
+ *   exists, also across processes) and fsyncs the directory. It resolves only once the bytes and
+ *   the directory entry are durable. New directories are fsynced into their parents too.
+ * - `ifMatch` compare-and-swap is atomic among all stores in this process (a per-file mutex) but
+ *   NOT across processes: two processes may both pass the version check. Run one writer process
+ *   per root (the Node host's process lock enforces that).
+ * - get reads through one file descriptor, so bytes and version always belong together. A file
+ *   damaged on disk (for example truncated) is returned as it is; the engine's checksums catch it.
+ * - delete unlinks and fsyncs the directory; empty directories are left in place (removing them
+ *   would race with a concurrent put into the same directory).
+ * - list walks directories lazily in key order, reading one directory at a time.
+ *
+ * The root belongs to the store: never put other files or symlinks in it. Crashed puts can leave
+ * `.tmp-*` files behind; they are never listed or read. Versions assume microsecond (or finer)
+ * file timestamps, which ext4, XFS, btrfs, tmpfs and APFS all have. macOS `fsync` does not flush
+ * the drive's write cache.
+ *
+ * Errors: INVALID_ARGUMENT (bad key, prefix, range, or a key segment too long for the
+ * filesystem), PRECONDITION_FAILED (put preconditions; nothing is written), STORE_PERMISSION
+ * (ENOSPC, EDQUOT, EACCES, EPERM, EROFS), STORE_UNAVAILABLE (any other I/O error). The Node error
+ * is kept as `cause`.
+ *
+ * @example
+ * const store = new FileSystemObjectStore({ root: './data' });
+ * await store.put('db/manifest', bytes, { ifNoneMatch: '*' });
+ */
+export class FileSystemObjectStore implements ObjectStore {
+  /** The absolute root directory. */
+  readonly root: string;
+  private readonly rootWithSep: string;
+
+  /** Throws INVALID_CONFIG when `root` is missing or empty. Touches nothing on disk. */
+  constructor(options: FileSystemObjectStoreOptions) {
+    if (typeof options?.root !== 'string' || options.root === '') {
+      throw new InvalidConfigError('file system store needs a root directory. option=root');
+    }
+    this.root = path.resolve(options.root);
+    this.rootWithSep = this.root.endsWith(path.sep) ? this.root : this.root + path.sep;
+  }
+
+  /** Rejects with INVALID_ARGUMENT, STORE_PERMISSION or STORE_UNAVAILABLE. */
+  async get(key: string, options?: GetOptions): Promise<StoredObject | undefined> {
+    validateObjectKey(key);
+    validateGetRange(key, options?.range);
+    const file = this.fileOf(key);
+    try {
+      let handle;
+      try {
+        handle = await fsp.open(file, 'r');
+      } catch (e) {
+        if (errnoOf(e) === 'ENOENT') return undefined;
+        throw e;
+      }
+      try {
+        const stats = await handle.stat({ bigint: true });
+        if (!stats.isFile()) return undefined;
+        const size = Number(stats.size);
+        const start = Math.min(options?.range?.offset ?? 0, size);
+        const length = Math.min(options?.range?.length ?? size, size - start);
+        const data = new Uint8Array(length);
+        let filled = 0;
+        while (filled < length) {
+          const { bytesRead } = await handle.read(data, filled, length - filled, start + filled);
+          if (bytesRead === 0) break; // shrank under us (damaged on disk): return what is there
+          filled += bytesRead;
+        }
+        return { data: filled === length ? data : data.slice(0, filled), version: versionOf(stats) };
+      } finally {
+        await handle.close();
+      }
+    } catch (e) {
+      throw toStoreError('get', `key=${key}`, e);
+    }
+  }
+
+  /**
+   * Resolves once the bytes are durable, with the new version. Rejects with PRECONDITION_FAILED
+   * (nothing written), INVALID_ARGUMENT, STORE_PERMISSION or STORE_UNAVAILABLE.
+   */
+  async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
+    validateObjectKey(key);
+    const file = this.fileOf(key);
+    const dir = path.dirname(file);
+    const createOnly = options?.ifNoneMatch === '*';
+    const expected = options?.ifMatch;
+    try {
+      // Fail fast before writing anything; the check is repeated under the lock.
+      await this.checkPrecondition(key, file, createOnly, expected);
+      const { temp, version } = await this.writeTemp(dir, data);
+      try {
+        await withFileLock(file, async () => {
+          if (createOnly) {
+            try {
+              await fsp.link(temp, file);
+            } catch (e) {
+              if (errnoOf(e) === 'EEXIST') throw new PreconditionFailedError(`object already exists. key=${key}`, { key }, e);
+              throw e;
+            }
+          } else {
+            await this.checkPrecondition(key, file, false, expected);
+            await fsp.rename(temp, file);
+          }
+        });
+      } finally {
+        // After a link (or any failure) the temp name is still there.
+        await fsp.unlink(temp).catch(() => undefined);
+      }
+      await fsyncDirectory(dir);
+      return { version };
+    } catch (e) {
+      throw toStoreError('put', `key=${key}`, e);
+    }
+  }
+
+  /** Deleting an absent key succeeds. Rejects with INVALID_ARGUMENT, STORE_PERMISSION or STORE_UNAVAILABLE. */
+  async delete(key: string): Promise<void> {
+    validateObjectKey(key);
+    const file = this.fileOf(key);
+    try {
+      const removed = await withFileLock(file, () => fsp.unlink(file).then(
+        () => true,
+        (e: unknown) => {
+          if (errnoOf(e) === 'ENOENT') return false;
+          throw e;
+        },
+      ));
+      if (removed) await fsyncDirectory(path.dirname(file));
+    } catch (e) {
+      throw toStoreError('delete', `key=${key}`, e);
+    }
+  }
+
+  /** Lazily yields objects in ascending key order. Rejects with INVALID_ARGUMENT, STORE_PERMISSION or STORE_UNAVAILABLE. */
+  async *list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo> {
+    validateListPrefix(prefix);
+    // Start in the deepest directory the prefix pins down; its last part filters names there.
+    const cut = prefix.lastIndexOf('/') + 1;
+    const dirKey = prefix.slice(0, cut);
+    const dir = dirKey === '' ? this.root : this.dirOf(dirKey.slice(0, -1));
+    try {
+      yield* this.walk(dir, dirKey, prefix.slice(cut), options?.startAfter);
+    } catch (e) {
+      throw toStoreError('list', `prefix=${prefix}`, e);
+    }
+  }
+
+  /**
+   * Yields the objects below `dir` (whose keys start with `dirKey`) in key order. Entries are
+   * sorted by what they add to the key, with '/' appended for directories: all keys below
+   * directory `a` start with `a/`, so `a-c` (0x2d) comes before them and `a0` (0x30) after.
+   */
+  private async *walk(dir: string, dirKey: string, namePrefix: string, startAfter: string | undefined): AsyncGenerator<ObjectInfo> {
+    let dirents;
+    try {
+      dirents = await fsp.readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      if (errnoOf(e) === 'ENOENT') return;
+      throw e;
+    }
+    const entries: { part: string; name: string; isDir: boolean }[] = [];
+    for (const dirent of dirents) {
+      const isDir = dirent.isDirectory();
+      if (!isDir && !dirent.isFile()) continue;
+      if (isDir !== dirent.name.endsWith(DIR_SUFFIX)) continue;
+      const segment = decodeSegment(isDir ? dirent.name.slice(0, -DIR_SUFFIX.length) : dirent.name);
+      if (segment === undefined || !segment.startsWith(namePrefix)) continue;
+      const part = isDir ? `${segment}/` : segment;
+      const key = dirKey + part;
+      if (startAfter !== undefined && key <= startAfter && !(isDir && startAfter.startsWith(key))) continue;
+      entries.push({ part, name: dirent.name, isDir });
+    }
+    entries.sort((a, b) => (a.part < b.part ? -1 : a.part > b.part ? 1 : 0));
+    for (const entry of entries) {
+      const child = path.join(dir, entry.name);
+      if (entry.isDir) {
+        yield* this.walk(child, dirKey + entry.part, '', startAfter);
+        continue;
+      }
+      const stats = await statIfExists(child); // deleted since readdir: skip it
+      if (stats?.isFile()) yield { key: dirKey + entry.part, size: Number(stats.size), version: versionOf(stats) };
+    }
+  }
+
+  private async checkPrecondition(key: string, file: string, createOnly: boolean, expected: ObjectVersion | undefined): Promise<void> {
+    if (!createOnly && expected === undefined) return;
+    const stats = await statIfExists(file);
+    if (createOnly && stats) throw new PreconditionFailedError(`object already exists. key=${key}`, { key });
+    if (expected !== undefined) {
+      const actual = stats ? versionOf(stats) : 'absent';
+      if (actual !== expected) throw new PreconditionFailedError(`object version does not match. key=${key} expected=${expected} actual=${actual}`, { key });
+    }
+  }
+
+  /** Writes, stamps and fsyncs a temp file in `dir` (creating it if needed); returns its name and version. */
+  private async writeTemp(dir: string, data: Uint8Array): Promise<{ temp: string; version: ObjectVersion }> {
+    const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}-${(tempCounter++).toString(36)}-${randomBytes(4).toString('hex')}`);
+    let handle;
+    try {
+      handle = await fsp.open(temp, 'wx', 0o644);
+    } catch (e) {
+      if (errnoOf(e) !== 'ENOENT') throw e;
+      await this.makeDirectories(dir);
+      handle = await fsp.open(temp, 'wx', 0o644);
+    }
+    try {
+      await handle.writeFile(data);
+      const stamp = nextMtimeSeconds();
+      await handle.utimes(stamp, stamp);
+      // Full fsync rather than datasync: the mtime is part of the version and must survive a crash.
+      await handle.sync();
+      const version = versionOf(await handle.stat({ bigint: true }));
+      await handle.close();
+      return { temp, version };
+    } catch (e) {
+      await handle.close().catch(() => undefined);
+      await fsp.unlink(temp).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /**
+   * mkdir -p, then fsyncs the parent of every directory that may be new, so the put that follows
+   * cannot be acknowledged while its directory entry is still volatile. That is every directory
+   * from `dir` up to the root, not only those this call created: a concurrent put may have created
+   * one an instant earlier and not have fsynced it yet.
+   */
+  private async makeDirectories(dir: string): Promise<void> {
+    const first = await fsp.mkdir(dir, { recursive: true });
+    const rootCreated = first !== undefined && !first.startsWith(this.rootWithSep);
+    for (let created = dir; created !== path.dirname(created); created = path.dirname(created)) {
+      if (created === this.root && !rootCreated) break;
+      await fsyncDirectory(path.dirname(created));
+      if (created === first && rootCreated) break;
+    }
+  }
+
+  private fileOf(key: string): string {
+    const cut = key.lastIndexOf('/');
+    const dir = cut < 0 ? this.root : this.dirOf(key.slice(0, cut));
+    return this.inside(path.join(dir, this.nameOf(key.slice(cut + 1), key)), key);
+  }
+
+  private dirOf(dirKey: string): string {
+    const names = dirKey.split('/').map((segment) => this.nameOf(segment, dirKey) + DIR_SUFFIX);
+    return this.inside(path.join(this.root, ...names), dirKey);
+  }
+
+  private nameOf(segment: string, key: string): string {
+    const name = encodeSegment(segment);
+    if (name.length + DIR_SUFFIX.length > MAX_NAME_BYTES) {
+      throw new InvalidArgumentError(`object key segment too long for the filesystem. key=${JSON.stringify(key)}`, { key });
+    }
+    return name;
+  }
+
+  /** Encoded segments hold no separator and never start with '.', so this is a second line of defence. */
+  private inside(resolved: string, key: string): string {
+    if (!resolved.startsWith(this.rootWithSep)) {
+      throw new InvalidArgumentError(`object key resolves outside the store root. key=${JSON.stringify(key)}`, { key });
+    }
+    return resolved;
+  }
+}

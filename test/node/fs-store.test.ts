@@ -1,0 +1,204 @@
+import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isTaqubaError } from '../../src/core/errors.js';
+import { FileSystemObjectStore } from '../../src/node/index.js';
+import { toStoreError } from '../../src/node/fs-store.js';
+import { describeObjectStoreConformance, rejectionCode } from '../core/objects/object-store.conformance.js';
+
+const text = (s: string): Uint8Array => new TextEncoder().encode(s);
+const fromText = (b: Uint8Array): string => new TextDecoder().decode(b);
+
+async function tempRoot(): Promise<string> {
+  return fsp.mkdtemp(path.join(os.tmpdir(), 'taquba-fs-store-'));
+}
+
+async function keys(store: FileSystemObjectStore, prefix = ''): Promise<string[]> {
+  const out: string[] = [];
+  for await (const info of store.list(prefix)) out.push(info.key);
+  return out;
+}
+
+/** Every file path under `dir`, relative, sorted. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await fsp.readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .sort();
+}
+
+describeObjectStoreConformance('FileSystemObjectStore', async () => {
+  const root = await tempRoot();
+  return {
+    // A root that does not exist yet: the first put must create it.
+    store: new FileSystemObjectStore({ root: path.join(root, 'store') }),
+    cleanup: () => fsp.rm(root, { recursive: true, force: true }),
+  };
+});
+
+describe('FileSystemObjectStore', () => {
+  let root: string;
+  let store: FileSystemObjectStore;
+
+  beforeEach(async () => {
+    root = await tempRoot();
+    store = new FileSystemObjectStore({ root });
+  });
+  afterEach(async () => {
+    await fsp.rm(root, { recursive: true, force: true });
+  });
+
+  it('lays keys out as encoded directories and files under the root', async () => {
+    await store.put('db/wal/00000001.wal', text('w'));
+    await store.put('db/Manifest', text('m'));
+    await store.put('db', text('top'));
+    expect(await filesUnder(root)).toEqual([path.join('db'), path.join('db@', '%4danifest'), path.join('db@', 'wal@', '00000001.wal')].sort());
+  });
+
+  it('reads a file truncated on disk back as the truncated bytes (checksums above catch it)', async () => {
+    await store.put('t/obj', text('0123456789'));
+    await fsp.truncate(path.join(root, 't@', 'obj'), 4);
+    expect(fromText((await store.get('t/obj'))!.data)).toBe('0123');
+    expect(fromText((await store.get('t/obj', { range: { offset: 2, length: 8 } }))!.data)).toBe('23');
+    expect(await keys(store)).toEqual(['t/obj']);
+  });
+
+  it('never lists temp files, foreign names, symlinks or unencoded directories', async () => {
+    await store.put('l/a', text('a'));
+    const dir = path.join(root, 'l@');
+    await fsp.writeFile(path.join(dir, '.tmp-123-0-abcd'), 'partial');
+    await fsp.writeFile(path.join(dir, 'UPPER'), 'not written by the store');
+    await fsp.writeFile(path.join(dir, '%61'), 'non-canonical encoding of a');
+    await fsp.mkdir(path.join(dir, 'plain-dir'));
+    await fsp.writeFile(path.join(dir, 'plain-dir', 'x'), 'x');
+    await fsp.symlink(path.join(dir, 'a'), path.join(dir, 'link'));
+    expect(await keys(store)).toEqual(['l/a']);
+  });
+
+  it('leaves no temp file behind after puts, failed preconditions and deletes', async () => {
+    await store.put('c/x', text('1'), { ifNoneMatch: '*' });
+    await rejectionCode(store.put('c/x', text('2'), { ifNoneMatch: '*' }));
+    const { version } = await store.put('c/x', text('3'));
+    await rejectionCode(store.put('c/x', text('4'), { ifMatch: 'stale' }));
+    await store.put('c/x', text('5'), { ifMatch: version });
+    await store.put('c/y', text('6'));
+    await store.delete('c/y');
+    expect(await filesUnder(root)).toEqual([path.join('c@', 'x')]);
+  });
+
+  it('never touches a path outside the root', async () => {
+    const outside = path.join(path.dirname(root), `${path.basename(root)}-sibling`);
+    for (const key of ['../escape', `..${path.sep}escape`, '/etc/passwd', 'a/../../escape', '..']) {
+      expect(await rejectionCode(store.put(key, text('x')))).toBe('INVALID_ARGUMENT');
+    }
+    // Encoded names never contain a separator or start with '.', so odd keys stay inside.
+    await store.put('..%2f..%2fescape/…/x', text('inside'));
+    await store.put('.hidden', text('inside'));
+    await expect(fsp.stat(outside)).rejects.toThrow();
+    expect(await keys(store)).toEqual(['..%2f..%2fescape/…/x', '.hidden']);
+    for (const file of await filesUnder(root)) expect(path.resolve(root, file).startsWith(root + path.sep)).toBe(true);
+  });
+
+  it('rejects a key segment too long for the filesystem with INVALID_ARGUMENT', async () => {
+    expect(await rejectionCode(store.put(`long/${'x'.repeat(300)}`, text('x')))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCode(store.get(`${'é'.repeat(100)}`))).toBe('INVALID_ARGUMENT');
+  });
+
+  it('maps ENOTDIR (a file where the root should be) to STORE_UNAVAILABLE with the errno and cause', async () => {
+    const fileRoot = path.join(root, 'not-a-dir');
+    await fsp.writeFile(fileRoot, 'x');
+    const broken = new FileSystemObjectStore({ root: fileRoot });
+    try {
+      await broken.put('db/manifest', text('x'));
+      expect.unreachable();
+    } catch (e) {
+      expect(isTaqubaError(e, 'STORE_UNAVAILABLE')).toBe(true);
+      expect((e as Error).message).toBe('put failed. key=db/manifest errno=ENOTDIR');
+      expect((e as { details: unknown }).details).toEqual({ op: 'put', errno: 'ENOTDIR' });
+      expect(((e as Error).cause as { code: string }).code).toBe('ENOTDIR');
+    }
+    expect(await rejectionCode(broken.get('db/manifest'))).toBe('STORE_UNAVAILABLE');
+  });
+
+  it('maps a file standing where a key directory should be to STORE_UNAVAILABLE', async () => {
+    await fsp.writeFile(path.join(root, 'a@'), 'tampered');
+    expect(await rejectionCode(store.put('a/b', text('x')))).toBe('STORE_UNAVAILABLE');
+    expect(await rejectionCode(store.get('a/b'))).toBe('STORE_UNAVAILABLE');
+  });
+
+  it('maps quota, space and permission errnos to STORE_PERMISSION and others to STORE_UNAVAILABLE', () => {
+    for (const errno of ['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS']) {
+      const cause = Object.assign(new Error('boom'), { code: errno });
+      const e = toStoreError('put', 'key=k', cause);
+      expect(isTaqubaError(e, 'STORE_PERMISSION')).toBe(true);
+      expect(e.message).toBe(`put failed. key=k errno=${errno}`);
+      expect(e.cause).toBe(cause);
+    }
+    for (const errno of ['EIO', 'EMFILE', undefined]) {
+      expect(isTaqubaError(toStoreError('get', 'key=k', Object.assign(new Error('boom'), { code: errno })), 'STORE_UNAVAILABLE')).toBe(true);
+    }
+  });
+
+  it('creates the root and nested directories on the first put', async () => {
+    const nested = new FileSystemObjectStore({ root: path.join(root, 'x', 'y') });
+    expect(await nested.get('a/b')).toBeUndefined();
+    expect(await keys(nested)).toEqual([]);
+    await nested.put('a/b/c', text('deep'));
+    expect(fromText((await nested.get('a/b/c'))!.data)).toBe('deep');
+  });
+
+  it('leaves empty directories after a delete and still lists correctly', async () => {
+    await store.put('e/f/g', text('x'));
+    await store.delete('e/f/g');
+    expect((await fsp.stat(path.join(root, 'e@', 'f@'))).isDirectory()).toBe(true);
+    expect(await keys(store)).toEqual([]);
+    await store.put('e/f/g', text('again'), { ifNoneMatch: '*' });
+    expect(await keys(store)).toEqual(['e/f/g']);
+  });
+
+  it('two store instances on one root serialize compare-and-swap', async () => {
+    const other = new FileSystemObjectStore({ root: `${root}${path.sep}` });
+    await store.put('shared/counter', text('0'));
+    const increment = async (s: FileSystemObjectStore): Promise<void> => {
+      for (let done = 0; done < 15; ) {
+        const cur = (await s.get('shared/counter'))!;
+        try {
+          await s.put('shared/counter', text(String(Number(fromText(cur.data)) + 1)), { ifMatch: cur.version });
+          done++;
+        } catch (e) {
+          if (!isTaqubaError(e, 'PRECONDITION_FAILED')) throw e;
+        }
+      }
+    };
+    await Promise.all([increment(store), increment(other), increment(store), increment(other)]);
+    expect(fromText((await other.get('shared/counter'))!.data)).toBe('60');
+  });
+
+  it('two store instances on one root: exactly one create-only put wins', async () => {
+    const other = new FileSystemObjectStore({ root });
+    const results = await Promise.allSettled([store, other, store, other].map((s, i) => s.put('shared/once', text(String(i)), { ifNoneMatch: '*' })));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  });
+
+  it('versions never repeat even when inode numbers are reused', async () => {
+    // Each put frees the previous inode, which the next temp file may get; versions must still differ.
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) seen.add((await store.put('v/k', text('same'))).version);
+    expect(seen.size).toBe(200);
+  });
+
+  it('a version read back after reopening equals the one put returned', async () => {
+    const { version } = await store.put('r/k', text('x'));
+    const reopened = new FileSystemObjectStore({ root });
+    expect((await reopened.get('r/k'))!.version).toBe(version);
+    const listed = [];
+    for await (const info of reopened.list('r/')) listed.push(info);
+    expect(listed).toEqual([{ key: 'r/k', size: 1, version }]);
+  });
+
+  it('rejects a missing root option with INVALID_CONFIG', () => {
+    expect(() => new FileSystemObjectStore({ root: '' })).toThrowError(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+  });
+});

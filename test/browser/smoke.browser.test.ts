@@ -1,12 +1,13 @@
 /**
  * Proves the platform-neutral core runs unchanged in real Chromium: the reference object store,
- * WebCrypto hashing and the MessagePack record codec.
+ * WebCrypto hashing, the MessagePack record codec, and the KV engine over the memory store.
  */
 import { describe, expect, it } from 'vitest';
 import { fromUtf8, utf8 } from '../../src/core/bytes.js';
 import { decodeRecord, encodeRecord } from '../../src/core/codec.js';
 import { isTaqubaError, PreconditionFailedError } from '../../src/core/errors.js';
 import { sha256, sha256Hex } from '../../src/core/hash.js';
+import { KvDb } from '../../src/core/kv/kv-db.js';
 import { MemoryObjectStore } from '../../src/core/objects/memory-store.js';
 
 describe('core in Chromium', () => {
@@ -77,5 +78,53 @@ describe('core in Chromium', () => {
     const back = decodeRecord(bytes) as Record<string, unknown>;
     expect(back).toEqual(record);
     expect('dropped' in back).toBe(false);
+  });
+});
+
+describe('KV engine in Chromium', () => {
+  const key = (i: number) => utf8(`k/${String(i).padStart(4, '0')}`);
+  const value = (i: number) => utf8(`value ${i}`);
+
+  it('writes, reads back, and reads back again after a reopen', async () => {
+    const store = new MemoryObjectStore();
+    const db = await KvDb.open(store);
+    await db.transaction(async (txn) => {
+      txn.put(utf8('hello'), utf8('world'));
+      txn.put(utf8('gone'), utf8('soon'));
+    });
+    await db.transaction((txn) => txn.delete(utf8('gone')));
+    expect(fromUtf8((await db.get(utf8('hello')))!)).toBe('world');
+    expect(await db.get(utf8('gone'))).toBeUndefined();
+    await db.close();
+
+    const reopened = await KvDb.open(store);
+    expect(fromUtf8((await reopened.get(utf8('hello')))!)).toBe('world');
+    expect(await reopened.get(utf8('gone'))).toBeUndefined();
+    await reopened.close();
+  });
+
+  it('survives a reopen after flushing to sorted tables', async () => {
+    const store = new MemoryObjectStore();
+    const db = await KvDb.open(store, { memtableBytes: 1024, blockBytes: 256 });
+    for (let batch = 0; batch < 10; batch++) {
+      await db.transaction((txn) => {
+        for (let i = batch * 30; i < (batch + 1) * 30; i++) txn.put(key(i), value(i));
+      });
+    }
+    await db.close();
+
+    const objects: string[] = [];
+    for await (const info of store.list('kv/')) objects.push(info.key);
+    expect(objects.some((k) => k.startsWith('kv/sst/'))).toBe(true);
+
+    const reopened = await KvDb.open(store, { memtableBytes: 1024, blockBytes: 256 });
+    expect(fromUtf8((await reopened.get(key(0)))!)).toBe('value 0');
+    expect(fromUtf8((await reopened.get(key(299)))!)).toBe('value 299');
+    const keys: string[] = [];
+    for await (const e of reopened.scan({ prefix: utf8('k/') })) keys.push(fromUtf8(e.key));
+    expect(keys).toHaveLength(300);
+    expect(keys[0]).toBe('k/0000');
+    expect(keys.at(-1)).toBe('k/0299');
+    await reopened.close();
   });
 });

@@ -57,6 +57,8 @@ export class KvDb implements KvReadable, TransactionHost {
   private backgroundRunning = false;
   private readonly retired: TableSet[] = [];
   private nextSstId: number;
+  /** Table ids below this that no manifest names are garbage (fixed at open). */
+  private orphanBound = 0;
 
   private constructor(
     private readonly store: ObjectStore,
@@ -123,6 +125,12 @@ export class KvDb implements KvReadable, TransactionHost {
 
   private async recover(): Promise<void> {
     const { path } = this.options;
+    // Tables written by a writer that crashed or was fenced before publishing them carry ids at
+    // or above the manifest's counter; allocate past them so our create-only puts never collide.
+    for await (const info of this.store.list(`${path}/sst/`)) {
+      const id = parseObjectId(info.key);
+      if (id !== undefined && id >= this.nextSstId) this.nextSstId = id + 1;
+    }
     let nextId = this.manifest.data.walStart;
     for (const id of await listWalIds(this.store, path, nextId)) {
       await this.replayWal(id);
@@ -141,6 +149,7 @@ export class KvDb implements KvReadable, TransactionHost {
       }
     }
     this.wal = new WalWriter(this.store, path, this.epoch, nextId + 1, this.options, (e) => this.poison(e));
+    this.orphanBound = this.nextSstId;
     if (this.frozen.length > 0) this.runBackground();
     this.background = this.background.then(() => this.collectOrphans()).catch(() => undefined);
   }
@@ -411,7 +420,8 @@ export class KvDb implements KvReadable, TransactionHost {
     const { path } = this.options;
     // Taken once: tables this writer creates later have ids at or above `below`, and tables it
     // retires later are deleted by publish() once no read uses them.
-    const { runs, nextSstId: below, walStart } = this.manifest.data;
+    const { runs, walStart } = this.manifest.data;
+    const below = this.orphanBound;
     const live = new Set(runs.flat().map((t) => t.id));
     const doomed: string[] = [];
     for await (const info of this.store.list(`${path}/sst/`)) {

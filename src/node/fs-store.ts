@@ -104,7 +104,8 @@ const fileLocks = new Map<string, Promise<void>>();
 async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
   const previous = fileLocks.get(file) ?? Promise.resolve();
   let release!: () => void;
-  const tail = previous.then(() => new Promise<void>((resolve) => (release = resolve)));
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const tail = previous.then(() => held);
   fileLocks.set(file, tail);
   await previous;
   try {
@@ -151,7 +152,9 @@ async function statIfExists(file: string): Promise<BigIntStats | undefined> {
  *   would race with a concurrent put into the same directory).
  * - list walks directories lazily in key order, reading one directory at a time.
  *
- * The root belongs to the store: never put other files or symlinks in it. Crashed puts can leave
+ * Targets POSIX filesystems (Linux, macOS). The root belongs to the store: never put other files
+ * or symlinks in it, and give every store of one root the same path (the in-process lock is keyed
+ * by the resolved path, not by a realpath). Crashed puts can leave
  * `.tmp-*` files behind; they are never listed or read. Versions assume microsecond (or finer)
  * file timestamps, which ext4, XFS, btrfs, tmpfs and APFS all have. macOS `fsync` does not flush
  * the drive's write cache.

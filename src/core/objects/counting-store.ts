@@ -1,0 +1,99 @@
+import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from './object-store.js';
+
+/** Calls of one kind. */
+export interface OperationCount {
+  /** Calls started (a listing counts when its iteration starts). */
+  readonly calls: number;
+  /** Calls that rejected (for any reason, preconditions included). */
+  readonly failures: number;
+  /** Bytes moved: returned by gets, handed to puts (counted when the put starts); 0 for the rest. */
+  readonly bytes: number;
+}
+
+/** A point-in-time copy of every counter. */
+export interface ObjectStoreCounts {
+  /** Whole-object gets. */
+  readonly get: OperationCount;
+  /** Gets with a `range`. */
+  readonly rangedGet: OperationCount;
+  readonly put: OperationCount;
+  readonly delete: OperationCount;
+  /** Listings, plus the objects they yielded. */
+  readonly list: OperationCount & { readonly objects: number };
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type Kind = 'get' | 'rangedGet' | 'put' | 'delete' | 'list';
+
+function zeroCounts(): { [K in Kind]: Mutable<OperationCount> } & { list: { objects: number } } {
+  const zero = (): Mutable<OperationCount> => ({ calls: 0, failures: 0, bytes: 0 });
+  return { get: zero(), rangedGet: zero(), put: zero(), delete: zero(), list: { ...zero(), objects: 0 } };
+}
+
+/**
+ * Wraps any ObjectStore and counts its calls and bytes by kind, so tests and benchmarks can
+ * assert I/O costs ("a cached read issues no get", "one commit is one put"). It forwards every
+ * call unchanged and rejects with whatever the inner store rejects with.
+ */
+export class CountingObjectStore implements ObjectStore {
+  private counts = zeroCounts();
+
+  constructor(
+    /** The wrapped store. */
+    readonly inner: ObjectStore,
+  ) {}
+
+  /** A copy of the counters now; later calls do not change it. */
+  snapshot(): ObjectStoreCounts {
+    const { get, rangedGet, put, list } = this.counts;
+    return { get: { ...get }, rangedGet: { ...rangedGet }, put: { ...put }, delete: { ...this.counts.delete }, list: { ...list } };
+  }
+
+  /** Sets every counter back to zero. */
+  reset(): void {
+    this.counts = zeroCounts();
+  }
+
+  async get(key: string, options?: GetOptions): Promise<StoredObject | undefined> {
+    const count = options?.range ? this.counts.rangedGet : this.counts.get;
+    count.calls++;
+    const result = await this.track(count, () => this.inner.get(key, options));
+    if (result) count.bytes += result.data.length;
+    return result;
+  }
+
+  async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
+    const count = this.counts.put;
+    count.calls++;
+    count.bytes += data.length;
+    return this.track(count, () => this.inner.put(key, data, options));
+  }
+
+  async delete(key: string): Promise<void> {
+    this.counts.delete.calls++;
+    return this.track(this.counts.delete, () => this.inner.delete(key));
+  }
+
+  async *list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo> {
+    // Resolved per step so a reset() during a long listing counts into the fresh counters.
+    this.counts.list.calls++;
+    try {
+      for await (const info of this.inner.list(prefix, options)) {
+        this.counts.list.objects++;
+        yield info;
+      }
+    } catch (e) {
+      this.counts.list.failures++;
+      throw e;
+    }
+  }
+
+  private async track<T>(count: Mutable<OperationCount>, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (e) {
+      count.failures++;
+      throw e;
+    }
+  }
+}

@@ -154,10 +154,10 @@ async function statIfExists(file: string): Promise<BigIntStats | undefined> {
  *
  * Targets POSIX filesystems (Linux, macOS). The root belongs to the store: never put other files
  * or symlinks in it, and give every store of one root the same path (the in-process lock is keyed
- * by the resolved path, not by a realpath). Crashed puts can leave
- * `.tmp-*` files behind; they are never listed or read. Versions assume microsecond (or finer)
- * file timestamps, which ext4, XFS, btrfs, tmpfs and APFS all have. macOS `fsync` does not flush
- * the drive's write cache.
+ * by the resolved path, not by a realpath). Crashed puts can leave `.tmp-*` files behind; they
+ * are never listed or read. Versions assume microsecond (or finer) file timestamps, which ext4,
+ * XFS, btrfs, tmpfs and APFS all have. macOS `fsync` does not flush the drive's write cache. A put
+ * that rejects with STORE_UNAVAILABLE after its rename (the directory fsync failed) may be visible.
  *
  * Errors: INVALID_ARGUMENT (bad key, prefix, range, or a key segment too long for the
  * filesystem), PRECONDITION_FAILED (put preconditions; nothing is written), STORE_PERMISSION
@@ -231,6 +231,7 @@ export class FileSystemObjectStore implements ObjectStore {
       // Fail fast before writing anything; the check is repeated under the lock.
       await this.checkPrecondition(key, file, createOnly, expected);
       const { temp, version } = await this.writeTemp(dir, data);
+      let renamed = false;
       try {
         await withFileLock(file, async () => {
           if (createOnly) {
@@ -243,11 +244,12 @@ export class FileSystemObjectStore implements ObjectStore {
           } else {
             await this.checkPrecondition(key, file, false, expected);
             await fsp.rename(temp, file);
+            renamed = true;
           }
         });
       } finally {
         // After a link (or any failure) the temp name is still there.
-        await fsp.unlink(temp).catch(() => undefined);
+        if (!renamed) await fsp.unlink(temp).catch(() => undefined);
       }
       await fsyncDirectory(dir);
       return { version };

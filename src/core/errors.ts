@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'STORE_UNAVAILABLE'
   | 'STORE_PERMISSION'
   | 'NOT_FOUND'
+  | 'ALREADY_EXISTS'
   | 'CLAIM_LOST'
   | 'INPUT_MISMATCH'
   | 'TIMEOUT'
@@ -132,6 +133,17 @@ export class NotFoundError extends TaqubaError {
   constructor(message: string, details?: ErrorDetails) {
     super('NOT_FOUND', message, { details });
     this.name = 'NotFoundError';
+  }
+}
+
+/**
+ * A caller-chosen id is already taken (for example a job id override still indexed by a job in
+ * any state). The caller decides: look the existing item up, or pick another id.
+ */
+export class AlreadyExistsError extends TaqubaError {
+  constructor(message: string, details?: ErrorDetails) {
+    super('ALREADY_EXISTS', message, { details });
+    this.name = 'AlreadyExistsError';
   }
 }
 

@@ -1,0 +1,123 @@
+/**
+ * Actions on a job by id: cancel, wake a scheduled job early, requeue a dead job. Each is one
+ * durable transaction, retried on conflict, that starts from the job index (so a racing claim,
+ * promotion or reap conflicts on the record key and the retry sees the new state).
+ */
+import { InvalidArgumentError, NotFoundError } from '../errors.js';
+import { discardEffects, prepareEffects, stageEffects, type SettlementEffects } from './effects.js';
+import type { EnqueueResult } from './enqueue.js';
+import { decodeJobRecord, encodeJobRecord, withChanges, type JobRecord } from './job-record.js';
+import { dedupKey, historyKey, jobIndexKey, spaceOfKey } from './keys.js';
+import { notePendingInserts, type QueueContext } from './queue-context.js';
+import { attemptEntry } from './settlement.js';
+import { isAmbiguousCommitError, runTransaction, type StagedTxn } from './staged-txn.js';
+import { validateLookupId, validatePayload } from './validation.js';
+
+/** `removed`: a waiting job was deleted. `requested`: a claimed job was flagged and signalled. */
+export type CancelOutcome = 'removed' | 'requested' | 'not_found';
+export type WakeOutcome = 'woken' | 'not_scheduled' | 'not_found';
+
+async function locate(s: StagedTxn, id: string): Promise<{ key: Uint8Array; record: JobRecord } | undefined> {
+  const key = await s.get(jobIndexKey(id));
+  if (key === undefined) return undefined;
+  const raw = await s.get(key);
+  if (raw === undefined) return undefined;
+  return { key, record: decodeJobRecord(raw) };
+}
+
+/**
+ * cancel / cancelWith. Pending or scheduled ⇒ record, index, history and dedup entry deleted,
+ * effects applied (`removed`). Claimed ⇒ the durable cancel flag is set and the live signal fired;
+ * the job keeps running and effects are discarded (`requested`). Done, dead or unknown ⇒
+ * `not_found`, effects discarded.
+ */
+export async function cancelJob(ctx: QueueContext, id: string, effects?: SettlementEffects): Promise<{ outcome: CancelOutcome; results: EnqueueResult[] }> {
+  ctx.checkOpen();
+  validateLookupId(id);
+  const prepared = await prepareEffects(ctx, effects);
+  let result: { outcome: CancelOutcome; results: EnqueueResult[] };
+  try {
+    result = await runTransaction(ctx.db, async (s) => {
+      const found = await locate(s, id);
+      const space = found && spaceOfKey(found.key);
+      if (!found || space === 'done' || space === 'dead' || space === undefined) return { outcome: 'not_found' as const, results: [] };
+      const { key, record } = found;
+      if (space === 'claimed') {
+        if (!record.cancelRequested) s.put(key, encodeJobRecord(withChanges(record, { cancelRequested: true })));
+        s.afterCommit(() => {
+          ctx.cancelTokens.fire(id);
+        });
+        return { outcome: 'requested' as const, results: [] };
+      }
+      s.delete(key);
+      s.delete(jobIndexKey(id));
+      s.delete(historyKey(id));
+      if (record.dedupKey !== undefined) s.delete(dedupKey(record.queue, record.dedupKey));
+      s.count(record.queue, space === 'pending' ? 'pending' : 'scheduled', -1);
+      const results = await stageEffects(ctx, s, prepared);
+      s.afterCommit(async () => {
+        ctx.cancelTokens.fireAndDrop(id);
+        ctx.completion.notifyAll();
+        await ctx.payloads.deleteQuietly(record.payloadRef);
+      });
+      return { outcome: 'removed' as const, results };
+    });
+  } catch (e) {
+    if (!isAmbiguousCommitError(e)) await discardEffects(ctx, prepared);
+    throw e;
+  }
+  if (result.outcome !== 'removed') await discardEffects(ctx, prepared);
+  return result;
+}
+
+/**
+ * Moves a scheduled job to Pending now, with `wakePayload` attached (or cleared when omitted).
+ * `not_scheduled` for any other existing job, `not_found` for an unknown one.
+ */
+export async function wakeScheduledJob(ctx: QueueContext, id: string, wakePayload?: Uint8Array): Promise<WakeOutcome> {
+  ctx.checkOpen();
+  validateLookupId(id);
+  if (wakePayload !== undefined) validatePayload(wakePayload, 'wakePayload');
+  return runTransaction(ctx.db, async (s) => {
+    const found = await locate(s, id);
+    if (!found) return 'not_found';
+    if (spaceOfKey(found.key) !== 'scheduled') return 'not_scheduled';
+    const now = ctx.clock.now();
+    const changes = wakePayload === undefined ? { status: 'pending' as const, wokenAt: now } : { status: 'pending' as const, wokenAt: now, wakePayload };
+    const next = withChanges(found.record, changes, wakePayload === undefined ? ['runAt', 'wakePayload'] : ['runAt']);
+    s.delete(found.key);
+    const key = s.putRecord(next);
+    s.count(next.queue, 'scheduled', -1);
+    s.count(next.queue, 'pending', 1);
+    s.afterCommit(() => notePendingInserts(ctx, next.queue, key));
+    return 'woken';
+  });
+}
+
+/**
+ * Gives a dead job a fresh budget: back to Pending with attempts 0, error, claim and failure
+ * times and the cancel flag cleared; history keeps its entries and gains a `requeued` marker.
+ * Works from the stored record (caller edits of a passed record are ignored).
+ * Throws NOT_FOUND when the job is gone (e.g. swept by retention), INVALID_ARGUMENT when it is
+ * not dead.
+ */
+export async function requeueDeadJob(ctx: QueueContext, idOrRecord: string | JobRecord): Promise<void> {
+  ctx.checkOpen();
+  const id = typeof idOrRecord === 'string' ? idOrRecord : idOrRecord?.id;
+  validateLookupId(id);
+  await runTransaction(ctx.db, async (s) => {
+    const found = await locate(s, id);
+    if (!found) throw new NotFoundError(`job not found. id=${id}`, { id });
+    if (spaceOfKey(found.key) !== 'dead') {
+      throw new InvalidArgumentError(`job is not dead. id=${id} status=${found.record.status}`, { id, status: found.record.status, reason: 'invalid_state' });
+    }
+    const now = ctx.clock.now();
+    const next = withChanges(found.record, { status: 'pending', attempts: 0, cancelRequested: false }, ['lastError', 'claimedAt', 'failedAt', 'runAt']);
+    s.delete(found.key);
+    const key = s.putRecord(next);
+    s.appendHistory(id, { ...attemptEntry(next, now, 'requeued'), attempt: 0 });
+    s.count(next.queue, 'dead', -1);
+    s.count(next.queue, 'pending', 1);
+    s.afterCommit(() => notePendingInserts(ctx, next.queue, key));
+  });
+}

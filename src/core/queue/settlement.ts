@@ -1,0 +1,153 @@
+/**
+ * Settling a claim: ack, nack and dead-letter, each one durable transaction (retried on conflict).
+ *
+ * Take-claim protocol, the fence of every settlement, inside the transaction:
+ * 1. The lease registry must hold this claim's exact token, else CLAIM_LOST.
+ * 2. The Claimed record must exist in the snapshot, else CLAIM_LOST (reaped, already settled).
+ * 3. Stage the DELETE of the Claimed key, so a racing reap, re-claim or cancel writing that key
+ *    makes one side conflict; the loser retries and fails step 1 or 2.
+ * The record read in step 2 (not the claim's copy) is the base of what the settlement writes, so
+ * a cancel flag set during the delivery is kept.
+ * After commit: the lease entry is removed (token-fenced), the cancel signal dropped.
+ */
+import { InvalidArgumentError } from '../errors.js';
+import type { JobAttempt } from './attempt-history.js';
+import { isClaim, type Claim } from './claim.js';
+import { discardEffects, prepareEffects, stageEffects, type PreparedEffects, type SettlementEffects } from './effects.js';
+import type { EnqueueResult } from './enqueue.js';
+import { decodeJobRecord, withChanges, type JobRecord } from './job-record.js';
+import { claimedKey, historyKey, jobIndexKey } from './keys.js';
+import { claimLostError } from './lease-handle.js';
+import { notePendingInserts, type QueueContext } from './queue-context.js';
+import { retryBackoffMs } from './queue-options.js';
+import { isAmbiguousCommitError, runTransaction, type StagedTxn } from './staged-txn.js';
+
+/** `retried`: the job waits for another attempt. `dead_lettered`: it was out of attempts. */
+export type NackOutcome = { readonly type: 'retried' } | { readonly type: 'dead_lettered'; readonly results: EnqueueResult[] };
+
+export function assertClaim(claim: unknown): asserts claim is Claim {
+  if (!isClaim(claim)) throw new InvalidArgumentError('expected a Claim returned by a claim call (inspection records cannot settle)');
+}
+
+/** Steps 1–3 of the take-claim protocol. Returns the stored record. */
+export async function takeClaim(ctx: QueueContext, s: StagedTxn, claim: Claim): Promise<JobRecord> {
+  if (!ctx.leases.holds(claim.queue, claim.id, claim.token)) throw claimLostError(claim.queue, claim.id, 'lease no longer held');
+  const key = claimedKey(claim.queue, claim.id);
+  const raw = await s.get(key);
+  if (raw === undefined) throw claimLostError(claim.queue, claim.id, 'claimed record gone');
+  s.delete(key);
+  return decodeJobRecord(raw);
+}
+
+function releaseClaim(ctx: QueueContext, claim: Claim): void {
+  ctx.leases.remove(claim.queue, claim.id, claim.token);
+  ctx.cancelTokens.clear(claim.id, claim.token);
+}
+
+export function attemptEntry(record: JobRecord, now: number, outcome: JobAttempt['outcome'], error?: string): JobAttempt {
+  const entry: { -readonly [K in keyof JobAttempt]: JobAttempt[K] } = { attempt: record.attempts, recordedAt: now, outcome };
+  if (record.claimedAt !== undefined) entry.claimedAt = record.claimedAt;
+  if (error !== undefined) entry.error = error;
+  return entry;
+}
+
+/** Stages the move of a taken claim to Dead. claimedAt is kept on every dead record. */
+export function stageDead(s: StagedTxn, stored: JobRecord, now: number, error: string): void {
+  const dead = withChanges(stored, { status: 'dead', failedAt: now, lastError: error }, ['runAt', 'completedAt']);
+  s.putRecord(dead);
+  s.appendHistory(stored.id, attemptEntry(stored, now, 'dead_lettered', error));
+  s.count(stored.queue, 'claimed', -1);
+  s.count(stored.queue, 'dead', 1);
+}
+
+/** Runs a settlement with prepared effects; discards their objects unless they may have committed. */
+async function settle<T>(ctx: QueueContext, effects: SettlementEffects | undefined, fn: (s: StagedTxn, prepared: PreparedEffects) => Promise<T>): Promise<T> {
+  ctx.checkOpen();
+  const prepared = await prepareEffects(ctx, effects);
+  try {
+    return await runTransaction(ctx.db, (s) => fn(s, prepared));
+  } catch (e) {
+    if (!isAmbiguousCommitError(e)) await discardEffects(ctx, prepared);
+    throw e;
+  }
+}
+
+function validateReason(reason: unknown, name: string): asserts reason is string {
+  if (typeof reason !== 'string') throw new InvalidArgumentError(`${name} must be a string. ${name}=${String(reason)}`, { name });
+}
+
+/** ack / ackWith. */
+export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: SettlementEffects): Promise<EnqueueResult[]> {
+  assertClaim(claim);
+  return settle(ctx, effects, async (s, prepared) => {
+    const stored = await takeClaim(ctx, s, claim);
+    const now = ctx.clock.now();
+    const keep = ctx.configs.get(claim.queue).keepDoneMs !== null;
+    if (keep) {
+      s.putRecord(withChanges(stored, { status: 'done', completedAt: now }, ['runAt']));
+      s.appendHistory(stored.id, attemptEntry(stored, now, 'completed'));
+    } else {
+      s.delete(jobIndexKey(stored.id));
+      s.delete(historyKey(stored.id));
+    }
+    s.count(stored.queue, 'claimed', -1);
+    s.count(stored.queue, 'done', 1);
+    const results = await stageEffects(ctx, s, prepared);
+    s.afterCommit(async () => {
+      releaseClaim(ctx, claim);
+      ctx.completion.notifyAll();
+      if (!keep) await ctx.payloads.deleteQuietly(stored.payloadRef);
+    });
+    return results;
+  });
+}
+
+/** nack / nackWith. Effects apply only if this nack dead-letters the job. */
+export async function nackClaim(ctx: QueueContext, claim: Claim, error: string, effects?: SettlementEffects): Promise<NackOutcome> {
+  assertClaim(claim);
+  validateReason(error, 'error');
+  return settle(ctx, effects, async (s, prepared): Promise<NackOutcome> => {
+    const stored = await takeClaim(ctx, s, claim);
+    const now = ctx.clock.now();
+    if (stored.attempts >= stored.maxAttempts) {
+      stageDead(s, stored, now, error);
+      const results = await stageEffects(ctx, s, prepared);
+      s.afterCommit(() => {
+        releaseClaim(ctx, claim);
+        ctx.completion.notifyAll();
+      });
+      return { type: 'dead_lettered', results };
+    }
+    const backoff = retryBackoffMs(ctx.configs.get(stored.queue), stored.attempts);
+    const next =
+      backoff === 0
+        ? withChanges(stored, { status: 'pending', lastError: error }, ['claimedAt', 'runAt'])
+        : withChanges(stored, { status: 'scheduled', lastError: error, runAt: now + backoff }, ['claimedAt']);
+    const key = s.putRecord(next);
+    s.appendHistory(stored.id, attemptEntry(stored, now, 'retried', error));
+    s.count(stored.queue, 'claimed', -1);
+    s.count(stored.queue, next.status === 'pending' ? 'pending' : 'scheduled', 1);
+    s.afterCommit(async () => {
+      releaseClaim(ctx, claim);
+      if (next.status === 'pending') notePendingInserts(ctx, stored.queue, key);
+      await discardEffects(ctx, prepared);
+    });
+    return { type: 'retried' };
+  });
+}
+
+/** deadLetter / deadLetterWith: to Dead now, whatever attempts remain (attempts unchanged). */
+export async function deadLetterClaim(ctx: QueueContext, claim: Claim, reason: string, effects?: SettlementEffects): Promise<EnqueueResult[]> {
+  assertClaim(claim);
+  validateReason(reason, 'reason');
+  return settle(ctx, effects, async (s, prepared) => {
+    const stored = await takeClaim(ctx, s, claim);
+    stageDead(s, stored, ctx.clock.now(), reason);
+    const results = await stageEffects(ctx, s, prepared);
+    s.afterCommit(() => {
+      releaseClaim(ctx, claim);
+      ctx.completion.notifyAll();
+    });
+    return results;
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * One engine transaction per state transition, with the queue's bookkeeping folded in: counter
+ * deltas are summed per (queue, metric) and written as untracked merges at commit, history
+ * entries are merge-appended, and in-memory follow-ups (cursor notes, payload deletes, signals)
+ * are registered as after-commit hooks so that only the attempt that actually committed runs
+ * them. `runTransaction` retries the whole function on a write-write conflict.
+ */
+import { isTaqubaError } from '../errors.js';
+import type { KvDb } from '../kv/kv-db.js';
+import type { KvEntry, ScanRange } from '../kv/types.js';
+import { encodeAttempt, type JobAttempt } from './attempt-history.js';
+import { encodeJobRecord, recordKey, type JobRecord } from './job-record.js';
+import { historyKey, jobIndexKey, statsKey, type StatsMetric } from './keys.js';
+import { encodeI64 } from './merge-operator.js';
+
+export type KvTxn = ReturnType<KvDb['begin']>;
+
+type Hook = () => void | Promise<void>;
+
+export class StagedTxn {
+  private writes = 0;
+  private readonly counters = new Map<string, { queue: string; metric: StatsMetric; delta: number }>();
+  private readonly hooks: Hook[] = [];
+
+  constructor(readonly txn: KvTxn) {}
+
+  get(key: Uint8Array): Promise<Uint8Array | undefined> {
+    return this.txn.get(key);
+  }
+
+  scan(range: ScanRange): AsyncIterable<KvEntry> {
+    return this.txn.scan(range);
+  }
+
+  put(key: Uint8Array, value: Uint8Array): void {
+    this.writes++;
+    this.txn.put(key, value);
+  }
+
+  delete(key: Uint8Array): void {
+    this.writes++;
+    this.txn.delete(key);
+  }
+
+  /** PUT the record at its space key and point the job index at that key (always both). */
+  putRecord(record: JobRecord): Uint8Array {
+    const key = recordKey(record);
+    this.put(key, encodeJobRecord(record));
+    this.put(jobIndexKey(record.id), key);
+    return key;
+  }
+
+  /** Adds `delta` to a per-queue counter (merged, never a conflict). */
+  count(queue: string, metric: StatsMetric, delta: number): void {
+    const slot = `${metric}\u0000${queue}`;
+    const c = this.counters.get(slot);
+    if (c) c.delta += delta;
+    else this.counters.set(slot, { queue, metric, delta });
+  }
+
+  /** Appends one entry to the job's attempt history (merge, no read). */
+  appendHistory(id: string, entry: JobAttempt): void {
+    this.writes++;
+    this.txn.merge(historyKey(id), encodeAttempt(entry));
+  }
+
+  /** Runs `hook` only if this transaction commits. */
+  afterCommit(hook: Hook): void {
+    this.hooks.push(hook);
+  }
+
+  /** @internal */
+  get isEmpty(): boolean {
+    return this.writes === 0 && [...this.counters.values()].every((c) => c.delta === 0);
+  }
+
+  /** @internal Stages the counter merges. */
+  flushCounters(): void {
+    for (const c of this.counters.values()) {
+      if (c.delta !== 0) this.txn.merge(statsKey(c.queue, c.metric), encodeI64(BigInt(c.delta)));
+    }
+  }
+
+  /** @internal */
+  async runHooks(): Promise<void> {
+    for (const hook of this.hooks) await hook();
+  }
+}
+
+export interface RunOptions {
+  /** Await the WAL flush (default true). */
+  readonly durable?: boolean;
+  /** Retry on conflict (default true). */
+  readonly retry?: boolean;
+}
+
+const MAX_CONFLICT_RETRIES = 1000;
+
+const ambiguousCommits = new WeakSet<object>();
+
+/**
+ * True when `e` came out of a commit that failed for a reason other than a conflict, so the
+ * transaction may have been stored. Cleanup of pre-written payload objects must then be skipped
+ * (an orphan object is harmless, a record without its payload is not).
+ */
+export function isAmbiguousCommitError(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && ambiguousCommits.has(e);
+}
+
+/**
+ * Runs `fn` in a fresh transaction and commits what it staged (an empty transaction is rolled
+ * back without I/O), then runs the hooks. Retries on CONFLICT with a fresh transaction; every
+ * other error rolls back and propagates.
+ */
+export async function runTransaction<T>(db: KvDb, fn: (s: StagedTxn) => Promise<T>, options: RunOptions = {}): Promise<T> {
+  const durable = options.durable ?? true;
+  for (let attempt = 1; ; attempt++) {
+    const staged = new StagedTxn(db.begin());
+    let value: T;
+    try {
+      value = await fn(staged);
+    } catch (e) {
+      staged.txn.rollback();
+      // A read can fail with CONFLICT too (its snapshot is too old): start over.
+      if (isTaqubaError(e, 'CONFLICT') && options.retry !== false && attempt < MAX_CONFLICT_RETRIES) continue;
+      throw e;
+    }
+    if (staged.isEmpty) {
+      staged.txn.rollback();
+    } else {
+      staged.flushCounters();
+      try {
+        await staged.txn.commit({ durable });
+      } catch (e) {
+        if (isTaqubaError(e, 'CONFLICT') && options.retry !== false && attempt < MAX_CONFLICT_RETRIES) continue;
+        // Anything but a conflict leaves the outcome unknown to us (the WAL put may or may not
+        // have landed): callers must not clean up as if nothing was written.
+        if (!isTaqubaError(e, 'CONFLICT') && typeof e === 'object' && e !== null) ambiguousCommits.add(e);
+        throw e;
+      }
+    }
+    await staged.runHooks();
+    return value;
+  }
+}

@@ -1,6 +1,7 @@
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import {
+  AlreadyExistsError,
   ClaimLostError,
   ClosedError,
   ConflictError,
@@ -35,6 +36,7 @@ const ALL_CODES = {
   STORE_UNAVAILABLE: true,
   STORE_PERMISSION: true,
   NOT_FOUND: true,
+  ALREADY_EXISTS: true,
   CLAIM_LOST: true,
   INPUT_MISMATCH: true,
   TIMEOUT: true,
@@ -54,6 +56,7 @@ const SUBCLASSES: [new (message: string) => TaqubaError, ErrorCode, string][] = 
   [StoreUnavailableError, 'STORE_UNAVAILABLE', 'StoreUnavailableError'],
   [StorePermissionError, 'STORE_PERMISSION', 'StorePermissionError'],
   [NotFoundError, 'NOT_FOUND', 'NotFoundError'],
+  [AlreadyExistsError, 'ALREADY_EXISTS', 'AlreadyExistsError'],
   [ClaimLostError, 'CLAIM_LOST', 'ClaimLostError'],
   [InternalError, 'INTERNAL', 'InternalError'],
   [UnsupportedPlatformError, 'UNSUPPORTED_PLATFORM', 'UnsupportedPlatformError'],
@@ -90,7 +93,7 @@ describe('TaqubaError', () => {
   });
 
   it('lists every code exactly once', () => {
-    expect(Object.keys(ALL_CODES)).toHaveLength(16);
+    expect(Object.keys(ALL_CODES)).toHaveLength(17);
     for (const [, code] of SUBCLASSES) expect(ALL_CODES[code]).toBe(true);
   });
 

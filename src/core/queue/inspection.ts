@@ -64,18 +64,18 @@ export async function queueStats(reader: KvReadable, queue: string): Promise<Que
   return { queue, pending, claimed, done, dead, scheduled };
 }
 
-/** Every queue that ever had a counter written (never shrinks), in key order. */
+/** Every queue that ever had a counter written (never shrinks), sorted by name. */
 export async function listQueues(reader: KvReadable): Promise<string[]> {
   const out: string[] = [];
   let start: Uint8Array | undefined;
   for (;;) {
     let found: string | undefined;
     for await (const entry of reader.scan({ prefix: STATS_PREFIX, start, limit: 1 })) found = parseStatsKey(entry.key).queue;
-    if (found === undefined) return out;
+    if (found === undefined) return out.sort();
     out.push(found);
     // Skip the rest of this queue's counters.
     start = prefixEnd(statsQueuePrefix(found));
-    if (start === undefined) return out;
+    if (start === undefined) return out.sort();
   }
 }
 

@@ -5,3 +5,7 @@ const memory = () => new MemoryObjectStore();
 defineQueueLifecycleSuite('memory store', memory);
 import { defineQueueSettlementSuite } from './queue-settlement.suite.js';
 defineQueueSettlementSuite('memory store', memory);
+import { defineQueueOperationsSuite } from './queue-operations.suite.js';
+defineQueueOperationsSuite('memory store', memory);
+import { defineQueueKvOffloadSuite } from './queue-kv-offload.suite.js';
+defineQueueKvOffloadSuite('memory store', memory);

@@ -1,0 +1,239 @@
+/** Caller KV namespace and payload offload, as a reusable suite over any store factory. */
+import { describe, expect, it } from 'vitest';
+import { MAX_KV_VALUE_SIZE } from '../../../src/core/queue/constants.js';
+import { pendingKey } from '../../../src/core/queue/keys.js';
+import { FaultyStore } from './faulty-store.js';
+import { b, makeHarness, s, type StoreFactory } from './harness.js';
+
+const big = (n: number, fill = 7): Uint8Array => new Uint8Array(n).fill(fill);
+
+export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): void {
+  describe(`queue caller KV (${name})`, () => {
+    it('round-trips put/get/delete and caps values with a typed error', async () => {
+      const h = await makeHarness(factory);
+      const q = await h.open();
+      await q.kvPut(b('k'), b('v'));
+      expect(await q.kvGet(b('k'))).toEqual(b('v'));
+      await q.kvDelete(b('k'));
+      expect(await q.kvGet(b('k'))).toBeUndefined();
+      await q.kvPut(b('max'), big(MAX_KV_VALUE_SIZE));
+      await expect(q.kvPut(b('k'), big(MAX_KV_VALUE_SIZE + 1))).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        details: { size: MAX_KV_VALUE_SIZE + 1, max: MAX_KV_VALUE_SIZE },
+      });
+      await expect(q.kvComparePut(b('k'), null, big(MAX_KV_VALUE_SIZE + 1))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(q.enqueueWithKv('q', b('x'), {}, [[b('k'), big(MAX_KV_VALUE_SIZE + 1)]])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      expect((await q.stats('q')).pending).toBe(0);
+      await q.close();
+    });
+
+    it('compare-delete: mismatch, match, absent', async () => {
+      const h = await makeHarness(factory);
+      const q = await h.open();
+      await q.kvPut(b('k'), b('1'));
+      expect(await q.kvCompareDelete(b('k'), b('2'))).toBe(false);
+      expect(await q.kvGet(b('k'))).toEqual(b('1'));
+      expect(await q.kvCompareDelete(b('k'), b('1'))).toBe(true);
+      expect(await q.kvGet(b('k'))).toBeUndefined();
+      expect(await q.kvCompareDelete(b('k'), b('1'))).toBe(false);
+      await q.close();
+    });
+
+    it('compare-put: absent, expected, mismatch', async () => {
+      const h = await makeHarness(factory);
+      const q = await h.open();
+      expect(await q.kvComparePut(b('k'), null, b('1'))).toBe(true);
+      expect(await q.kvComparePut(b('k'), null, b('x'))).toBe(false);
+      expect(await q.kvComparePut(b('k'), b('1'), b('2'))).toBe(true);
+      expect(await q.kvComparePut(b('k'), b('1'), b('3'))).toBe(false);
+      expect(await q.kvGet(b('k'))).toEqual(b('2'));
+      await q.close();
+    });
+
+    it('loses no increment under 4×25 concurrent compare-and-put loops', async () => {
+      const h = await makeHarness(factory);
+      const q = await h.open();
+      const key = b('counter');
+      const loop = async (): Promise<void> => {
+        for (let i = 0; i < 25; i++) {
+          for (;;) {
+            const cur = await q.kvGet(key);
+            const n = cur === undefined ? 0 : Number(s(cur));
+            if (await q.kvComparePut(key, cur ?? null, b(String(n + 1)))) break;
+          }
+        }
+      };
+      await Promise.all([loop(), loop(), loop(), loop()]);
+      expect(s((await q.kvGet(key))!)).toBe('100');
+      await q.close();
+    });
+
+    it('scans by prefix in pages with a cursor; whole namespace; limit 0; foreign cursor; hides internal keys', async () => {
+      const h = await makeHarness(factory);
+      const q = await h.open();
+      await q.enqueue('q', b('job'));
+      for (const k of ['a/1', 'a/2', 'a/3', 'b/1']) await q.kvPut(b(k), b(k.toUpperCase()));
+      const p1 = await q.kvScan(b('a/'), { limit: 2 });
+      expect(p1.entries.map(([k, v]) => [s(k), s(v)])).toEqual([
+        ['a/1', 'A/1'],
+        ['a/2', 'A/2'],
+      ]);
+      const p2 = await q.kvScan(b('a/'), { limit: 2, cursor: p1.nextCursor });
+      expect(p2.entries.map(([k]) => s(k))).toEqual(['a/3']);
+      expect(p2.nextCursor).toBeUndefined();
+      const all = await q.kvScan(new Uint8Array(0), { limit: 100 });
+      expect(all.entries.map(([k]) => s(k))).toEqual(['a/1', 'a/2', 'a/3', 'b/1']);
+      expect(await q.kvScan(b('a/'), { limit: 0 })).toEqual({ entries: [], nextCursor: undefined });
+      expect((await q.kvScan(b('b/'), { cursor: p1.nextCursor })).entries).toEqual([]);
+      await q.close();
+    });
+
+    it('keeps caller keys apart from the internal layout, and survives an unclean reopen', async () => {
+      const h = await makeHarness(factory);
+      const q = await h.open();
+      const forged = pendingKey('q', 1, 'forged');
+      await q.kvPut(forged, b('not a job'));
+      expect(await q.claim('q', 1000)).toBeUndefined();
+      expect(await q.listQueues()).toEqual([]);
+      const q2 = await h.open(); // fences q without closing it
+      expect(await q2.kvGet(forged)).toEqual(b('not a job'));
+      await q2.close();
+    });
+
+    it('enqueueWithKv applies KV on new', async () => {
+      const h = await makeHarness(factory);
+      const q = await h.open();
+      const r = await q.enqueueWithKv('q', b('x'), { dedupKey: 'd' }, new Map([[b('k'), b('v')]]));
+      expect(r.type).toBe('new');
+      expect(await q.kvGet(b('k'))).toEqual(b('v'));
+      await q.close();
+    });
+  });
+
+  describe(`queue payload offload (${name})`, () => {
+    const open = async (extra: Record<string, unknown> = {}) => {
+      const h = await makeHarness(async () => new FaultyStore(await factory()));
+      const store = h.store as FaultyStore;
+      const q = await h.open({ payloadOffloadThreshold: 16, ...extra });
+      const objects = () => store.keys(`${h.path}-payloads/`);
+      return { h, q, store, objects };
+    };
+
+    it('offloads above the threshold, round-trips through claim, nack and re-claim; ≤ threshold stays inline', async () => {
+      const { q, objects } = await open({ defaultQueueConfig: { retryBackoffBaseMs: 0 } });
+      const id = await q.enqueue('q', big(17));
+      await q.enqueue('q', big(16));
+      expect(await objects()).toHaveLength(1);
+      expect((await q.getJob(id))!.payloadRef).toBeDefined();
+      const c = (await q.claim('q', 1000))!;
+      expect(c.job.payload).toEqual(big(17));
+      await q.nack(c, 'again');
+      const c2 = (await q.claim('q', 1000))!;
+      expect(c2.job.payload).toEqual(big(17));
+      await q.ack(c2);
+      expect(await objects()).toHaveLength(0);
+      await q.close();
+    });
+
+    it('writes no record and leaves no object when the object write fails; a batch removes earlier objects', async () => {
+      const { q, store, objects } = await open();
+      store.failPuts = { match: (k) => k.includes('-payloads/'), after: 0 };
+      await expect(q.enqueue('q', big(100))).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      store.failPuts = { match: (k) => k.includes('-payloads/'), after: 1 };
+      await expect(q.enqueueBatch('q', [big(100), big(100, 1)])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      store.failPuts = undefined;
+      expect(await objects()).toHaveLength(0);
+      expect((await q.stats('q')).pending).toBe(0);
+      const ids = await q.enqueueBatch('q', [big(100), big(100, 1), b('small')]);
+      expect(await objects()).toHaveLength(2);
+      expect((await q.claimBatch('q', 3, 1000)).map((c) => c.job.payload.length)).toEqual([100, 100, 5]);
+      expect(ids).toHaveLength(3);
+      await q.close();
+    });
+
+    it('acks even when the object delete fails (orphan left)', async () => {
+      const { q, store, objects } = await open();
+      await q.enqueue('q', big(100));
+      store.failDeletes = () => true;
+      await q.ack((await q.claim('q', 1000))!);
+      expect(await objects()).toHaveLength(1);
+      expect((await q.stats('q')).done).toBe(1);
+      await q.close();
+    });
+
+    it('removes the new object on a dedup hit and keeps the existing one on a duplicate id', async () => {
+      const { q, objects } = await open();
+      await q.enqueue('q', big(100), { dedupKey: 'd', idOverride: 'job-1' });
+      await q.enqueue('q', big(100, 2), { dedupKey: 'd' });
+      await expect(q.enqueue('q', big(100, 3), { idOverride: 'job-1' })).rejects.toMatchObject({ code: 'ALREADY_EXISTS' });
+      expect(await objects()).toHaveLength(1);
+      expect((await q.getJob('job-1'))!.payload).toEqual(big(100));
+      await q.close();
+    });
+
+    it('keeps objects through done retention until the sweep, through dead-letter, requeue and redelivery; dead sweep deletes', async () => {
+      const { h, q, objects } = await open({ queueConfigs: { keep: { keepDoneMs: 1000 }, q: { deadRetentionMs: 1000 } } });
+      await q.enqueue('keep', big(100));
+      await q.ack((await q.claim('keep', 1000))!);
+      expect(await objects()).toHaveLength(1);
+      const id = await q.enqueue('q', big(100, 4));
+      await q.deadLetter((await q.claim('q', 1000))!, 'x');
+      await q.requeueDeadJob(id);
+      const again = (await q.claim('q', 1000))!;
+      expect(again.job.payload).toEqual(big(100, 4));
+      await q.deadLetter(again, 'y');
+      expect(await objects()).toHaveLength(2);
+      await h.clock.advance(1001);
+      expect(await q.sweepRetentionNow()).toEqual({ done: 1, dead: 1 });
+      expect(await objects()).toHaveLength(0);
+      await q.close();
+    });
+
+    it('deletes the object when a pending job is cancelled, and when a follow-up is dedup-downgraded or discarded', async () => {
+      const { q, objects } = await open({ defaultQueueConfig: { retryBackoffBaseMs: 0 } });
+      const id = await q.enqueue('q', big(100));
+      expect(await q.cancel(id)).toBe('removed');
+      expect(await objects()).toHaveLength(0);
+      await q.enqueue('next', b('x'), { dedupKey: 'd' });
+      await q.enqueue('q', b('parent'));
+      const res = await q.ackWith((await q.claim('q', 1000))!, { enqueues: [{ queue: 'next', payload: big(100), options: { dedupKey: 'd' } }] });
+      expect(res[0].type).toBe('already_enqueued');
+      expect(await objects()).toHaveLength(0);
+      await q.enqueue('q', b('parent2'));
+      await q.nackWith((await q.claim('q', 1000))!, 'x', { enqueues: [{ queue: 'next', payload: big(100) }] });
+      expect(await objects()).toHaveLength(0);
+      await q.enqueue('other', b('c'));
+      const c = (await q.claim('other', 1000))!;
+      await q.cancelWith(c.id, { enqueues: [{ queue: 'next', payload: big(100) }] });
+      expect(await objects()).toHaveLength(0);
+      await q.close();
+    });
+
+    it('materialises scheduled jobs after promotion, listings, and reports an externally deleted object as CORRUPT_DATA', async () => {
+      const { h, q, store, objects } = await open();
+      const id = await q.enqueue('q', big(100), { runAt: h.clock.now() + 10 });
+      expect((await q.listJobs('q', 'scheduled')).jobs[0].payload).toEqual(big(100));
+      await h.clock.advance(10);
+      await q.promoteScheduledNow();
+      expect((await q.getJob(id))!.payload).toEqual(big(100));
+      for (const key of await objects()) await store.inner.delete(key);
+      await expect(q.getJob(id)).rejects.toMatchObject({ code: 'CORRUPT_DATA', details: { reason: 'payload_missing' } });
+      await expect(q.claim('q', 1000)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+      await q.close();
+    });
+
+    it('keeps large payloads inline when offload is disabled, and writes to a separate payload store', async () => {
+      const h = await makeHarness(factory);
+      const q = await h.open({ payloadOffloadThreshold: null });
+      const id = await q.enqueue('q', big(1000));
+      expect((await q.getJob(id))!.payloadRef).toBeUndefined();
+      await q.close();
+      const separate = new FaultyStore(await factory());
+      const q2 = await h.open({ payloadOffloadThreshold: 16, payloadStore: separate, payloadPath: 'elsewhere' });
+      const id2 = await q2.enqueue('q', big(1000));
+      expect(await separate.keys('elsewhere/')).toHaveLength(1);
+      expect((await q2.getJob(id2))!.payload).toEqual(big(1000));
+      await q2.close();
+    });
+  });
+}

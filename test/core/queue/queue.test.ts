@@ -9,3 +9,5 @@ import { defineQueueOperationsSuite } from './queue-operations.suite.js';
 defineQueueOperationsSuite('memory store', memory);
 import { defineQueueKvOffloadSuite } from './queue-kv-offload.suite.js';
 defineQueueKvOffloadSuite('memory store', memory);
+import { defineQueueWorkerReaderSuite } from './queue-worker-reader.suite.js';
+defineQueueWorkerReaderSuite('memory store', memory);

@@ -1,0 +1,56 @@
+/**
+ * Layer 3: the durable job queue on the KV engine.
+ *
+ * Owns: job records in per-state key spaces (keys.ts), one engine transaction per state
+ * transition (record move + job index + merged counters + attempt history + settlement effects,
+ * all or nothing), in-memory leases with crash recovery at open, per-queue claim serialisation
+ * with a tombstone-skipping claim cursor, notify-based worker wakeups, caller KV under a reserved
+ * tag, payload offload to the object store, retention sweeps, and a read-only observer.
+ *
+ * Core types: `Queue` (single writer per store; opening fences the previous writer), `Claim`
+ * (the only thing that can settle), `LeaseHandle` (what handlers get), `JobRecord`,
+ * `QueueReader`. Delivery is at-least-once: attempts are counted at claim time and a crash or a
+ * lost lease redelivers, so handlers must be idempotent.
+ *
+ * Errors: INVALID_ARGUMENT / INVALID_CONFIG (bad input, before any write), CLAIM_LOST (a stale
+ * claim; nothing applied), CANCELLED (lease renewal after a cancel request), ALREADY_EXISTS (a
+ * taken id override), NOT_FOUND, CORRUPT_DATA (undecodable record, missing payload object), and
+ * the engine's FENCED / CLOSED / STORE_* passed through unchanged.
+ *
+ * Never: read ambient time or randomness (clock and random source are injected), import a
+ * platform API, or acknowledge a durable transition before its WAL object is stored.
+ */
+export { Queue, type QueueOpenOptions } from './queue.js';
+export { QueueReader, type QueueReaderOptions, type StoreActivity } from './reader.js';
+export { Claim } from './claim.js';
+export { LeaseHandle } from './lease-handle.js';
+export {
+  runWorker,
+  runWorkerConcurrent,
+  processClaim,
+  PermanentFailure,
+  FailWith,
+  type QueueWorker,
+  type WorkerHandler,
+  type RunWorkerOptions,
+} from './worker.js';
+export type { QueueConfig, QueueOptions, QueueLogger, ResolvedQueueConfig } from './queue-options.js';
+export type { JobRecord, JobStatus } from './job-record.js';
+export type { JobAttempt, AttemptOutcome } from './attempt-history.js';
+export type { EnqueueOptions, EnqueueRequest, EnqueueResult } from './enqueue.js';
+export type { SettlementEffects } from './effects.js';
+export type { NackOutcome } from './settlement.js';
+export type { CancelOutcome, WakeOutcome } from './operator-actions.js';
+export type { WaitOutcome } from './completion-wait.js';
+export type { QueueStats, JobPage, ListJobsOptions } from './inspection.js';
+export type { KvPage, KvScanOptions } from './kv-namespace.js';
+export type { WriterHeartbeat } from './heartbeat.js';
+export {
+  PRIORITY_HIGH,
+  PRIORITY_NORMAL,
+  PRIORITY_LOW,
+  MAX_KV_VALUE_SIZE,
+  DEFAULT_PAYLOAD_OFFLOAD_THRESHOLD,
+  MAX_QUEUE_NAME_LEN,
+  MAX_JOB_ID_LEN,
+} from './constants.js';

@@ -1,0 +1,171 @@
+/**
+ * `QueueReader`: a read-only observer of a queue store, from another process or tab. It never
+ * writes and never bumps the writer epoch, so it cannot fence the writer. Its view is whole
+ * commits as of its last refresh: it lags the writer by the writer's flush interval plus the
+ * poll interval (or until `refresh()`). `claimed` in a reader means "claim taken, no settlement
+ * visible", nothing about liveness; use `writerHeartbeat()` and `lastStoreActivity()` for that.
+ * A missing payload object may be transient here (deleted after a removal the view has not seen).
+ */
+import type { Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
+import { InvalidConfigError } from '../errors.js';
+import { KvReader } from '../kv/kv-reader.js';
+import { ManifestStore } from '../kv/manifest-store.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import type { JobAttempt } from './attempt-history.js';
+import { DEFAULT_READER_POLL_INTERVAL_MS } from './constants.js';
+import { readHeartbeat, type WriterHeartbeat } from './heartbeat.js';
+import {
+  attemptHistory,
+  deadJobs,
+  getJob,
+  listJobs,
+  listQueues,
+  queueStats,
+  type InspectionSource,
+  type JobPage,
+  type ListJobsOptions,
+  type QueueStats,
+} from './inspection.js';
+import { JobIdGenerator } from './job-id.js';
+import type { JobRecord, JobStatus } from './job-record.js';
+import { kvGet, kvScan, type KvPage, type KvScanOptions } from './kv-namespace.js';
+import { queueMergeOperator } from './merge-operator.js';
+import { PayloadOffload } from './payload-offload.js';
+import { consoleLogger, type QueueLogger } from './queue-options.js';
+import { configDuration } from './validation.js';
+
+export interface QueueReaderOptions {
+  /** Refresh the view this often. Default 10 s; null disables polling (call `refresh()`). */
+  readonly pollIntervalMs?: number | null;
+  /** Clock for the poll loop. Default: the system clock. */
+  readonly clock?: Clock;
+  /** Must match the writer's. */
+  readonly payloadStore?: ObjectStore;
+  /** Must match the writer's. Default `{path}-payloads`. */
+  readonly payloadPath?: string;
+  readonly logger?: QueueLogger;
+}
+
+/** What the reader knows about the writer's activity, for liveness checks. */
+export interface StoreActivity {
+  /** Epoch of the writer that owns the store (from the manifest at the last refresh). */
+  readonly writerEpoch: number;
+  /** Sequence number of the newest commit visible to this reader: watch it advance. */
+  readonly durableSeq: number;
+}
+
+export class QueueReader {
+  private readonly stop = new AbortController();
+  private loop: Promise<void> | undefined;
+  private epoch = 0;
+
+  private constructor(
+    private readonly reader: KvReader,
+    private readonly manifests: ManifestStore,
+    private readonly payloads: PayloadOffload,
+    private readonly clock: Clock,
+    private readonly logger: QueueLogger,
+  ) {}
+
+  /**
+   * Opens a read-only view of the queue store at `path`. Rejects with NOT_FOUND when no queue
+   * store was ever written there (may be transient: the writer has not flushed yet),
+   * CORRUPT_DATA / STORE_* from the store, INVALID_CONFIG for bad options.
+   */
+  static async open(store: ObjectStore, path: string, options: QueueReaderOptions = {}): Promise<QueueReader> {
+    const poll = options.pollIntervalMs === undefined ? DEFAULT_READER_POLL_INTERVAL_MS : options.pollIntervalMs;
+    if (poll !== null) configDuration(poll, 'pollIntervalMs', { allowZero: false });
+    const payloadPath = options.payloadPath ?? `${path}-payloads`;
+    if (typeof payloadPath !== 'string' || payloadPath.length === 0) throw new InvalidConfigError(`payloadPath must be a non-empty string. payloadPath=${String(payloadPath)}`);
+    const clock = options.clock ?? systemClock;
+    const logger = options.logger ?? consoleLogger;
+    const kv = await KvReader.open(store, { path, mergeOperator: queueMergeOperator });
+    // Payload reads never name new objects; the generator is never used for writes here.
+    const names = new JobIdGenerator(clock, () => undefined);
+    const reader = new QueueReader(kv, new ManifestStore(store, path), new PayloadOffload(options.payloadStore ?? store, payloadPath, null, names, logger), clock, logger);
+    await reader.readEpoch();
+    if (poll !== null) reader.loop = reader.poll(poll);
+    return reader;
+  }
+
+  private async readEpoch(): Promise<void> {
+    const manifest = await this.manifests.read();
+    if (manifest) this.epoch = manifest.data.epoch;
+  }
+
+  private async poll(intervalMs: number): Promise<void> {
+    const signal = this.stop.signal;
+    while (!signal.aborted) {
+      try {
+        await this.clock.sleep(intervalMs, signal);
+      } catch {
+        return;
+      }
+      try {
+        await this.refresh();
+      } catch (e) {
+        this.logger.warn('queue reader refresh failed', e);
+      }
+    }
+  }
+
+  /** Catches the view up with the writer's stored commits now. */
+  async refresh(): Promise<void> {
+    await this.reader.refresh();
+    await this.readEpoch();
+  }
+
+  /** Stops polling and releases the view. */
+  async close(): Promise<void> {
+    this.stop.abort();
+    await this.loop;
+    await this.reader.close();
+  }
+
+  /** Synchronous snapshot of the writer's activity as of the last refresh. */
+  lastStoreActivity(): StoreActivity {
+    return { writerEpoch: this.epoch, durableSeq: this.reader.appliedSeq };
+  }
+
+  /** The newest liveness beat, or undefined when the writer has none configured. */
+  async writerHeartbeat(): Promise<WriterHeartbeat | undefined> {
+    return readHeartbeat(this.reader);
+  }
+
+  private get source(): InspectionSource {
+    return { reader: this.reader, payloads: this.payloads };
+  }
+
+  stats(queue: string): Promise<QueueStats> {
+    return queueStats(this.reader, queue);
+  }
+
+  listQueues(): Promise<string[]> {
+    return listQueues(this.reader);
+  }
+
+  getJob(id: string): Promise<JobRecord | undefined> {
+    return getJob(this.source, id);
+  }
+
+  listJobs(queue: string, status: JobStatus, options?: ListJobsOptions): Promise<JobPage> {
+    return listJobs(this.source, queue, status, options);
+  }
+
+  deadJobs(queue: string, afterId: string | undefined, limit: number): Promise<JobRecord[]> {
+    return deadJobs(this.source, queue, afterId, limit);
+  }
+
+  attemptHistory(id: string): Promise<JobAttempt[]> {
+    return attemptHistory(this.reader, id);
+  }
+
+  kvGet(key: Uint8Array): Promise<Uint8Array | undefined> {
+    return kvGet(this.reader, key);
+  }
+
+  kvScan(prefix: Uint8Array, options?: KvScanOptions): Promise<KvPage> {
+    return kvScan(this.reader, prefix, options);
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * Worker loops: claim, hand the job to a handler with a `LeaseHandle` (never the claim itself),
+ * settle by the outcome. Wakeups are notify-based: a loop registers for the queue's wakeups
+ * before each claim attempt, so an idle worker sleeps until an insert (one insert wakes one idle
+ * worker); the poll interval only bounds the wait for out-of-band events.
+ *
+ * Outcome routing: success ⇒ ack (with the handler's effects); `PermanentFailure` ⇒ dead-letter;
+ * any other error ⇒ nack (effects attached through `FailWith` apply only if that nack
+ * dead-letters). Settlement failures (CLAIM_LOST included) are logged and the loop goes on;
+ * claim failures end the loop with the error. Shutdown through the AbortSignal is honoured
+ * between jobs: the loop stops claiming and in-flight jobs always finish and settle.
+ */
+import type { SettlementEffects } from './effects.js';
+import type { Claim } from './claim.js';
+import { DEFAULT_POLL_INTERVAL_MS } from './constants.js';
+import type { JobRecord } from './job-record.js';
+import type { LeaseHandle } from './lease-handle.js';
+import type { Queue } from './queue.js';
+import { validateCount, validateDuration, validateQueueName } from './validation.js';
+import { InvalidArgumentError } from '../errors.js';
+
+/** Thrown by a handler: dead-letter the job now, whatever attempts remain. */
+export class PermanentFailure extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'PermanentFailure';
+  }
+}
+
+/** Thrown by a handler: fail with `error` and attach settlement effects to the failure. */
+export class FailWith extends Error {
+  constructor(
+    readonly error: unknown,
+    readonly effects: SettlementEffects,
+  ) {
+    super(describeError(error));
+    this.name = 'FailWith';
+  }
+}
+
+/**
+ * A job handler. Implement one hook: `process` (success acks with no effects) or
+ * `processWithEffects` (success acks with the returned effects). A plain function works too.
+ */
+export interface QueueWorker {
+  process?(job: JobRecord, lease: LeaseHandle): Promise<void>;
+  processWithEffects?(job: JobRecord, lease: LeaseHandle): Promise<SettlementEffects | void>;
+}
+
+export type WorkerHandler = QueueWorker | ((job: JobRecord, lease: LeaseHandle) => Promise<SettlementEffects | void>);
+
+export interface RunWorkerOptions {
+  /** Longest idle wait between claim attempts when no wakeup comes. Default 1 s. */
+  readonly pollIntervalMs?: number;
+  /** Abort to shut down: stop claiming, finish and settle in-flight jobs, then resolve. */
+  readonly signal?: AbortSignal;
+}
+
+function describeError(e: unknown): string {
+  if (e instanceof Error) return e.message || e.name;
+  return String(e);
+}
+
+async function invoke(worker: WorkerHandler, job: JobRecord, lease: LeaseHandle): Promise<SettlementEffects | void> {
+  if (typeof worker === 'function') return worker(job, lease);
+  if (worker.processWithEffects) return worker.processWithEffects(job, lease);
+  if (worker.process) return worker.process(job, lease);
+  throw new InvalidArgumentError('worker implements neither process nor processWithEffects');
+}
+
+function checkWorker(worker: unknown): asserts worker is WorkerHandler {
+  const ok =
+    typeof worker === 'function' ||
+    (typeof worker === 'object' && worker !== null && (typeof (worker as QueueWorker).process === 'function' || typeof (worker as QueueWorker).processWithEffects === 'function'));
+  if (!ok) throw new InvalidArgumentError('worker must be a function or implement process / processWithEffects');
+}
+
+/** Runs the handler on one claim and settles it. Never rejects: failures are logged. */
+export async function processClaim(queue: Queue, claim: Claim, worker: WorkerHandler): Promise<void> {
+  let effects: SettlementEffects | void;
+  try {
+    effects = await invoke(worker, claim.job, claim.lease);
+  } catch (thrown) {
+    const wrapped = thrown instanceof FailWith ? thrown : undefined;
+    const error = wrapped ? wrapped.error : thrown;
+    const failureEffects = wrapped?.effects ?? {};
+    try {
+      if (error instanceof PermanentFailure) await queue.deadLetterWith(claim, describeError(error), failureEffects);
+      else await queue.nackWith(claim, describeError(error), failureEffects);
+    } catch (e) {
+      queue.logger.warn(`settling a failed job failed. queue=${claim.queue} id=${claim.id}`, e);
+    }
+    return;
+  }
+  try {
+    await queue.ackWith(claim, effects ?? {});
+  } catch (e) {
+    queue.logger.warn(`ack failed. queue=${claim.queue} id=${claim.id}`, e);
+  }
+}
+
+function validateLoop(queueName: string, worker: unknown, options: RunWorkerOptions): number {
+  validateQueueName(queueName);
+  checkWorker(worker);
+  const poll = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  validateDuration(poll, 'pollIntervalMs');
+  return poll;
+}
+
+/**
+ * Processes jobs of `queueName` one at a time until `options.signal` aborts. Resolves after the
+ * in-flight job settled; rejects with the error of a failed claim (INVALID_ARGUMENT, CLOSED,
+ * FENCED, store errors).
+ */
+export async function runWorker(queue: Queue, queueName: string, worker: WorkerHandler, options: RunWorkerOptions = {}): Promise<void> {
+  return runWorkerConcurrent(queue, queueName, worker, 1, options);
+}
+
+/**
+ * Keeps up to `concurrency` jobs of `queueName` in flight, claiming batches sized to the free
+ * capacity, until `options.signal` aborts; then drains in-flight jobs (no timeout) and resolves.
+ */
+export async function runWorkerConcurrent(queue: Queue, queueName: string, worker: WorkerHandler, concurrency: number, options: RunWorkerOptions = {}): Promise<void> {
+  const poll = validateLoop(queueName, worker, options);
+  validateCount(concurrency, 'concurrency');
+  if (concurrency < 1) throw new InvalidArgumentError(`concurrency must be at least 1. concurrency=${concurrency}`);
+  const signal = options.signal;
+  const leaseMs = queue.queueConfig(queueName).leaseMs;
+  const notify = queue.notifierOf(queueName);
+  const inFlight = new Set<Promise<void>>();
+  const aborted = new Promise<void>((resolve) => {
+    if (signal?.aborted) resolve();
+    signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
+  try {
+    while (!signal?.aborted) {
+      const free = concurrency - inFlight.size;
+      if (free === 0) {
+        await Promise.race([...inFlight, aborted]);
+        continue;
+      }
+      const waiter = notify.register();
+      try {
+        const claims = await queue.claimBatch(queueName, free, leaseMs);
+        if (claims.length > 0) {
+          // A full batch suggests a backlog: pass one wakeup on to another idle worker.
+          if (claims.length === free) notify.notifyOne();
+          for (const claim of claims) {
+            const task: Promise<void> = processClaim(queue, claim, worker).finally(() => inFlight.delete(task));
+            inFlight.add(task);
+          }
+          continue;
+        }
+        await waiter.wait(poll, signal);
+      } finally {
+        waiter.dispose();
+      }
+    }
+  } finally {
+    await Promise.allSettled([...inFlight]);
+  }
+}

@@ -20,7 +20,7 @@ import {
   statsKey,
   statsQueuePrefix,
 } from './keys.js';
-import { decodeI64 } from './merge-operator.js';
+import { decodeI64Number } from './merge-operator.js';
 import { isPayloadMissing, type PayloadOffload } from './payload-offload.js';
 import { validateCount, validateLookupId, validateQueueName } from './validation.js';
 
@@ -59,7 +59,7 @@ const STATUSES: readonly JobStatus[] = ['pending', 'scheduled', 'claimed', 'done
 export async function queueStats(reader: KvReadable, queue: string): Promise<QueueStats> {
   validateQueueName(queue);
   const [pending, claimed, done, dead, scheduled] = await Promise.all(
-    (['pending', 'claimed', 'done', 'dead', 'scheduled'] as const).map(async (m) => Number(decodeI64(await reader.get(statsKey(queue, m))))),
+    (['pending', 'claimed', 'done', 'dead', 'scheduled'] as const).map(async (m) => decodeI64Number(await reader.get(statsKey(queue, m)))),
   );
   return { queue, pending, claimed, done, dead, scheduled };
 }

@@ -53,10 +53,20 @@ function u32(n: number): Uint8Array {
   return out;
 }
 
+// Encoded queue names are reused by every key of every transition; a small cache saves the
+// UTF-8 encoding and the allocation. Cleared when full (queue names are few in practice).
+const lenQueueCache = new Map<string, Uint8Array>();
+
 /** One-byte length followed by the name. Queue names are validated to at most 255 bytes. */
 function lenQueue(queue: string): Uint8Array {
-  const q = utf8(queue);
-  return concatBytes(Uint8Array.of(q.length), q);
+  let out = lenQueueCache.get(queue);
+  if (out === undefined) {
+    const q = utf8(queue);
+    out = concatBytes(Uint8Array.of(q.length), q);
+    if (lenQueueCache.size >= 1024) lenQueueCache.clear();
+    lenQueueCache.set(queue, out);
+  }
+  return out;
 }
 
 // ---- record spaces ----

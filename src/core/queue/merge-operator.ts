@@ -8,22 +8,44 @@ import { CorruptDataError } from '../errors.js';
 import type { MergeOperator } from '../kv/types.js';
 import { TAG } from './keys.js';
 
-export function encodeI64(n: bigint): Uint8Array {
+const TWO_32 = 2 ** 32;
+
+/** Signed 64-bit little-endian. Counters stay far below 2^53, so plain numbers are exact. */
+export function encodeI64(n: bigint | number): Uint8Array {
   const out = new Uint8Array(8);
-  new DataView(out.buffer).setBigInt64(0, BigInt.asIntN(64, n), true);
+  const view = new DataView(out.buffer);
+  if (typeof n === 'bigint') {
+    view.setBigInt64(0, BigInt.asIntN(64, n), true);
+    return out;
+  }
+  const hi = Math.floor(n / TWO_32);
+  view.setUint32(0, n - hi * TWO_32, true);
+  view.setInt32(4, hi, true);
   return out;
+}
+
+function checkLength(bytes: Uint8Array): void {
+  if (bytes.length !== 8) throw new CorruptDataError(`counter value is not 8 bytes. length=${bytes.length}`, { length: bytes.length });
 }
 
 export function decodeI64(bytes: Uint8Array | undefined): bigint {
   if (bytes === undefined) return 0n;
-  if (bytes.length !== 8) throw new CorruptDataError(`counter value is not 8 bytes. length=${bytes.length}`, { length: bytes.length });
+  checkLength(bytes);
   return new DataView(bytes.buffer, bytes.byteOffset, 8).getBigInt64(0, true);
+}
+
+/** The counter as a number (exact below 2^53). */
+export function decodeI64Number(bytes: Uint8Array | undefined): number {
+  if (bytes === undefined) return 0;
+  checkLength(bytes);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, 8);
+  return view.getInt32(4, true) * TWO_32 + view.getUint32(0, true);
 }
 
 export const queueMergeOperator: MergeOperator = (key, existing, operand) => {
   switch (key[0]) {
     case TAG.stats:
-      return encodeI64(decodeI64(existing) + decodeI64(operand));
+      return encodeI64(decodeI64Number(existing) + decodeI64Number(operand));
     case TAG.history:
       return existing === undefined ? operand : concatBytes(existing, operand);
     default:

@@ -77,7 +77,7 @@ export class StagedTxn {
   /** @internal Stages the counter merges. */
   flushCounters(): void {
     for (const c of this.counters.values()) {
-      if (c.delta !== 0) this.txn.merge(statsKey(c.queue, c.metric), encodeI64(BigInt(c.delta)));
+      if (c.delta !== 0) this.txn.merge(statsKey(c.queue, c.metric), encodeI64(c.delta));
     }
   }
 

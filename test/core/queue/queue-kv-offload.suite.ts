@@ -100,6 +100,45 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
       await q2.close();
     });
 
+    it('never reports a compare-and-put as done during a store outage, and leaves nothing partial after reopen', async () => {
+      const h = await makeHarness(async () => new FaultyStore(await factory()));
+      const store = h.store as FaultyStore;
+      const q = await h.open();
+      await q.kvPut(b('k'), b('0'));
+      store.failPuts = { match: (k) => k.includes('/wal/'), after: 0 };
+      await expect(q.kvComparePut(b('k'), b('0'), b('1'))).rejects.toMatchObject({ code: expect.stringMatching(/^(STORE_UNAVAILABLE|CLOSED)$/) });
+      await expect(q.kvPut(b('other'), b('x'))).rejects.toBeDefined(); // the engine stays failed
+      store.failPuts = undefined;
+      const q2 = await h.open();
+      expect(await q2.kvGet(b('k'))).toEqual(b('0'));
+      expect(await q2.kvGet(b('other'))).toBeUndefined();
+      await q2.close();
+      await q.close().catch(() => undefined);
+    });
+
+    it('an ackWith stalled by an outage applies no effects; the redelivery after reopen applies them exactly once', async () => {
+      const h = await makeHarness(async () => new FaultyStore(await factory()));
+      const store = h.store as FaultyStore;
+      const q = await h.open();
+      const id = await q.enqueue('q', b('x'));
+      const claim = (await q.claim('q', 60_000))!;
+      store.failPuts = { match: (k) => k.includes('/wal/'), after: 0 };
+      const effects = { enqueues: [{ queue: 'next', payload: b('f') }], kvWrites: [[b('effect'), b('1')]] as [Uint8Array, Uint8Array][] };
+      await expect(q.ackWith(claim, effects)).rejects.toBeDefined();
+      store.failPuts = undefined;
+      const q2 = await h.open();
+      expect(await q2.kvGet(b('effect'))).toBeUndefined();
+      expect((await q2.stats('next')).pending).toBe(0);
+      const again = (await q2.claim('q', 60_000))!;
+      expect(again.id).toBe(id);
+      await q2.ackWith(again, effects);
+      expect(await q2.kvGet(b('effect'))).toEqual(b('1'));
+      expect(await q2.stats('next')).toMatchObject({ pending: 1 });
+      expect(await q2.stats('q')).toMatchObject({ done: 1, pending: 0, claimed: 0 });
+      await q2.close();
+      await q.close().catch(() => undefined);
+    });
+
     it('enqueueWithKv applies KV on new', async () => {
       const h = await makeHarness(factory);
       const q = await h.open();

@@ -197,6 +197,20 @@ export function defineQueueWorkerReaderSuite(name: string, factory: StoreFactory
       await q.close();
     });
 
+    it('reports a missing payload object for getJob and listJobs', async () => {
+      const h = await makeHarness(factory);
+      const q = await h.open({ payloadOffloadThreshold: 4 });
+      const id = await q.enqueue('q', b('a large payload'));
+      const ref = (await q.getJob(id))!.payloadRef!;
+      const r = await QueueReader.open(h.store, h.path, { pollIntervalMs: null });
+      expect(s((await r.getJob(id))!.payload)).toBe('a large payload');
+      await h.store.delete(`${h.path}-payloads/${ref}`);
+      await expect(r.getJob(id)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+      await expect(r.listJobs('q', 'pending')).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+      await r.close();
+      await q.close();
+    });
+
     it('rejects a never-written path with NOT_FOUND', async () => {
       const h = await makeHarness(factory);
       await expect(QueueReader.open(h.store, 'never-written', { pollIntervalMs: null })).rejects.toMatchObject({ code: 'NOT_FOUND' });

@@ -128,10 +128,12 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
   const leaseMs = queue.queueConfig(queueName).leaseMs;
   const notify = queue.notifierOf(queueName);
   const inFlight = new Set<Promise<void>>();
+  let onAbort: () => void = () => undefined;
   const aborted = new Promise<void>((resolve) => {
+    onAbort = resolve;
     if (signal?.aborted) resolve();
-    signal?.addEventListener('abort', () => resolve(), { once: true });
   });
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
     while (!signal?.aborted) {
       const free = concurrency - inFlight.size;
@@ -157,6 +159,7 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
       }
     }
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     await Promise.allSettled([...inFlight]);
   }
 }

@@ -69,8 +69,11 @@ export function prefixEnd(prefix: Uint8Array): Uint8Array | undefined {
  * `<` gives byte order, and they hash well as Map keys.
  */
 export function toBinaryString(bytes: Uint8Array): string {
+  // One native call for keys (the common case); chunked so huge inputs stay under the engine's
+  // argument-count limit.
+  if (bytes.length <= 4096) return String.fromCharCode.apply(null, bytes as unknown as number[]);
   let s = '';
-  for (let i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
+  for (let i = 0; i < bytes.length; i += 4096) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 4096) as unknown as number[]);
   return s;
 }
 
@@ -143,6 +146,11 @@ export class ByteWriter {
   /** Length-prefixed bytes. */
   lenBytes(b: Uint8Array): this {
     return this.varint(b.length).bytes(b);
+  }
+
+  /** The bytes written so far, without copying (valid until the next write). */
+  written(): Uint8Array {
+    return this.buf.subarray(0, this.length);
   }
 
   finish(): Uint8Array {

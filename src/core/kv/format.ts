@@ -34,13 +34,10 @@ export function corruptReader(object: string): (what: string) => Error {
   return (what) => new CorruptDataError(`corrupt object. object=${object} problem=${what}`, { object, problem: what });
 }
 
-/** Appends the CRC-32C trailer. */
+/** Appends the CRC-32C trailer of everything written so far and returns the bytes. */
 export function sealWithChecksum(writer: ByteWriter): Uint8Array {
-  const body = writer.finish();
-  const out = new Uint8Array(body.length + 4);
-  out.set(body);
-  new DataView(out.buffer).setUint32(body.length, crc32c(body));
-  return out;
+  writer.u32(crc32c(writer.written(), 0, writer.length));
+  return writer.finish();
 }
 
 /** Verifies the trailer and returns the body without it. */

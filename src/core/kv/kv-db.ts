@@ -272,7 +272,7 @@ export class KvDb implements KvReadable, TransactionHost {
     const entries: VersionedEntry[] = [];
     for (const [id, w] of writes) {
       const entry: VersionedEntry = { key: w.key, seq, kind: w.kind, value: w.value };
-      this.tree.memtable.add(entry, floor);
+      this.tree.memtable.add(entry, floor, id);
       if (w.tracked) this.recentWrites.set(id, seq);
       entries.push(entry);
     }

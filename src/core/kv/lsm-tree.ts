@@ -9,7 +9,7 @@
  * (`details.reason = 'snapshot_too_old'`), and the transaction retries on a fresh snapshot:
  * never a wrong read.
  */
-import { compareBytes } from '../bytes.js';
+import { compareBytes, toBinaryString } from '../bytes.js';
 import { ConflictError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { BlockCache } from './block-cache.js';
@@ -91,8 +91,9 @@ export class LsmTree {
   async get(key: Uint8Array, snapshot: number): Promise<Uint8Array | undefined> {
     const chain: VersionedEntry[] = [];
     let based = false;
+    const id = toBinaryString(key);
     for (const mem of [this.memtable, ...this.immutables]) {
-      const v = visible(mem.versions(key), snapshot);
+      const v = visible(mem.versions(id), snapshot);
       if (!v) continue;
       chain.push(...v);
       based = v.some((e) => e.kind !== 'merge');
@@ -165,16 +166,18 @@ export class LsmTree {
   }
 
   private *memtableCursor(mem: Memtable, bounds: Bounds, snapshot: number): Generator<VersionedEntry> {
-    let key = bounds.lower;
+    let id = bounds.lower === undefined ? undefined : toBinaryString(bounds.lower);
+    const upper = bounds.upper === undefined ? undefined : toBinaryString(bounds.upper);
     let exclusive = bounds.lowerExclusive;
     for (;;) {
       // Seek afresh each step: the memtable may change while the consumer awaits.
-      const next = mem.seek(key, exclusive);
-      if (!next || pastUpper(next[0], bounds)) return;
-      [key] = next;
+      const next = mem.seek(id, exclusive);
+      if (!next || (upper !== undefined && next[0] >= upper)) return;
+      id = next[0];
       exclusive = true;
-      const v = visible(next[1], snapshot);
-      if (v) yield v[0].kind === 'merge' ? resolveChain(next[0], v, this.merge, false) : v[0];
+      const { key, versions } = next[1];
+      const v = visible(versions, snapshot);
+      if (v) yield v[0].kind === 'merge' ? resolveChain(key, v, this.merge, false) : v[0];
     }
   }
 

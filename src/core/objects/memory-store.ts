@@ -1,11 +1,8 @@
-import BTreeModule from 'sorted-btree';
 import { PreconditionFailedError } from '../errors.js';
+import { BTree } from '../sorted-map.js';
 import { validateGetRange, validateListPrefix, validateObjectKey } from './keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from './object-store.js';
 
-// sorted-btree is CommonJS with `exports.default`: bundlers hand us the class, while Node's
-// native ESM loader hands us the exports object. Accept both.
-const BTree: typeof BTreeModule = (BTreeModule as unknown as { default?: typeof BTreeModule }).default ?? BTreeModule;
 
 interface Entry {
   data: Uint8Array;

@@ -25,7 +25,7 @@ import { Claim, claimJobs } from './claim.js';
 import { ClaimCursor } from './claim-cursor.js';
 import { waitForCompletion, type WaitOutcome } from './completion-wait.js';
 import { persistCursors, restoreCursors } from './cursor-store.js';
-import { validateKvWrites, type SettlementEffects } from './effects.js';
+import { discardEffects, prepareEffects, stageEffects, validateKvWrites, type SettlementEffects } from './effects.js';
 import { prepareEnqueue, stageEnqueue, type EnqueueOptions, type EnqueueResult, type PreparedEnqueue } from './enqueue.js';
 import { Heartbeat } from './heartbeat.js';
 import {
@@ -57,7 +57,7 @@ import { reapExpiredLeases, recoverInterruptedClaims } from './reaper.js';
 import { sweepDead, sweepDone } from './retention.js';
 import { promoteDueJobs } from './scheduler.js';
 import { ackClaim, assertClaim, deadLetterClaim, nackClaim, type NackOutcome } from './settlement.js';
-import { runTransaction } from './staged-txn.js';
+import { isAmbiguousCommitError, runTransaction } from './staged-txn.js';
 import { validateCount, validateDuration, validatePayload, validateQueueName } from './validation.js';
 
 /** `Queue.open` options that also carry the store path. */
@@ -449,6 +449,24 @@ export class Queue {
   async sweepRetentionNow(): Promise<{ done: number; dead: number }> {
     this.ctx.checkOpen();
     return { done: await sweepDone(this.ctx), dead: await sweepDead(this.ctx) };
+  }
+
+  /**
+   * Applies settlement effects with no job transition: follow-up enqueues and caller KV writes and
+   * deletes in one durable transaction, all or nothing (for repairs that must not be half done,
+   * like the workflow runtime's dead-step reconciliation). Results align with `effects.enqueues`.
+   * An empty effects object commits nothing. Rejects with INVALID_ARGUMENT (before any write),
+   * CLOSED, or store errors.
+   */
+  async commitEffects(effects: SettlementEffects): Promise<EnqueueResult[]> {
+    this.ctx.checkOpen();
+    const prepared = await prepareEffects(this.ctx, effects);
+    try {
+      return await runTransaction(this.ctx.db, (s) => stageEffects(this.ctx, s, prepared));
+    } catch (e) {
+      if (!isAmbiguousCommitError(e)) await discardEffects(this.ctx, prepared);
+      throw e;
+    }
   }
 
   // ---- caller KV ----

@@ -92,12 +92,10 @@ export function toHex(bytes: Uint8Array): string {
 /** Grows as needed; varints are unsigned LEB128 of safe integers (0 ..= 2^53-1, at most 8 bytes). */
 export class ByteWriter {
   private buf: Uint8Array;
-  private view: DataView;
   length = 0;
 
   constructor(initial = 256) {
     this.buf = new Uint8Array(initial);
-    this.view = new DataView(this.buf.buffer);
   }
 
   private ensure(extra: number): void {
@@ -107,7 +105,6 @@ export class ByteWriter {
     const next = new Uint8Array(size);
     next.set(this.buf.subarray(0, this.length));
     this.buf = next;
-    this.view = new DataView(next.buffer);
   }
 
   u8(v: number): this {
@@ -118,7 +115,12 @@ export class ByteWriter {
 
   u32(v: number): this {
     this.ensure(4);
-    this.view.setUint32(this.length, v);
+    const b = this.buf;
+    const o = this.length;
+    b[o] = v >>> 24;
+    b[o + 1] = (v >>> 16) & 0xff;
+    b[o + 2] = (v >>> 8) & 0xff;
+    b[o + 3] = v & 0xff;
     this.length += 4;
     return this;
   }

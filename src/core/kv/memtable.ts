@@ -43,12 +43,12 @@ export class Memtable {
    */
   add(entry: VersionedEntry, floorSeq: number, id = toBinaryString(entry.key)): void {
     if (entry.seq > this.maxSeq) this.maxSeq = entry.seq;
-    const slot = this.map.get(id);
-    if (!slot) {
-      this.map.set(id, { key: entry.key, versions: [entry] });
+    // Most keys are new (job ids are unique): try the insert first, one tree descent.
+    if (this.map.set(id, { key: entry.key, versions: [entry] }, false)) {
       this.bytes += entry.key.length * 2 + entry.value.length + VERSION_OVERHEAD;
       return;
     }
+    const slot = this.map.get(id)!;
     this.bytes += entry.value.length + VERSION_OVERHEAD;
     const versions = slot.versions;
     versions.unshift(entry);

@@ -24,7 +24,9 @@ export interface WalObject {
 
 /** Encodes one commit's body; the WAL buffer concatenates these without re-encoding. */
 export function encodeCommit(commit: WalCommit): Uint8Array {
-  const w = new ByteWriter(64);
+  let size = 16;
+  for (const e of commit.entries) size += e.key.length + e.value.length + 12;
+  const w = new ByteWriter(size);
   w.varint(commit.seq).varint(commit.entries.length);
   for (const e of commit.entries) {
     writeKind(w, e.kind);

@@ -21,6 +21,7 @@ export class KvReader implements KvReadable {
   private manifestVersion: ObjectVersion | undefined;
   private nextWalId = 1;
   private lastSeq = 0;
+  private epoch = 0;
   private refreshing: Promise<void> | undefined;
 
   private constructor(
@@ -59,6 +60,7 @@ export class KvReader implements KvReadable {
   private async catchUp(): Promise<void> {
     const current = await this.manifests.read();
     if (!current) throw new NotFoundError(`no engine at this path. path=${this.options.path}`, { path: this.options.path });
+    this.epoch = current.data.epoch;
     if (current.version !== this.manifestVersion || !this.tree) {
       const memtable = new Memtable(this.options.mergeOperator);
       const tree = this.tree ?? new LsmTree(this.store, this.options.path, this.options.mergeOperator, memtable, this.options.blockCacheBytes);
@@ -102,6 +104,11 @@ export class KvReader implements KvReadable {
   async *scan(range?: ScanRange): AsyncIterable<KvEntry> {
     const bounds = resolveBounds(range);
     yield* this.tree!.scan(bounds, Number.POSITIVE_INFINITY);
+  }
+
+  /** The writer epoch named by the manifest at the last refresh (it rises when a new writer opens). */
+  get writerEpoch(): number {
+    return this.epoch;
   }
 
   /** Sequence number of the newest commit this reader has applied. */

@@ -5,8 +5,10 @@
  * that overlaps a PUT of the same key (it truncates files in place), (3) lists keys in directory
  * walk order rather than key order (`a/b/c` before `a/b-`), and (4) can hand out a wrong ETag when
  * a listing reads a key being written. The front fixes these for our use:
- *   - every object request runs under a per-key mutex; deletes, listings and bucket requests run
- *     alone (s3rver removes empty directories on delete, which can break a concurrent put);
+ *   - every object request runs under a per-key mutex; listings and bucket requests run alone (a
+ *     listing reads every object's metadata and would race with writes). s3rver removes a key's
+ *     directories on delete once empty, which breaks a concurrent put into them: the front keeps
+ *     a marker file in every directory it has seen a put into;
  *   - PUT enforces `If-None-Match: *` (412 when the key exists) and `If-Match` (412 on another
  *     ETag, 404 NoSuchKey when the key is missing, as AWS answers), with S3's XML error bodies;
  *   - ListObjectsV2 is answered by the front from s3rver's store, in UTF-8 byte order, with
@@ -17,7 +19,7 @@
  * s3rver performed the request.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -43,6 +45,10 @@ export interface S3Fault {
   readonly keyPrefix?: string;
   /** How many matching requests to hit (default 1; Infinity for all). */
   readonly count?: number;
+  /** Fire on every n-th matching request only (default 1: each one). */
+  readonly every?: number;
+  /** Runs (no lock held) just before the fault: for `after`, once s3rver performed the request. */
+  readonly hook?: () => Promise<void>;
 }
 
 export interface S3FaultHandle {
@@ -80,6 +86,7 @@ interface S3rverStore {
 }
 
 interface ActiveFault extends S3Fault {
+  matched: number;
   fired: number;
 }
 
@@ -109,23 +116,32 @@ export async function startS3TestServer(options: S3TestServerOptions = {}): Prom
     res.end(res.req.method === 'HEAD' ? undefined : body);
   };
 
+  const drain = (incoming: http.IncomingMessage): Promise<void> =>
+    new Promise((resolve) => {
+      if (incoming.complete) return resolve();
+      incoming.on('end', resolve).on('error', () => resolve()).on('close', resolve).resume();
+    });
+
   const takeFault = (method: string, key: string | undefined, when: 'before' | 'after'): ActiveFault | undefined => {
-    const fault = faults.find(
-      (f) =>
-        (f.when ?? 'before') === when &&
-        f.fired < (f.count ?? 1) &&
-        (f.method === undefined || f.method === method) &&
-        (f.keyPrefix === undefined || (key !== undefined && key.startsWith(f.keyPrefix))),
-    );
-    if (fault) fault.fired++;
-    return fault;
+    for (const f of faults) {
+      if ((f.when ?? 'before') !== when || f.fired >= (f.count ?? 1)) continue;
+      if (f.method !== undefined && f.method !== method) continue;
+      if (f.keyPrefix !== undefined && (key === undefined || !key.startsWith(f.keyPrefix))) continue;
+      f.matched++;
+      if ((f.matched - 1) % (f.every ?? 1) !== 0) continue;
+      f.fired++;
+      return f;
+    }
+    return undefined;
   };
 
-  /** Applies a fault; true when it consumed the response. */
-  const applyFault = (fault: ActiveFault | undefined, res: http.ServerResponse): boolean => {
+  /** Applies a fault (after its hook); true when it consumed the response. */
+  const applyFault = async (fault: ActiveFault | undefined, res: http.ServerResponse): Promise<boolean> => {
     if (!fault) return false;
+    await fault.hook?.();
     if (fault.type === 'drop') res.socket?.destroy();
     else if (fault.type === 'status') {
+      await drain(res.req);
       const status = fault.status ?? 503;
       const code = fault.code ?? (status === 503 || status === 429 ? 'SlowDown' : 'InternalError');
       sendError(res, status, code, 'injected fault');
@@ -133,14 +149,20 @@ export async function startS3TestServer(options: S3TestServerOptions = {}): Prom
     return true;
   };
 
-  const drain = (incoming: http.IncomingMessage): Promise<void> =>
-    new Promise((resolve) => {
-      if (incoming.complete) return resolve();
-      incoming.on('end', resolve).on('error', () => resolve()).on('close', resolve).resume();
+  /** The whole request body; rejects if the client goes away first (so s3rver never stores a torn upload). */
+  const readBody = (incoming: http.IncomingMessage): Promise<Buffer> =>
+    new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      incoming.on('data', (c: Buffer) => chunks.push(c));
+      incoming.on('end', () => resolve(Buffer.concat(chunks)));
+      incoming.on('error', reject);
+      incoming.on('close', () => {
+        if (!incoming.complete) reject(new Error('client closed the request before its body ended'));
+      });
     });
 
-  /** Forwards the request to s3rver and buffers its whole answer (so the key lock covers all of it). */
-  const forward = (incoming: http.IncomingMessage): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> =>
+  /** Sends the request with its buffered body to s3rver and buffers its whole answer (so the key lock covers all of it). */
+  const forward = (incoming: http.IncomingMessage, body: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> =>
     new Promise((resolve, reject) => {
       const upstream = http.request(
         { host: '127.0.0.1', port: upstreamAddress.port, method: incoming.method, path: incoming.url, headers: incoming.headers, agent },
@@ -152,8 +174,22 @@ export async function startS3TestServer(options: S3TestServerOptions = {}): Prom
         },
       );
       upstream.on('error', reject);
-      incoming.pipe(upstream);
+      upstream.end(body);
     });
+
+  // s3rver deletes a key's directories once they are empty, which breaks a concurrent put into
+  // them. A marker file (never listed: it lacks s3rver's object suffix) keeps them non-empty.
+  const keptDirectories = new Set<string>();
+  const keepDirectories = async (key: string): Promise<void> => {
+    const parts = key.split('/').slice(0, -1);
+    for (let depth = 1; depth <= parts.length; depth++) {
+      const dir = join(directory, bucket, ...parts.slice(0, depth));
+      if (keptDirectories.has(dir)) continue;
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, '.taquba-keep'), '');
+      keptDirectories.add(dir);
+    }
+  };
 
   const metaOf = async (key: string): Promise<StoreMeta | undefined> => {
     try {
@@ -207,47 +243,47 @@ export async function startS3TestServer(options: S3TestServerOptions = {}): Prom
     const url = new URL(incoming.url ?? '/', 'http://front');
     const [, bucketPart = '', ...rest] = url.pathname.split('/');
     const key = rest.length > 0 && rest.join('/') !== '' ? decodeURIComponent(rest.join('/')) : undefined;
-    const isList = incoming.method === 'GET' && key === undefined && bucketPart !== '' && url.searchParams.get('list-type') === '2';
+    // Requests for other buckets go to s3rver untouched (it answers NoSuchBucket).
+    const ours = bucketPart === bucket;
+    const isList = ours && incoming.method === 'GET' && key === undefined && url.searchParams.get('list-type') === '2';
     const method = isList ? 'LIST' : (incoming.method ?? 'GET');
     const faultKey = isList ? (url.searchParams.get('prefix') ?? '') : key;
     requestCounts[method] = (requestCounts[method] ?? 0) + 1;
 
-    if (applyFault(takeFault(method, faultKey, 'before'), res)) return;
+    if (await applyFault(takeFault(method, faultKey, 'before'), res)) return;
+    const body = await readBody(incoming);
     const accessKey = /Credential=([^/]+)\//.exec(incoming.headers.authorization ?? '')?.[1];
     if (accessKey !== S3RVER_CREDENTIALS.accessKeyId) {
-      await drain(incoming);
       return sendError(res, 403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.', { AWSAccessKeyId: accessKey ?? '' });
     }
 
-    const exclusive = key === undefined || incoming.method === 'DELETE';
+    const exclusive = key === undefined || !ours;
     const releaseGlobal = await global.acquire(exclusive);
     let answer: { status: number; headers: http.OutgoingHttpHeaders; body: Buffer } | [number, string, Record<string, string>];
     try {
       if (isList) {
         const body = Buffer.from(await listObjects(url), 'utf8');
         answer = { status: 200, headers: { 'content-type': 'application/xml' }, body };
-      } else if (key === undefined || exclusive) {
-        answer = await forward(incoming);
+      } else if (exclusive || key === undefined) {
+        answer = await forward(incoming, body);
       } else {
         answer = await keys.run(key, async () => {
           if (incoming.method === 'PUT') {
+            await keepDirectories(key);
             const refusal = await checkPut(incoming, key);
-            if (refusal) {
-              await drain(incoming);
-              return refusal;
-            }
+            if (refusal) return refusal;
           }
           if ((incoming.method === 'GET' || incoming.method === 'HEAD') && incoming.headers.range !== undefined && Number((await metaOf(key))?.['content-length']) === 0) {
             return [416, 'InvalidRange', { RangeRequested: String(incoming.headers.range), ActualObjectSize: '0' }];
           }
-          return forward(incoming);
+          return forward(incoming, body);
         });
       }
     } finally {
       releaseGlobal();
     }
 
-    if (applyFault(takeFault(method, faultKey, 'after'), res)) return;
+    if (await applyFault(takeFault(method, faultKey, 'after'), res)) return;
     if (Array.isArray(answer)) {
       const [status, code, extra] = answer;
       const messages: Record<string, string> = {
@@ -285,7 +321,7 @@ export async function startS3TestServer(options: S3TestServerOptions = {}): Prom
     credentials: S3RVER_CREDENTIALS,
     requestCounts,
     injectFault(fault: S3Fault): S3FaultHandle {
-      const active: ActiveFault = { ...fault, fired: 0 };
+      const active: ActiveFault = { ...fault, matched: 0, fired: 0 };
       faults.push(active);
       return {
         get fired() {

@@ -17,6 +17,7 @@ import { mergeRuns, pickCompaction } from './compaction.js';
 import type { VersionedEntry } from './entry.js';
 import { parseObjectId, sstObjectKey, walObjectKey } from './format.js';
 import { resolveKvDbOptions, type KvDbOptions, type ResolvedKvDbOptions } from './kv-options.js';
+import { DeleteQueue } from './delete-queue.js';
 import { KvReader } from './kv-reader.js';
 import { LsmTree, type TableSet } from './lsm-tree.js';
 import type { ManifestData, SortedRun } from './manifest.js';
@@ -56,6 +57,7 @@ export class KvDb implements KvReadable, TransactionHost {
   private background: Promise<void> = Promise.resolve();
   private backgroundRunning = false;
   private readonly retired: TableSet[] = [];
+  private readonly deletes: DeleteQueue;
   private nextSstId: number;
   /** Table ids below this that no manifest names are garbage (fixed at open). */
   private orphanBound = 0;
@@ -66,6 +68,7 @@ export class KvDb implements KvReadable, TransactionHost {
     private readonly manifests: ManifestStore,
     private manifest: VersionedManifest,
   ) {
+    this.deletes = new DeleteQueue(store);
     this.tree = new LsmTree(store, options.path, options.mergeOperator, new Memtable(options.mergeOperator), options.blockCacheBytes);
     this.tree.tables = this.tree.buildTableSet(manifest.data.runs);
     this.lastSeq = manifest.data.lastSeq;
@@ -136,6 +139,10 @@ export class KvDb implements KvReadable, TransactionHost {
       await this.replayWal(id);
       nextId = id + 1;
     }
+    // Ids an older writer stored after our listing: its commits are history too. They are read
+    // only after the fence lands, so each attempt costs one put, as the older writer's flushes
+    // do; reading between attempts would let a busy older writer stay ahead forever.
+    const taken: number[] = [];
     for (;;) {
       await this.options.faults?.('open:fence-wal', { id: nextId });
       try {
@@ -143,11 +150,11 @@ export class KvDb implements KvReadable, TransactionHost {
         break;
       } catch (e) {
         if (!isTaqubaError(e, 'PRECONDITION_FAILED')) throw e;
-        // An older writer stored this id after our listing: its commits are history too.
-        await this.replayWal(nextId);
+        taken.push(nextId);
         nextId++;
       }
     }
+    for (const id of taken) await this.replayWal(id);
     this.wal = new WalWriter(this.store, path, this.epoch, nextId + 1, this.options, (e) => this.poison(e));
     this.orphanBound = this.nextSstId;
     if (this.frozen.length > 0) this.runBackground();
@@ -326,8 +333,11 @@ export class KvDb implements KvReadable, TransactionHost {
     this.background = (async () => {
       try {
         while (!this.closed && this.failure === undefined) {
-          if (this.frozen.length > 0) await this.flushFrozen();
-          else if (!(await this.compactOnce())) break;
+          // Alternate, so a steady stream of flushes cannot starve compaction.
+          const flushed = this.frozen.length > 0;
+          if (flushed) await this.flushFrozen();
+          const compacted = await this.compactOnce();
+          if (!flushed && !compacted) break;
         }
       } catch (e) {
         this.poison(e);
@@ -364,9 +374,9 @@ export class KvDb implements KvReadable, TransactionHost {
     }, []);
     this.frozen.pop();
     this.tree.immutables = this.frozen.map((f) => f.memtable);
-    for (let id = previous.walStart; id <= oldest.walEnd; id++) {
-      await this.store.delete(walObjectKey(this.options.path, id)).catch(() => undefined);
-    }
+    const retiredWal: string[] = [];
+    for (let id = previous.walStart; id <= oldest.walEnd; id++) retiredWal.push(walObjectKey(this.options.path, id));
+    this.deletes.add(retiredWal);
   }
 
   /** Replaces the manifest and the readable table set; `obsolete` tables are deleted once unread. */
@@ -376,22 +386,20 @@ export class KvDb implements KvReadable, TransactionHost {
     this.tree.tables = this.tree.buildTableSet(next.runs);
     old.obsolete = [...obsolete];
     this.retired.push(old);
-    await this.deleteUnreadTables();
+    this.deleteUnreadTables();
   }
 
-  private async deleteUnreadTables(): Promise<void> {
+  private deleteUnreadTables(): void {
     while (this.retired.length > 0 && this.retired[0].activeReads === 0) {
       const set = this.retired.shift()!;
-      for (const meta of set.obsolete) {
-        this.tree.cache.evictPrefix(`${meta.id}:`);
-        await this.store.delete(sstObjectKey(this.options.path, meta.id)).catch(() => undefined);
-      }
+      for (const meta of set.obsolete) this.tree.cache.evictPrefix(`${meta.id}:`);
+      this.deletes.add(set.obsolete.map((meta) => sstObjectKey(this.options.path, meta.id)));
     }
   }
 
   /** One compaction step if one is due; false when there was nothing to do. */
   private async compactOnce(): Promise<boolean> {
-    await this.deleteUnreadTables();
+    this.deleteUnreadTables();
     const runs = this.manifest.data.runs;
     const pick = pickCompaction(runs, this.options.maxRuns);
     if (!pick) return false;
@@ -433,10 +441,7 @@ export class KvDb implements KvReadable, TransactionHost {
       if (id === undefined || id >= walStart) break;
       doomed.push(info.key);
     }
-    for (const key of doomed) {
-      if (this.closed || this.failure !== undefined) return;
-      await this.store.delete(key);
-    }
+    this.deletes.add(doomed);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------
@@ -473,6 +478,7 @@ export class KvDb implements KvReadable, TransactionHost {
     if (this.failure === undefined) await this.wal.flush().catch((e) => (flushError = e));
     this.closed = true;
     await this.background.catch(() => undefined);
+    await this.deletes.idle();
     if (flushError !== undefined) throw flushError;
   }
 }

@@ -2,7 +2,7 @@
  * The KV engine on S3: the shared engine suite, plus what only a network store does to it (two
  * processes on one prefix, lost answers, throttling, a connection dropped mid-flush).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromUtf8, utf8 } from '../../../src/core/bytes.js';
 import { isTaqubaError } from '../../../src/core/errors.js';
 import { KvDb } from '../../../src/core/kv/index.js';
@@ -15,33 +15,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await target?.close();
-});
-
-/*
- * Known engine issues on S3 (reported; not adapter bugs). Set TAQUBA_S3_KNOWN_ISSUES=1 to run
- * these tests anyway.
- *
- * Compaction starvation: the background loop always flushes a frozen memtable before it considers
- * compaction, and a flush costs one table PUT, one manifest PUT and one DELETE per WAL object it
- * retires, one after another. With one WAL object per commit a flush costs more requests than the
- * commits that filled the memtable, so under steady sequential writes the flush queue never drains
- * and compaction never runs: runs pile up without bound. Two suite tests depend on compaction
- * keeping up.
- *
- * Open livelock: a newer writer claims the next WAL id create-only and, when the older writer got
- * there first, replays that object (a GET) and tries the next id. An older writer committing
- * back to back needs one PUT per id, so the opener never catches up and its open does not finish
- * until the older writer pauses.
- */
-const COMPACTION_STARVED = 'engine: compaction starves behind memtable flushes on S3 (see the comment above)';
-const KNOWN_ISSUES = new Map([
-  ['a failure at compact:manifest-put fails the engine and loses nothing acknowledged', COMPACTION_STARVED],
-  ['garbage-collects WAL objects and replaced tables', COMPACTION_STARVED],
-  ['a newer writer opens while the older one commits back to back', 'engine: the opener chases the older writer one WAL id at a time (see the comment above)'],
-]);
-beforeEach((ctx) => {
-  const issue = KNOWN_ISSUES.get(ctx.task.name);
-  if (issue !== undefined && process.env.TAQUBA_S3_KNOWN_ISSUES !== '1') ctx.skip(issue);
 });
 
 // Every test gets a store on a fresh prefix of the one bucket.

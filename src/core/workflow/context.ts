@@ -1,0 +1,25 @@
+/** @internal What the runtime's modules share: one object built by `WorkflowRuntime`. */
+import type { Clock } from '../clock.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import type { Queue } from '../queue/index.js';
+import type { KeyedLock } from './keyed-lock.js';
+import type { MemoStore } from './memo.js';
+import type { RunRegistry } from './registry.js';
+import type { StepRunner } from './step.js';
+import type { TerminalHook } from './terminal-hook.js';
+
+export interface RuntimeContext {
+  readonly queue: Queue;
+  readonly queueName: string;
+  readonly store: ObjectStore;
+  readonly clock: Clock;
+  readonly memo: MemoStore;
+  readonly runner: StepRunner;
+  readonly hook: TerminalHook;
+  readonly registry: RunRegistry;
+  /** Serialises signal registration, delivery and timeout consumption per correlation key. */
+  readonly signalLocks: KeyedLock;
+  readonly memoRetentionMs: number | null;
+  readonly stepOutputReplay: boolean;
+  readonly warn: (message: string, error?: unknown) => void;
+}

@@ -1,0 +1,47 @@
+/**
+ * Layer 4: the workflow runtime on the queue.
+ *
+ * Owns: runs as chains of step jobs (`WorkflowRuntime`, `StepRunner`, `Step`, `StepOutcome`,
+ * `Trigger`, `StepError`), idempotent submission with a durable run record, external
+ * cancellation, durable signals, caller-KV effects committed with step settlements, the memo
+ * (per step and per run, content-addressed helpers), opt-in step-output replay, memo retention
+ * with terminal markers, dead-step reconciliation, and terminal notifications delivered as queue
+ * jobs to a `TerminalHook`.
+ *
+ * Durable state: caller KV under `workflow/` (run records, step pointers, signal state, terminal
+ * markers) and memo objects under the memo prefix; see keys.ts for the layout.
+ *
+ * Errors (all `TaqubaError`): INVALID_ARGUMENT (bad run id, spec, reserved header or KV key,
+ * effect conflicts, sealed handles, unserializable content keys; `details.reason` says which),
+ * INVALID_CONFIG (runtime options), INPUT_MISMATCH (`InputMismatchError`), CORRUPT_DATA
+ * (inconsistent or undecodable runtime records), and the queue's CLOSED / FENCED / STORE_*.
+ *
+ * Never: read ambient time (every timestamp comes from the runtime clock, by default the
+ * queue's), import a platform API, or apply a step's effects without its settlement.
+ */
+export { WorkflowRuntime, type RunnerHandle } from './runtime.js';
+export type { WorkflowRuntimeOptions } from './runtime-options.js';
+export type { RunSpec, SubmitOutcome } from './submit.js';
+export type { RunState, RunStatus } from './registry.js';
+export type { SignalOutcome } from './signals.js';
+export { detachedStep, KvReadHandle, type DetachedStepInit, type Step, type StepRunner } from './step.js';
+export { StepOutcome, Trigger } from './outcome.js';
+export { StepError, type StepErrorKind } from './step-error.js';
+export { EffectsHandle, TerminalEffects, type KvKey } from './effects-handle.js';
+export { Memo, MemoStore, type MemoizedOptions } from './memo.js';
+export { NoopTerminalHook, type RunOutcome, type TerminalHook, type TerminalStatus } from './terminal-hook.js';
+export { InputMismatchError } from './errors.js';
+export { remainingDelay } from './replay.js';
+export { parseTerminalMarkerKey, terminalMarkerKey, TERMINALS_PREFIX } from './keys.js';
+export {
+  HEADER_RUN_ID,
+  HEADER_STEP,
+  HEADER_TERMINAL,
+  HEADER_SIGNAL_WAIT,
+  HEADER_SIGNAL_DELIVERED,
+  RESERVED_HEADER_PREFIX,
+  RESERVED_KV_PREFIX,
+  MAX_RUN_ID_LEN,
+  DEFAULT_QUEUE_NAME,
+  DEFAULT_MEMO_PREFIX,
+} from './constants.js';

@@ -1,0 +1,66 @@
+/**
+ * Where the runtime keeps its state. One file, so the layout can be read in one place.
+ *
+ * Caller KV (all under the reserved `workflow/` prefix):
+ *   workflow/runs/{run}                    run record (input hash, submit time)
+ *   workflow/steps/{run}                   current-step pointer {step, job id}
+ *   workflow/terminals/{ts:020}/{run}      terminal marker (memo retention only), empty value
+ *   workflow/signal-wait/{key}             job id of the scheduled waiter of a correlation key
+ *   workflow/signal-buf/{key}              the one buffered signal of a correlation key
+ *   workflow/signal-delivered/{run}/{step} signal consumed on behalf of a step
+ *
+ * Object store (`p` = memo prefix; user keys and payloads hashed with SHA-256, lowercase hex):
+ *   p/memos/{run}/{step}/{hex}             per-step memo entry
+ *   p/memos/{run}/run/{hex}                run-scoped memo entry
+ *   p/step-outputs/{run}/{step}/{hex}      step-output replay record
+ */
+import { fromUtf8, utf8 } from '../bytes.js';
+
+export const RUNS_PREFIX = 'workflow/runs/';
+export const STEPS_PREFIX = 'workflow/steps/';
+export const TERMINALS_PREFIX = 'workflow/terminals/';
+export const SIGNAL_WAIT_PREFIX = 'workflow/signal-wait/';
+export const SIGNAL_BUF_PREFIX = 'workflow/signal-buf/';
+export const SIGNAL_DELIVERED_PREFIX = 'workflow/signal-delivered/';
+
+/** Width of the zero-padded timestamp in marker keys, so keys sort oldest first. */
+const TS_WIDTH = 20;
+
+export const runRecordKey = (runId: string): Uint8Array => utf8(RUNS_PREFIX + runId);
+export const stepPointerKey = (runId: string): Uint8Array => utf8(STEPS_PREFIX + runId);
+export const signalWaitKey = (correlationKey: string): Uint8Array => utf8(SIGNAL_WAIT_PREFIX + correlationKey);
+export const signalBufferKey = (correlationKey: string): Uint8Array => utf8(SIGNAL_BUF_PREFIX + correlationKey);
+export const signalDeliveredKey = (runId: string, step: number): Uint8Array => utf8(`${SIGNAL_DELIVERED_PREFIX}${runId}/${step}`);
+
+/** The terminal marker key of a run that terminated at `terminatedAtMs`. */
+export function terminalMarkerKey(terminatedAtMs: number, runId: string): Uint8Array {
+  return utf8(`${TERMINALS_PREFIX}${String(Math.max(0, Math.floor(terminatedAtMs))).padStart(TS_WIDTH, '0')}/${runId}`);
+}
+
+/** Parses a marker key back; undefined when it does not have the marker shape. */
+export function parseTerminalMarkerKey(key: Uint8Array): { terminatedAtMs: number; runId: string } | undefined {
+  let text: string;
+  try {
+    text = fromUtf8(key);
+  } catch {
+    return undefined;
+  }
+  if (!text.startsWith(TERMINALS_PREFIX)) return undefined;
+  const rest = text.slice(TERMINALS_PREFIX.length);
+  const slash = rest.indexOf('/');
+  if (slash !== TS_WIDTH || !/^[0-9]+$/.test(rest.slice(0, slash))) return undefined;
+  const terminatedAtMs = Number(rest.slice(0, slash));
+  if (!Number.isSafeInteger(terminatedAtMs)) return undefined;
+  return { terminatedAtMs, runId: rest.slice(slash + 1) };
+}
+
+/** Dedup key of step `step` of a run: at most one such job waits at a time. */
+export const stepDedupKey = (runId: string, step: number): string => `run:${runId}:${step}`;
+/** Dedup key of a run's terminal notification. */
+export const terminalDedupKey = (runId: string): string => `run:${runId}:terminal`;
+
+export const memoRunPrefix = (prefix: string, runId: string): string => `${prefix}/memos/${runId}/`;
+export const stepOutputRunPrefix = (prefix: string, runId: string): string => `${prefix}/step-outputs/${runId}/`;
+export const memoObjectKey = (prefix: string, runId: string, scope: number | 'run', hashHex: string): string => `${prefix}/memos/${runId}/${scope}/${hashHex}`;
+export const stepOutputObjectKey = (prefix: string, runId: string, step: number, payloadHashHex: string): string =>
+  `${prefix}/step-outputs/${runId}/${step}/${payloadHashHex}`;

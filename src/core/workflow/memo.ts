@@ -1,0 +1,185 @@
+/**
+ * The memo: a durable cache for work inside a step, so a retried or redelivered step can skip
+ * what an earlier attempt already paid for. Entries are objects in the runtime's object store,
+ * scoped to (run, step) for `step.memo` and to the run for `step.runMemo`; never shared across
+ * runs. Writes happen outside any queue transaction, so a crash can leave an entry without the
+ * settlement that used it (harmless: the redelivery reads it back). Readers must tolerate an
+ * absent entry (retention may delete it at any time) by redoing the work.
+ *
+ * Paths: `{prefix}/memos/{run}/{step|run}/{hex(SHA-256(key))}`; a content key is
+ * `content:` + hex(SHA-256(MessagePack(input))) with object keys sorted, so equal inputs give
+ * equal keys however their objects were built.
+ */
+import { utf8 } from '../bytes.js';
+import { decodeRecord, encodeRecord } from '../codec.js';
+import { sha256Hex } from '../hash.js';
+import { InvalidArgumentError } from '../errors.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import { show, validateRunId } from './errors.js';
+import { memoObjectKey, memoRunPrefix, stepOutputRunPrefix } from './keys.js';
+
+export type MemoWarn = (message: string, error?: unknown) => void;
+
+/** Options of the typed memo helpers. */
+export interface MemoizedOptions<T> {
+  /**
+   * Checks a decoded entry. An entry that fails (or cannot be decoded at all) is treated as
+   * absent: the computation runs and its value overwrites the entry.
+   */
+  readonly validate?: (value: unknown) => value is T;
+}
+
+/** Rebuilds a value with plain-object keys sorted, so its encoding does not depend on key order. */
+function canonical(value: unknown, depth = 0): unknown {
+  if (depth > 100) throw serializationError('input nests deeper than 100 levels');
+  if (Array.isArray(value)) return value.map((v) => canonical(v, depth + 1));
+  if (value instanceof Map || value instanceof Set) throw serializationError(`Map and Set have no stable encoding; use a plain object or an array. input=${show(value)}`);
+  if (typeof value === 'object' && value !== null && !(value instanceof Uint8Array) && !(value instanceof Date)) {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) throw serializationError(`only plain objects, arrays, bytes and primitives can form a content key. input=${show(value)}`);
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[k];
+      if (v !== undefined) out[k] = canonical(v, depth + 1);
+    }
+    return out;
+  }
+  return value;
+}
+
+function serializationError(message: string, cause?: unknown): InvalidArgumentError {
+  const e = new InvalidArgumentError(`content key input cannot be serialized: ${message}`, { reason: 'serialization' });
+  if (cause !== undefined) Object.defineProperty(e, 'cause', { value: cause });
+  return e;
+}
+
+/** `content:` + hex SHA-256 of the canonical MessagePack encoding of `input`. INVALID_ARGUMENT (serialization). */
+export async function contentKeyOf(input: unknown): Promise<string> {
+  let bytes: Uint8Array;
+  try {
+    bytes = encodeRecord(canonical(input));
+  } catch (e) {
+    if (e instanceof InvalidArgumentError) throw e;
+    throw serializationError(e instanceof Error ? e.message : String(e), e);
+  }
+  return `content:${await sha256Hex(bytes)}`;
+}
+
+/** One memo namespace: a step's (`stepNumber` set) or a run's (`stepNumber` null). */
+export class Memo {
+  /** @internal */
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly prefix: string,
+    readonly runId: string,
+    readonly stepNumber: number | null,
+    private readonly warn: MemoWarn,
+  ) {}
+
+  private async path(key: string): Promise<string> {
+    if (typeof key !== 'string') throw new InvalidArgumentError(`memo key must be a string. key=${show(key)}`, { reason: 'invalid_memo_key' });
+    return memoObjectKey(this.prefix, this.runId, this.stepNumber ?? 'run', await sha256Hex(utf8(key)));
+  }
+
+  /** The stored bytes, or null. Any string is a valid key. Rejects with store errors. */
+  async get(key: string): Promise<Uint8Array | null> {
+    const obj = await this.store.get(await this.path(key));
+    return obj ? obj.data : null;
+  }
+
+  /** Stores (overwrites) the entry; durable when it resolves. Rejects with store errors. */
+  async put(key: string, value: Uint8Array): Promise<void> {
+    if (!(value instanceof Uint8Array)) throw new InvalidArgumentError(`memo value must be a Uint8Array. value=${show(value)}`, { reason: 'invalid_memo_value' });
+    await this.store.put(await this.path(key), value);
+  }
+
+  /** The key `contentGet`/`contentPut` use for `input`. INVALID_ARGUMENT (serialization). */
+  contentKey(input: unknown): Promise<string> {
+    return contentKeyOf(input);
+  }
+
+  /** `get` under the content key of `input`. Include an operation name in `input` when operations can share inputs. */
+  async contentGet(input: unknown): Promise<Uint8Array | null> {
+    return this.get(await contentKeyOf(input));
+  }
+
+  /** `put` under the content key of `input`. */
+  async contentPut(input: unknown, value: Uint8Array): Promise<void> {
+    await this.put(await contentKeyOf(input), value);
+  }
+
+  /**
+   * The stored value of `key` if there is one that decodes (and passes `validate`); otherwise runs
+   * `compute`, stores its value (MessagePack, named fields) and returns it. An error from
+   * `compute` propagates and stores nothing.
+   */
+  async memoized<T>(key: string, compute: () => Promise<T> | T, options: MemoizedOptions<T> = {}): Promise<T> {
+    const stored = await this.get(key);
+    if (stored !== null) {
+      let decoded: unknown;
+      let ok = true;
+      try {
+        decoded = decodeRecord(stored);
+      } catch (e) {
+        ok = false;
+        this.warn(`memo entry does not decode; recomputing. runId=${this.runId} step=${this.stepNumber ?? 'run'} key=${show(key)}`, e);
+      }
+      if (ok && options.validate && !options.validate(decoded)) {
+        ok = false;
+        this.warn(`memo entry fails validation; recomputing. runId=${this.runId} step=${this.stepNumber ?? 'run'} key=${show(key)}`);
+      }
+      if (ok) return decoded as T;
+    }
+    const value = await compute();
+    await this.put(key, encodeRecord(value));
+    return value;
+  }
+
+  /** `memoized` under the content key of `input`. */
+  async memoizedByContent<T>(input: unknown, compute: () => Promise<T> | T, options?: MemoizedOptions<T>): Promise<T> {
+    return this.memoized(await contentKeyOf(input), compute, options);
+  }
+}
+
+/** The memo entries of every run under one prefix of one object store. */
+export class MemoStore {
+  constructor(
+    private readonly store: ObjectStore,
+    readonly prefix: string,
+    private readonly warn: MemoWarn = () => undefined,
+  ) {}
+
+  /** The memo of step `step` of `runId`. */
+  newMemo(runId: string, step: number): Memo {
+    return new Memo(this.store, this.prefix, runId, step, this.warn);
+  }
+
+  /** The run-scoped memo of `runId`, shared by all its steps. */
+  newRunMemo(runId: string): Memo {
+    return new Memo(this.store, this.prefix, runId, null, this.warn);
+  }
+
+  /**
+   * Deletes every memo, run-memo and step-output entry of `runId` (exact path segment: `run` does
+   * not match `run-2`). Returns how many objects it deleted; a failed delete is logged and
+   * skipped. Rejects with INVALID_ARGUMENT (invalid run id, so an empty id can never match the
+   * whole prefix) or a listing's store error.
+   */
+  async clearMemosForRun(runId: string): Promise<number> {
+    validateRunId(runId);
+    let deleted = 0;
+    for (const prefix of [memoRunPrefix(this.prefix, runId), stepOutputRunPrefix(this.prefix, runId)]) {
+      const keys: string[] = [];
+      for await (const info of this.store.list(prefix)) keys.push(info.key);
+      for (const key of keys) {
+        try {
+          await this.store.delete(key);
+          deleted++;
+        } catch (e) {
+          this.warn(`deleting a memo object failed. key=${key}`, e);
+        }
+      }
+    }
+    return deleted;
+  }
+}

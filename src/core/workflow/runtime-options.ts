@@ -1,0 +1,94 @@
+/** `WorkflowRuntime` options, their defaults and validation (INVALID_CONFIG naming the option). */
+import type { Clock } from '../clock.js';
+import { InvalidConfigError } from '../errors.js';
+import { validateObjectKey } from '../objects/index.js';
+import type { Queue, QueueLogger } from '../queue/index.js';
+import { DEFAULT_MAX_CONCURRENT_STEPS, DEFAULT_MEMO_PREFIX, DEFAULT_POLL_INTERVAL_MS, DEFAULT_QUEUE_NAME } from './constants.js';
+import { show } from './errors.js';
+
+export interface WorkflowRuntimeOptions {
+  /**
+   * Queue for step jobs and terminal notifications. Default `workflow-steps`. Its `QueueConfig`
+   * (set when the queue is opened) decides the lease, the retry backoff of failing steps and the
+   * default attempts. Several runtimes can share one `Queue` under different names.
+   */
+  readonly queueName?: string;
+  /** Object-store prefix of memo and replay entries. Default `workflow-memo`. */
+  readonly memoPrefix?: string;
+  /** Clear a run's memo entries this long after it terminated; null (default) keeps them. */
+  readonly memoRetentionMs?: number | null;
+  /** Store every runner outcome and replay it on redelivery instead of running the step again. Default false. */
+  readonly stepOutputReplay?: boolean;
+  /** Time source of every timestamp the runtime writes. Default: the queue's clock. */
+  readonly clock?: Clock;
+  /** Steps (and notifications) processed at once. Default 16. */
+  readonly maxConcurrentSteps?: number;
+  /** Longest idle wait between claim attempts; also the dead-step check interval. Default 250 ms. */
+  readonly pollIntervalMs?: number;
+  /** Attempts per step for runs submitted without `maxAttemptsPerStep`. Default: the queue's `maxAttempts`. */
+  readonly stepMaxAttempts?: number;
+  /** Where warnings go. Default: the queue's logger. */
+  readonly logger?: QueueLogger;
+}
+
+export interface ResolvedRuntimeOptions {
+  readonly queueName: string;
+  readonly memoPrefix: string;
+  readonly memoRetentionMs: number | null;
+  readonly stepOutputReplay: boolean;
+  readonly clock: Clock;
+  readonly maxConcurrentSteps: number;
+  readonly pollIntervalMs: number;
+  readonly stepMaxAttempts: number | undefined;
+  readonly logger: QueueLogger;
+}
+
+const KNOWN = new Set(['queueName', 'memoPrefix', 'memoRetentionMs', 'stepOutputReplay', 'clock', 'maxConcurrentSteps', 'pollIntervalMs', 'stepMaxAttempts', 'logger']);
+
+function bad(option: string, value: unknown, rule: string): InvalidConfigError {
+  return new InvalidConfigError(`${option} ${rule}. ${option}=${show(value)}`, { option, value: show(value) });
+}
+
+function positiveInt(option: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw bad(option, value, 'must be an integer of at least 1');
+  return value;
+}
+
+function positiveMs(option: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1) throw bad(option, value, 'must be a finite number of milliseconds, at least 1');
+  return value;
+}
+
+export function resolveRuntimeOptions(queue: Queue, options: WorkflowRuntimeOptions = {}): ResolvedRuntimeOptions {
+  if (typeof options !== 'object' || options === null) throw new InvalidConfigError(`options must be an object. options=${show(options)}`);
+  for (const k of Object.keys(options)) if (!KNOWN.has(k)) throw new InvalidConfigError(`unknown workflow runtime option. option=${k}`, { option: k });
+  const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
+  try {
+    queue.queueConfig(queueName);
+  } catch (e) {
+    throw bad('queueName', queueName, `is not a valid queue name (${(e as Error).message})`);
+  }
+  const memoPrefix = options.memoPrefix ?? DEFAULT_MEMO_PREFIX;
+  try {
+    if (typeof memoPrefix !== 'string') throw new Error('not a string');
+    validateObjectKey(`${memoPrefix}/x`);
+  } catch {
+    throw bad('memoPrefix', memoPrefix, 'must be a non-empty object-key prefix without a trailing slash');
+  }
+  const retention = options.memoRetentionMs ?? null;
+  const clock = options.clock ?? queue.clock;
+  if (typeof clock?.now !== 'function' || typeof clock?.sleep !== 'function') throw bad('clock', clock, 'must implement now() and sleep()');
+  const replay = options.stepOutputReplay ?? false;
+  if (typeof replay !== 'boolean') throw bad('stepOutputReplay', replay, 'must be a boolean');
+  return {
+    queueName,
+    memoPrefix,
+    memoRetentionMs: retention === null ? null : positiveMs('memoRetentionMs', retention),
+    stepOutputReplay: replay,
+    clock,
+    maxConcurrentSteps: positiveInt('maxConcurrentSteps', options.maxConcurrentSteps ?? DEFAULT_MAX_CONCURRENT_STEPS),
+    pollIntervalMs: positiveMs('pollIntervalMs', options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS),
+    stepMaxAttempts: options.stepMaxAttempts === undefined ? undefined : positiveInt('stepMaxAttempts', options.stepMaxAttempts),
+    logger: options.logger ?? queue.logger,
+  };
+}

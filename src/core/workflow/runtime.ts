@@ -1,0 +1,203 @@
+/**
+ * `WorkflowRuntime`: durable multi-step runs on a `Queue`. A run is a chain of steps, each one
+ * queue job; the `StepRunner` decides after each step what happens next. Everything between steps
+ * (the next payload, the schedule, signals, KV effects, the terminal outcome) is committed in the
+ * queue's transactions, so a crash at any point resumes from the last committed step.
+ *
+ * Delivery is at-least-once everywhere: a step can run again after a crash or an expired lease,
+ * and the terminal hook can see one outcome twice. Duplicates are made harmless by dedup keys
+ * (one waiting job per step, one notification per run), idempotent submission, the memo and the
+ * optional step-output replay.
+ *
+ * Single process: submitter, workers, signaller and canceller share one `Queue` handle (the
+ * store's single writer). `status` and `cancel` see the runs this instance submitted or has
+ * claimed a step of.
+ */
+import type { Clock } from '../clock.js';
+import { InvalidArgumentError } from '../errors.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import type { Queue } from '../queue/index.js';
+import type { RuntimeContext } from './context.js';
+import { show, validateRunId } from './errors.js';
+import { KeyedLock } from './keyed-lock.js';
+import { MemoStore } from './memo.js';
+import type { StepOutcome } from './outcome.js';
+import { reconcileDeadSteps, runReconcileLoop } from './reconciler.js';
+import { RunRegistry, type RunStatus } from './registry.js';
+import { runRetentionLoop, sweepExpiredMemos } from './retention-sweeper.js';
+import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntimeOptions } from './runtime-options.js';
+import { clearBufferedSignal, sendSignal, type SignalOutcome } from './signals.js';
+import type { Step, StepRunner } from './step.js';
+import { submitRun, type RunSpec, type SubmitOutcome } from './submit.js';
+import { terminationEffects } from './termination.js';
+import type { TerminalHook } from './terminal-hook.js';
+import { runWorkerLoop } from './worker-loop.js';
+
+/** A running worker started by `spawn`. */
+export interface RunnerHandle {
+  /** Stops claiming, waits for in-flight steps and background tasks. Resolves like `done`. */
+  shutdown(): Promise<void>;
+  /** Settles when the worker stops: resolves after a shutdown, rejects if the loop failed. */
+  readonly done: Promise<void>;
+}
+
+export class WorkflowRuntime {
+  private readonly ctx: RuntimeContext;
+  private readonly options: ResolvedRuntimeOptions;
+  private readonly submitLocks = new KeyedLock();
+
+  /**
+   * Builds a runtime over `queue` (steps and notifications go to `options.queueName`) with memo
+   * entries in `store`. Pure: no I/O until `submit` or `run`. Throws INVALID_CONFIG for bad
+   * options, INVALID_ARGUMENT for a runner or hook of the wrong shape.
+   * @example
+   * const runtime = new WorkflowRuntime(queue, store, { runStep: async (s) => StepOutcome.succeed(s.payload) }, new NoopTerminalHook());
+   * const handle = runtime.spawn();
+   * await runtime.submit({ input: utf8('hello') });
+   * await handle.shutdown();
+   */
+  constructor(queue: Queue, store: ObjectStore, runner: StepRunner | ((step: Step) => Promise<StepOutcome>), hook: TerminalHook, options: WorkflowRuntimeOptions = {}) {
+    const resolved = resolveRuntimeOptions(queue, options);
+    const stepRunner: StepRunner = typeof runner === 'function' ? { runStep: runner } : runner;
+    if (typeof stepRunner?.runStep !== 'function') throw new InvalidArgumentError(`runner must implement runStep(step). runner=${show(runner)}`, { reason: 'invalid_runner' });
+    if (typeof hook?.onTermination !== 'function') throw new InvalidArgumentError(`hook must implement onTermination(outcome, effects). hook=${show(hook)}`, { reason: 'invalid_hook' });
+    const logger = resolved.logger;
+    this.options = resolved;
+    this.ctx = {
+      queue,
+      queueName: resolved.queueName,
+      store,
+      clock: resolved.clock,
+      memo: new MemoStore(store, resolved.memoPrefix, (m, e) => logger.warn(`[workflow] ${m}`, e)),
+      runner: stepRunner,
+      hook,
+      registry: new RunRegistry(),
+      signalLocks: new KeyedLock(),
+      memoRetentionMs: resolved.memoRetentionMs,
+      stepOutputReplay: resolved.stepOutputReplay,
+      warn: (m, e) => logger.warn(`[workflow] ${m}`, e),
+    };
+  }
+
+  /** The queue name of this runtime's steps and notifications. */
+  get queueName(): string {
+    return this.ctx.queueName;
+  }
+
+  /** The clock every timestamp of this runtime comes from. */
+  get clock(): Clock {
+    return this.ctx.clock;
+  }
+
+  /** The memo store (for `clearMemosForRun` and custom retention policies). */
+  get memoStore(): MemoStore {
+    return this.ctx.memo;
+  }
+
+  /**
+   * Starts a run, or recognises a duplicate (same run id and input while the run is active:
+   * `newlySubmitted` false, the run's current job). Durable when it resolves.
+   * Rejects with INVALID_ARGUMENT (run id, reserved header or KV key, oversized KV value, bad
+   * spec fields), INPUT_MISMATCH (the active run under this id has another input), CORRUPT_DATA
+   * (a run record without its pointer, or undecodable), CLOSED, or store errors.
+   */
+  submit(spec: RunSpec = {}): Promise<SubmitOutcome> {
+    return submitRun(this.ctx, this.submitLocks, spec, this.options.stepMaxAttempts);
+  }
+
+  /**
+   * Cancels an active run of this instance. A waiting step (pending, scheduled, or waiting on a
+   * signal) is removed and the run's termination (record deleted, marker, notification) commits
+   * with the removal, before this resolves. A running step sees `step.signal` fire; whatever it
+   * returns is discarded (a runner `cancel` keeps its reason) and the run settles cancelled when
+   * it returns; `status` shows `cancelling` meanwhile.
+   * Resolves false when this instance does not know the run (unknown, terminated, another
+   * instance's, or not yet seen after a restart). Rejects with CLOSED or store errors.
+   */
+  async cancel(runId: string): Promise<boolean> {
+    validateRunId(runId);
+    const entry = this.ctx.registry.get(runId);
+    if (!entry) return false;
+    entry.cancelRequested = true;
+    const effects = terminationEffects(this.ctx, { runId, status: 'cancelled', result: null, error: null, headers: entry.headers, finalStep: entry.currentStep });
+    const { outcome } = await this.ctx.queue.cancelWith(entry.currentJobId, effects);
+    if (outcome === 'removed') this.ctx.registry.removeIf(runId, entry);
+    return true;
+  }
+
+  /** What this instance knows about an active run, or null. INVALID_ARGUMENT for a bad run id. */
+  status(runId: string): RunStatus | null {
+    validateRunId(runId);
+    return this.ctx.registry.status(runId);
+  }
+
+  /**
+   * Sends a durable signal: wakes the run waiting on `correlationKey` (`delivered`), or stores it
+   * for the next waiter of that key, replacing any earlier buffered one (`buffered`).
+   * Rejects with INVALID_ARGUMENT (empty key, payload not bytes or over the KV value cap),
+   * CLOSED, or store errors.
+   */
+  signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
+    return sendSignal(this.ctx, correlationKey, payload);
+  }
+
+  /** Discards the buffered signal of `correlationKey`; false when there was none. */
+  clearSignal(correlationKey: string): Promise<boolean> {
+    return clearBufferedSignal(this.ctx, correlationKey);
+  }
+
+  /**
+   * Runs the worker until `signal` aborts: steps and notifications, plus the dead-step
+   * reconciliation and (with memo retention) the retention sweep in the background. On abort it
+   * stops claiming, waits for in-flight work and the background tasks, and resolves. Rejects when
+   * claiming fails (CLOSED, FENCED, store errors), after the same wait.
+   */
+  async run(signal?: AbortSignal): Promise<void> {
+    const stop = new AbortController();
+    const forward = (): void => stop.abort();
+    if (signal?.aborted) stop.abort();
+    signal?.addEventListener('abort', forward, { once: true });
+    const background: Promise<void>[] = [runReconcileLoop(this.ctx, this.options.pollIntervalMs, stop.signal)];
+    if (this.ctx.memoRetentionMs !== null) background.push(runRetentionLoop(this.ctx, this.ctx.memoRetentionMs, stop.signal));
+    try {
+      await runWorkerLoop(this.ctx, this.options.maxConcurrentSteps, this.options.pollIntervalMs, stop.signal);
+    } finally {
+      stop.abort();
+      signal?.removeEventListener('abort', forward);
+      await Promise.allSettled(background);
+    }
+  }
+
+  /** `run` in the background; `shutdown()` stops it and waits. */
+  spawn(signal?: AbortSignal): RunnerHandle {
+    const stop = new AbortController();
+    if (signal?.aborted) stop.abort();
+    signal?.addEventListener('abort', () => stop.abort(), { once: true });
+    const done = this.run(stop.signal);
+    // Observed here so an unawaited failure is not reported as unhandled; callers see it via done/shutdown.
+    done.catch(() => undefined);
+    return {
+      done,
+      shutdown: async () => {
+        stop.abort();
+        await done;
+      },
+    };
+  }
+
+  /** Runs one memo-retention pass now (a no-op returning 0 without retention). Returns runs cleared. */
+  async sweepMemosNow(): Promise<number> {
+    if (this.ctx.memoRetentionMs === null) return 0;
+    return sweepExpiredMemos(this.ctx, this.ctx.memoRetentionMs);
+  }
+
+  /** Runs one dead-step reconciliation pass now. Returns runs terminated. */
+  reconcileNow(): Promise<number> {
+    return reconcileDeadSteps(this.ctx);
+  }
+
+  /** @internal Tests: run-id locks currently held. */
+  get submitLocksInUse(): number {
+    return this.submitLocks.size;
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * One delivery of a step job, from claim to settlement.
+ *
+ * Delivery protocol:
+ * 1. A notification job goes to the terminal hook instead (notification.ts).
+ * 2. Parse the reserved headers; a job that is not a valid step is dead-lettered as is (no run to
+ *    terminate; reconciliation skips it too).
+ * 3. Registry: the run is running this step here (creates the entry after a restart).
+ * 4. Resolve the step's signal (signals.ts); a failure retries the step.
+ * 5. A cancel requested before this delivery (claim signal pre-fired, or the registry flag from
+ *    a cancel that landed while the previous step settled): settle cancelled without running.
+ * 6. Replay on: a stored outcome for (run, step, payload) is used instead of the runner.
+ * 7. Otherwise run the runner; seal the effects handle when it returns.
+ * 8. Replay on, outcome fresh and not cancelled: store it before settling.
+ * 9. Settle, by precedence: the runner's own `cancel` (reason and effects kept); an external
+ *    cancel (outcome or error discarded, no retry, cancelled with error null); `continue`
+ *    (advance); `succeed` / `fail` (terminate, acked); a permanent error (dead-letter, failed); a
+ *    transient error (retry; on the last attempt the dead-lettering nack fails the run).
+ *    Caller effects and signal deletes ride only the acknowledging settlements.
+ * The registry changes before each settlement commits (an advance moves it to the next step, a
+ * termination removes it), so a cancel racing the commit targets the right job or finds none.
+ */
+import { utf8 } from '../bytes.js';
+import type { Claim, EnqueueOptions } from '../queue/index.js';
+import type { RuntimeContext } from './context.js';
+import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT, HEADER_TERMINAL } from './constants.js';
+import { EffectsHandle, mergeKv, NO_KV_EFFECTS, type StagedKvEffects } from './effects-handle.js';
+import { signalBufferKey, signalDeliveredKey, signalWaitKey, stepDedupKey, stepPointerKey } from './keys.js';
+import { processNotification } from './notification.js';
+import { validateOutcome, type StepOutcome } from './outcome.js';
+import { encodeStepPointer } from './records.js';
+import { lookupReplay, replayedOutcome, writeReplay, type ReplayRecord } from './replay.js';
+import { planRegistration, resolveSignal, type ResolvedSignal } from './signals.js';
+import { KvReadHandle, type Step } from './step.js';
+import { StepError } from './step-error.js';
+import { parseStepJob, stepJobHeaders, userHeaders } from './step-headers.js';
+import { terminationEffects, type EffectsBuilder } from './termination.js';
+import type { RunOutcome, TerminalStatus } from './terminal-hook.js';
+
+/** The parsed delivery every settlement helper needs. */
+interface Delivery {
+  readonly ctx: RuntimeContext;
+  readonly claim: Claim;
+  readonly runId: string;
+  readonly step: number;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** Processes one claimed job of the runtime's queue. Never rejects: settlement failures are logged. */
+export async function processDelivery(ctx: RuntimeContext, claim: Claim): Promise<void> {
+  try {
+    if (claim.job.headers[HEADER_TERMINAL] !== undefined) await processNotification(ctx, claim);
+    else await processStep(ctx, claim);
+  } catch (e) {
+    // CLAIM_LOST (the lease expired and the job was requeued), CLOSED, store errors: the job stays
+    // claimed or goes back to the queue; the next delivery redoes this one.
+    ctx.warn(`settling a workflow job failed. id=${claim.id}`, e);
+  }
+}
+
+async function processStep(ctx: RuntimeContext, claim: Claim): Promise<void> {
+  const job = claim.job;
+  const parsed = parseStepJob(job);
+  if ('invalid' in parsed) {
+    await ctx.queue.deadLetter(claim, parsed.invalid);
+    return;
+  }
+  const d: Delivery = { ctx, claim, runId: parsed.runId, step: parsed.step, headers: userHeaders(job.headers) };
+  ctx.registry.running(d.runId, d.step, job.id, d.headers, claim);
+
+  let signal: ResolvedSignal;
+  try {
+    signal = await resolveSignal(ctx, job, d.runId, d.step);
+  } catch (e) {
+    await retryOrFail(d, `resolving the step's signal failed: ${StepError.from(e).message}`);
+    return;
+  }
+
+  if (claim.signal.aborted || ctx.registry.isCancelRequested(d.runId)) {
+    await terminate(d, 'cancelled', null, null, signal.deletes, NO_KV_EFFECTS);
+    return;
+  }
+
+  let replayed: ReplayRecord | undefined;
+  if (ctx.stepOutputReplay) {
+    try {
+      replayed = await lookupReplay(ctx, d.runId, d.step, job.payload);
+    } catch (e) {
+      await retryOrFail(d, `reading the step-output record failed: ${StepError.from(e).message}`);
+      return;
+    }
+  }
+
+  let outcome: StepOutcome | undefined;
+  let error: StepError | undefined;
+  let staged: StagedKvEffects = NO_KV_EFFECTS;
+  let failureWrites: StagedKvEffects = NO_KV_EFFECTS;
+  if (replayed) {
+    outcome = replayedOutcome(replayed, ctx.clock.now());
+    staged = replayed.effects;
+  } else {
+    const effects = new EffectsHandle();
+    const abort = new AbortController();
+    const forward = (): void => abort.abort(claim.signal.reason);
+    claim.signal.addEventListener('abort', forward, { once: true });
+    const step: Step = {
+      runId: d.runId,
+      stepNumber: d.step,
+      payload: job.payload,
+      headers: d.headers,
+      jobId: job.id,
+      attempt: job.attempts,
+      maxAttempts: job.maxAttempts,
+      signalPayload: signal.payload,
+      signal: abort.signal,
+      lease: claim.lease,
+      memo: ctx.memo.newMemo(d.runId, d.step),
+      runMemo: ctx.memo.newRunMemo(d.runId),
+      effects,
+      kv: new KvReadHandle(ctx.queue),
+    };
+    try {
+      outcome = validateOutcome(await ctx.runner.runStep(step));
+    } catch (e) {
+      error = StepError.from(e);
+    } finally {
+      claim.signal.removeEventListener('abort', forward);
+      effects.seal();
+    }
+    staged = effects.staged();
+    failureWrites = effects.stagedOnFailure();
+  }
+
+  const externalCancel = claim.signal.aborted || ctx.registry.isCancelRequested(d.runId);
+  if (outcome?.type === 'cancel') {
+    if (!(await writeReplayOrFail(d, replayed, outcome, staged, externalCancel))) return;
+    await terminate(d, 'cancelled', null, outcome.reason, signal.deletes, staged);
+    return;
+  }
+  if (externalCancel) {
+    await terminate(d, 'cancelled', null, null, signal.deletes, NO_KV_EFFECTS);
+    return;
+  }
+  if (outcome) {
+    if (!(await writeReplayOrFail(d, replayed, outcome, staged, false))) return;
+    switch (outcome.type) {
+      case 'continue':
+        await advance(d, outcome, signal.deletes, staged);
+        return;
+      case 'succeed':
+        await terminate(d, 'succeeded', outcome.result, null, signal.deletes, staged);
+        return;
+      case 'fail':
+        await terminate(d, 'failed', null, outcome.reason, signal.deletes, staged);
+        return;
+    }
+  }
+  const err = error ?? StepError.permanent('step produced neither an outcome nor an error');
+  if (err.isPermanent) await failRun(d, err.message, 'dead_letter', failureWrites);
+  else await retryOrFail(d, err.message, failureWrites);
+}
+
+/**
+ * Step 8. Returns false when the record could not be stored and the step was settled as a
+ * failure instead (permanent store error: the run fails; transient: the step retries).
+ */
+async function writeReplayOrFail(d: Delivery, replayed: ReplayRecord | undefined, outcome: StepOutcome, staged: StagedKvEffects, externalCancel: boolean): Promise<boolean> {
+  if (!d.ctx.stepOutputReplay || replayed || externalCancel) return true;
+  try {
+    await writeReplay(d.ctx, d.runId, d.step, d.claim.job.payload, outcome, staged);
+    return true;
+  } catch (e) {
+    const err = StepError.from(e);
+    const message = `storing the step-output record failed: ${err.message}`;
+    if (err.isPermanent) await failRun(d, message, 'dead_letter');
+    else await retryOrFail(d, message);
+    return false;
+  }
+}
+
+function outcomeOf(d: Delivery, status: TerminalStatus, result: Uint8Array | null, error: string | null): RunOutcome {
+  return { runId: d.runId, status, result, error, headers: d.headers, finalStep: d.step };
+}
+
+/** Ends the run with an acknowledging settlement (succeed, fail, cancel). */
+async function terminate(d: Delivery, status: TerminalStatus, result: Uint8Array | null, error: string | null, signalDeletes: Uint8Array[], staged: StagedKvEffects): Promise<void> {
+  const job = d.claim.job;
+  const effects = terminationEffects(d.ctx, outcomeOf(d, status, result, error), { priority: job.priority, maxAttempts: job.maxAttempts });
+  mergeKv(effects, staged);
+  effects.kvDeletes.push(...signalDeletes);
+  d.ctx.registry.terminated(d.runId, d.claim);
+  await d.ctx.queue.ackWith(d.claim, effects);
+}
+
+/** Ends the run as failed through a dead-letter (or the nack that dead-letters on the last attempt). */
+async function failRun(d: Delivery, message: string, via: 'dead_letter' | 'last_nack', failureWrites: StagedKvEffects = NO_KV_EFFECTS): Promise<void> {
+  const job = d.claim.job;
+  const effects = terminationEffects(d.ctx, outcomeOf(d, 'failed', null, message), { priority: job.priority, maxAttempts: job.maxAttempts });
+  mergeKv(effects, failureWrites);
+  d.ctx.registry.terminated(d.runId, d.claim);
+  if (via === 'dead_letter') await d.ctx.queue.deadLetterWith(d.claim, message, effects);
+  else await d.ctx.queue.nackWith(d.claim, message, effects);
+}
+
+/** A transient failure: retry with the queue's backoff, or fail the run on the last attempt. */
+async function retryOrFail(d: Delivery, message: string, failureWrites: StagedKvEffects = NO_KV_EFFECTS): Promise<void> {
+  const job = d.claim.job;
+  if (job.attempts >= job.maxAttempts) await failRun(d, message, 'last_nack', failureWrites);
+  else await d.ctx.queue.nack(d.claim, message);
+}
+
+/** `continue`: ack this step and enqueue the next one in one transaction. */
+async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'continue' }>, signalDeletes: Uint8Array[], staged: StagedKvEffects): Promise<void> {
+  const { ctx, claim, runId } = d;
+  const next = d.step + 1;
+  const nextJobId = ctx.queue.nextJobId();
+  const build = (extraHeaders: Record<string, string> | undefined, runAt: number | undefined): EffectsBuilder => {
+    const options: { -readonly [K in keyof EnqueueOptions]: EnqueueOptions[K] } = {
+      dedupKey: stepDedupKey(runId, next),
+      idOverride: nextJobId,
+      headers: stepJobHeaders(d.headers, runId, next, extraHeaders),
+      priority: claim.job.priority,
+      maxAttempts: claim.job.maxAttempts,
+    };
+    if (runAt !== undefined) options.runAt = runAt;
+    const effects: EffectsBuilder = { enqueues: [{ queue: ctx.queueName, payload: outcome.payload, options }], kvWrites: [], kvDeletes: [] };
+    effects.kvWrites.push([stepPointerKey(runId), encodeStepPointer({ step: next, jobId: nextJobId })]);
+    mergeKv(effects, staged);
+    effects.kvDeletes.push(...signalDeletes);
+    return effects;
+  };
+  const when = outcome.when;
+  if (when.type !== 'onSignal') {
+    const runAt = when.type === 'after' && when.delayMs > 0 ? ctx.clock.now() + when.delayMs : undefined;
+    const effects = build(undefined, runAt);
+    ctx.registry.advanced(runId, next, nextJobId, claim);
+    await ctx.queue.ackWith(claim, effects);
+    return;
+  }
+  const key = when.correlationKey;
+  // Held until the settlement committed: a signal for this key waits and then sees the index.
+  await ctx.signalLocks.run(key, async () => {
+    const plan = await planRegistration(ctx, key);
+    if (plan.type === 'duplicate_waiter') {
+      await failRun(d, `a waiter is already registered for correlation key \`${key}\``, 'dead_letter');
+      return;
+    }
+    let effects: EffectsBuilder;
+    if (plan.type === 'buffered') {
+      effects = build({ [HEADER_SIGNAL_DELIVERED]: '1' }, undefined);
+      effects.kvWrites.push([signalDeliveredKey(runId, next), plan.payload]);
+      effects.kvDeletes.push(signalBufferKey(key));
+    } else {
+      effects = build({ [HEADER_SIGNAL_WAIT]: key }, ctx.clock.now() + when.timeoutMs);
+      effects.kvWrites.push([signalWaitKey(key), utf8(nextJobId)]);
+    }
+    ctx.registry.advanced(runId, next, nextJobId, claim);
+    await ctx.queue.ackWith(claim, effects);
+  });
+}

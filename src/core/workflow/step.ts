@@ -1,0 +1,118 @@
+/**
+ * What a runner implements (`StepRunner`) and what it receives for each delivery (`Step`).
+ *
+ * A step is delivered at least once: a crash or an expired lease delivers it again (with
+ * `attempt` counted), so `runStep` must be idempotent per (run id, step number). Expensive or
+ * non-idempotent work goes through `step.memo`; the durable channel to the next step is the
+ * payload of `StepOutcome.continue*`.
+ */
+import { MemoryObjectStore } from '../objects/memory-store.js';
+import { LeaseHandle, type Queue } from '../queue/index.js';
+import { EffectsHandle, type KvKey } from './effects-handle.js';
+import { kvKeyBytes } from './errors.js';
+import { MemoStore, type Memo } from './memo.js';
+import type { StepOutcome } from './outcome.js';
+
+/** Per-step logic: bytes in, a `StepOutcome` out. Throw a `StepError` for infrastructure failures. */
+export interface StepRunner {
+  runStep(step: Step): Promise<StepOutcome>;
+}
+
+/** Reads of the caller KV namespace from inside a step: committed state only. */
+export class KvReadHandle {
+  /** @internal */
+  constructor(private readonly queue: Queue | undefined) {}
+
+  /** A handle that reads nothing (unit tests). */
+  static detached(): KvReadHandle {
+    return new KvReadHandle(undefined);
+  }
+
+  /**
+   * The committed value of `key`, or null. Effects staged by the running step are not visible
+   * until its settlement commits. Rejects with INVALID_ARGUMENT for a bad key, CLOSED, or store errors.
+   */
+  async get(key: KvKey): Promise<Uint8Array | null> {
+    const k = kvKeyBytes(key);
+    if (!this.queue) return null;
+    return (await this.queue.kvGet(k)) ?? null;
+  }
+}
+
+/** One delivery of one step of a run. */
+export interface Step {
+  readonly runId: string;
+  /** Zero-based. */
+  readonly stepNumber: number;
+  readonly payload: Uint8Array;
+  /** The submitter's headers (the reserved `workflow.` ones removed). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The queue job carrying this step. */
+  readonly jobId: string;
+  /** 1 on the first delivery; counts retries, crashes and expired leases. */
+  readonly attempt: number;
+  /** The step's attempt limit: `attempt >= maxAttempts` is the last attempt. */
+  readonly maxAttempts: number;
+  /**
+   * The durable signal that woke this step: its payload when a signal arrived, null when the wait
+   * timed out (or the step did not wait). The same on every redelivery.
+   */
+  readonly signalPayload: Uint8Array | null;
+  /**
+   * Fires when the run is cancelled from outside while this step runs. Watching it only shortens
+   * the cancellation: whatever the step returns afterwards is discarded and the run settles
+   * cancelled (unless the step itself returns `StepOutcome.cancel`, whose reason wins).
+   */
+  readonly signal: AbortSignal;
+  /** Extends the queue lease for long steps (`ensureAtLeast(ms)`). */
+  readonly lease: LeaseHandle;
+  /** Durable memo scoped to (run, step). */
+  readonly memo: Memo;
+  /** Durable memo shared by all steps of the run. */
+  readonly runMemo: Memo;
+  /** Caller-KV writes/deletes applied with this step's settlement. */
+  readonly effects: EffectsHandle;
+  /** Committed reads of the caller KV namespace. */
+  readonly kv: KvReadHandle;
+}
+
+/** Fields of a detached step; everything is optional. */
+export interface DetachedStepInit {
+  readonly runId?: string;
+  readonly stepNumber?: number;
+  readonly payload?: Uint8Array;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly jobId?: string;
+  readonly attempt?: number;
+  readonly maxAttempts?: number;
+  readonly signalPayload?: Uint8Array | null;
+  readonly signal?: AbortSignal;
+  /** Memo entries go here (default: a fresh in-memory store under `workflow-memo`). */
+  readonly memoStore?: MemoStore;
+}
+
+/**
+ * A step for unit-testing a runner without a runtime: the lease accepts every extension, effects
+ * validate but are never applied, KV reads return null, the memo is in memory unless given.
+ */
+export function detachedStep(init: DetachedStepInit = {}): Step {
+  const runId = init.runId ?? 'test-run';
+  const stepNumber = init.stepNumber ?? 0;
+  const memo = init.memoStore ?? new MemoStore(new MemoryObjectStore(), 'workflow-memo');
+  return {
+    runId,
+    stepNumber,
+    payload: init.payload ?? new Uint8Array(0),
+    headers: init.headers ?? {},
+    jobId: init.jobId ?? 'test-job',
+    attempt: init.attempt ?? 1,
+    maxAttempts: init.maxAttempts ?? 1,
+    signalPayload: init.signalPayload ?? null,
+    signal: init.signal ?? new AbortController().signal,
+    lease: LeaseHandle.detached(),
+    memo: memo.newMemo(runId, stepNumber),
+    runMemo: memo.newRunMemo(runId),
+    effects: new EffectsHandle(),
+    kv: KvReadHandle.detached(),
+  };
+}

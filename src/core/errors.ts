@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'STORE_PERMISSION'
   | 'NOT_FOUND'
   | 'ALREADY_EXISTS'
+  | 'LOCKED'
   | 'CLAIM_LOST'
   | 'INPUT_MISMATCH'
   | 'TIMEOUT'
@@ -144,6 +145,17 @@ export class AlreadyExistsError extends TaqubaError {
   constructor(message: string, details?: ErrorDetails) {
     super('ALREADY_EXISTS', message, { details });
     this.name = 'AlreadyExistsError';
+  }
+}
+
+/**
+ * Another live process (or tab) holds the single-writer lock of this store. Fail fast rather
+ * than fence each other mid-run: stop, or open read-only.
+ */
+export class StoreLockedError extends TaqubaError {
+  constructor(message: string, details?: ErrorDetails, cause?: unknown) {
+    super('LOCKED', message, { details, cause });
+    this.name = 'StoreLockedError';
   }
 }
 

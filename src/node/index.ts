@@ -4,3 +4,5 @@
  */
 export { FileSystemObjectStore } from './fs-store.js';
 export type { FileSystemObjectStoreOptions } from './fs-store.js';
+export { acquireProcessLock } from './process-lock.js';
+export type { ProcessLock, ProcessLockOptions } from './process-lock.js';

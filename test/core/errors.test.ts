@@ -2,6 +2,7 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import {
   AlreadyExistsError,
+  StoreLockedError,
   ClaimLostError,
   ClosedError,
   ConflictError,
@@ -37,6 +38,7 @@ const ALL_CODES = {
   STORE_PERMISSION: true,
   NOT_FOUND: true,
   ALREADY_EXISTS: true,
+  LOCKED: true,
   CLAIM_LOST: true,
   INPUT_MISMATCH: true,
   TIMEOUT: true,
@@ -57,6 +59,7 @@ const SUBCLASSES: [new (message: string) => TaqubaError, ErrorCode, string][] = 
   [StorePermissionError, 'STORE_PERMISSION', 'StorePermissionError'],
   [NotFoundError, 'NOT_FOUND', 'NotFoundError'],
   [AlreadyExistsError, 'ALREADY_EXISTS', 'AlreadyExistsError'],
+  [StoreLockedError, 'LOCKED', 'StoreLockedError'],
   [ClaimLostError, 'CLAIM_LOST', 'ClaimLostError'],
   [InternalError, 'INTERNAL', 'InternalError'],
   [UnsupportedPlatformError, 'UNSUPPORTED_PLATFORM', 'UnsupportedPlatformError'],
@@ -93,7 +96,7 @@ describe('TaqubaError', () => {
   });
 
   it('lists every code exactly once', () => {
-    expect(Object.keys(ALL_CODES)).toHaveLength(17);
+    expect(Object.keys(ALL_CODES)).toHaveLength(18);
     for (const [, code] of SUBCLASSES) expect(ALL_CODES[code]).toBe(true);
   });
 

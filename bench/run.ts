@@ -15,8 +15,10 @@ import kvOpen from './kv-open.js';
 import kvScan from './kv-scan.js';
 import queueDrain from './queue-drain.js';
 import queueSteady from './queue-steady.js';
+import workflowChain from './workflow-chain.js';
+import workflowLatency from './workflow-latency.js';
 
-const registry: Benchmark[] = [...kvCommit, ...kvScan, ...kvMemory, ...kvOpen, ...queueDrain, ...queueSteady];
+const registry: Benchmark[] = [...kvCommit, ...kvScan, ...kvMemory, ...kvOpen, ...queueDrain, ...queueSteady, ...workflowChain, ...workflowLatency];
 
 const STORE_ORDER: readonly StoreName[] = ['memory', 'fs', 'idb', 'opfs', 's3'];
 

@@ -1,0 +1,90 @@
+/**
+ * workflow.chain: step throughput of the workflow runtime. RUNS runs of STEPS steps each; every
+ * step returns its 100-byte payload unchanged as the next step's input (the last one succeeds
+ * with it); the runtime works 16 steps at a time. The runs are submitted first (timed apart as
+ * `submit_per_s`), then the worker starts and the clock runs until every step is acknowledged.
+ * No terminal hook (NoopTerminalHook), so no notification jobs.
+ *
+ *   runs_per_s       runs completed per second (worker phase)
+ *   steps_per_s      steps completed per second (worker phase); one durable ack per step
+ *   raw_puts_per_s   the store's own sequential durable puts of 100-byte objects, same run
+ *
+ * Per step the queue does one claim (non-durable commit, batched per claim call) and one ack
+ * with the next step's enqueue and the step pointer in the same durable commit.
+ */
+import type { ObjectStore } from '../src/core/objects/object-store.js';
+import { Queue } from '../src/core/queue/index.js';
+import { NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
+import { durationMs, log, now, percentile, runFor, type BenchContext, type Benchmark } from './harness.js';
+
+const RUNS = 500;
+const STEPS = 3;
+const PAYLOAD_BYTES = 100;
+const CONCURRENCY = 16;
+const QUEUE = 'workflow-steps';
+const quiet = { warn: () => undefined };
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function rawPuts(store: ObjectStore, ms: number) {
+  const v = new Uint8Array(PAYLOAD_BYTES).fill(7);
+  const put = (i: number) => store.put(`raw/${String(i).padStart(12, '0')}`, v);
+  for (let i = 0; i < 20; i++) await put(1e11 + i); // warm-up
+  return runFor(ms, 1, (_w, i) => put(i));
+}
+
+const forward = async (step: Step) => (step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload));
+
+/** Submits `runs` runs (16 submissions in flight), then works them; returns the worker-phase time. */
+async function chain(queue: Queue, store: ObjectStore, runs: number, tag: string): Promise<{ submitMs: number; workMs: number }> {
+  const runtime = new WorkflowRuntime(queue, store, forward, new NoopTerminalHook(), { maxConcurrentSteps: CONCURRENCY, logger: quiet });
+  const doneBefore = (await queue.stats(QUEUE)).done;
+  const payload = new Uint8Array(PAYLOAD_BYTES).fill(42);
+  const t0 = now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < runs) {
+        const i = next++;
+        await runtime.submit({ runId: `${tag}-${i}`, input: payload });
+      }
+    }),
+  );
+  const submitMs = now() - t0;
+  const t1 = now();
+  const worker = runtime.spawn();
+  const target = doneBefore + runs * STEPS;
+  while ((await queue.stats(QUEUE)).done < target) await sleep(1);
+  const workMs = now() - t1;
+  await worker.shutdown();
+  return { submitMs, workMs };
+}
+
+async function run(ctx: BenchContext): Promise<void> {
+  const ms = durationMs();
+  const raw = await ctx.freshStore('raw');
+  const plain = await rawPuts(raw.store, ms);
+  await raw.dispose();
+  ctx.emit('raw_puts_per_s', plain.perSecond, 'ops/s', { value_bytes: PAYLOAD_BYTES, ops: plain.ops, p50_ms: percentile(plain.latencies, 50) });
+
+  const handle = await ctx.freshStore('workflow');
+  try {
+    const queue = await Queue.open(handle.store, 'bench', { logger: quiet });
+    try {
+      await chain(queue, handle.store, 50, 'warm'); // JIT warm-up, not reported
+      const { submitMs, workMs } = await chain(queue, handle.store, RUNS, 'run');
+      const fields = { runs: RUNS, steps_per_run: STEPS, payload_bytes: PAYLOAD_BYTES, concurrency: CONCURRENCY, duration_ms: Math.round(workMs) };
+      const stepsPerS = (RUNS * STEPS * 1000) / workMs;
+      ctx.emit('runs_per_s', (RUNS * 1000) / workMs, 'runs/s', { ...fields, submit_per_s: Math.round((RUNS * 1000) / submitMs) });
+      ctx.emit('steps_per_s', stepsPerS, 'steps/s', { ...fields, ratio_to_raw_puts: Math.round((stepsPerS / plain.perSecond) * 100) / 100 });
+      log(`  raw puts ${plain.perSecond.toFixed(0)}/s; submit ${((RUNS * 1000) / submitMs).toFixed(0)} runs/s; chain ${stepsPerS.toFixed(0)} steps/s in ${workMs.toFixed(0)} ms`);
+    } finally {
+      await queue.close();
+    }
+  } finally {
+    await handle.dispose();
+  }
+}
+
+const benchmarks: Benchmark[] = [{ name: 'workflow.chain', stores: ['memory', 'fs'], run }];
+export default benchmarks;

@@ -1,0 +1,64 @@
+/**
+ * workflow.latency: how long one run takes, end to end, on an idle runtime. RUNS sequential runs
+ * of STEPS steps (each step forwards its 100-byte payload; the last succeeds), each timed from
+ * the `submit` call to the moment its terminal settlement (the ack of the last step, which
+ * deletes the run record) has committed. No terminal hook.
+ *
+ *   p50_ms, p95_ms   submit-to-terminal latency of one run
+ *
+ * Each run is 1 durable submit + STEPS x (claim + durable ack).
+ */
+import { Queue, type Claim } from '../src/core/queue/index.js';
+import { HEADER_RUN_ID, HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
+import { log, now, percentile, type BenchContext, type Benchmark } from './harness.js';
+
+const RUNS = 50;
+const WARMUP = 20;
+const STEPS = 3;
+const PAYLOAD_BYTES = 100;
+const quiet = { warn: () => undefined };
+
+const forward = async (step: Step) => (step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload));
+
+async function run(ctx: BenchContext): Promise<void> {
+  const handle = await ctx.freshStore('workflow');
+  try {
+    const queue = await Queue.open(handle.store, 'bench', { logger: quiet });
+    try {
+      // Observe the terminal ack: the last step's ackWith resolving means the termination committed.
+      const waiting = new Map<string, () => void>();
+      const originalAck = queue.ackWith.bind(queue);
+      (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
+        const results = await originalAck(claim, effects);
+        if (claim.job.headers[HEADER_STEP] === String(STEPS - 1)) waiting.get(claim.job.headers[HEADER_RUN_ID])?.();
+        return results;
+      };
+      const runtime = new WorkflowRuntime(queue, handle.store, forward, new NoopTerminalHook(), { logger: quiet });
+      const worker = runtime.spawn();
+      const payload = new Uint8Array(PAYLOAD_BYTES).fill(1);
+      const latencies: number[] = [];
+      for (let i = 0; i < WARMUP + RUNS; i++) {
+        const runId = `latency-${i}`;
+        const terminal = new Promise<void>((resolve) => waiting.set(runId, resolve));
+        const t0 = now();
+        await runtime.submit({ runId, input: payload });
+        await terminal;
+        const ms = now() - t0;
+        waiting.delete(runId);
+        if (i >= WARMUP) latencies.push(ms);
+      }
+      await worker.shutdown();
+      const fields = { runs: RUNS, steps_per_run: STEPS, payload_bytes: PAYLOAD_BYTES };
+      ctx.emit('p50_ms', percentile(latencies, 50), 'ms', fields);
+      ctx.emit('p95_ms', percentile(latencies, 95), 'ms', { ...fields, max_ms: Math.max(...latencies) });
+      log(`  submit-to-terminal p50 ${percentile(latencies, 50).toFixed(2)} ms, p95 ${percentile(latencies, 95).toFixed(2)} ms`);
+    } finally {
+      await queue.close();
+    }
+  } finally {
+    await handle.dispose();
+  }
+}
+
+const benchmarks: Benchmark[] = [{ name: 'workflow.latency', stores: ['memory', 'fs'], run }];
+export default benchmarks;

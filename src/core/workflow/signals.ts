@@ -108,6 +108,14 @@ export interface ResolvedSignal {
 
 const NONE: ResolvedSignal = { payload: null, deletes: [] };
 
+/** The resolution of a step that did not wait for a signal. */
+export const NO_SIGNAL: ResolvedSignal = NONE;
+
+/** Whether a step job carries a signal to resolve (only then does `resolveSignal` do I/O). */
+export function waitsForSignal(job: JobRecord): boolean {
+  return job.headers[HEADER_SIGNAL_DELIVERED] !== undefined || job.headers[HEADER_SIGNAL_WAIT] !== undefined;
+}
+
 /** Resolves `step.signalPayload` for a claimed step job. Rejects with store errors (the step retries). */
 export async function resolveSignal(ctx: RuntimeContext, job: JobRecord, runId: string, step: number): Promise<ResolvedSignal> {
   const deliveredKey = signalDeliveredKey(runId, step);

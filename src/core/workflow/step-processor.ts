@@ -24,14 +24,14 @@ import { utf8 } from '../bytes.js';
 import type { Claim, EnqueueOptions } from '../queue/index.js';
 import type { RuntimeContext } from './context.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT, HEADER_TERMINAL } from './constants.js';
-import { EffectsHandle, mergeKv, NO_KV_EFFECTS, type StagedKvEffects } from './effects-handle.js';
+import { DeliveredStep } from './delivered-step.js';
+import { mergeKv, NO_KV_EFFECTS, type StagedKvEffects } from './effects-handle.js';
 import { signalBufferKey, signalDeliveredKey, signalWaitKey, stepDedupKey, stepPointerKey } from './keys.js';
 import { processNotification } from './notification.js';
 import { validateOutcome, type StepOutcome } from './outcome.js';
 import { encodeStepPointer } from './records.js';
 import { lookupReplay, replayedOutcome, writeReplay, type ReplayRecord } from './replay.js';
-import { planRegistration, resolveSignal, type ResolvedSignal } from './signals.js';
-import { KvReadHandle, type Step } from './step.js';
+import { NO_SIGNAL, planRegistration, resolveSignal, waitsForSignal, type ResolvedSignal } from './signals.js';
 import { StepError } from './step-error.js';
 import { parseStepJob, stepJobHeaders, userHeaders } from './step-headers.js';
 import { terminationEffects, type EffectsBuilder } from './termination.js';
@@ -68,12 +68,14 @@ async function processStep(ctx: RuntimeContext, claim: Claim): Promise<void> {
   const d: Delivery = { ctx, claim, runId: parsed.runId, step: parsed.step, headers: userHeaders(job.headers) };
   ctx.registry.running(d.runId, d.step, job.id, d.headers, claim);
 
-  let signal: ResolvedSignal;
-  try {
-    signal = await resolveSignal(ctx, job, d.runId, d.step);
-  } catch (e) {
-    await retryOrFail(d, `resolving the step's signal failed: ${StepError.from(e).message}`);
-    return;
+  let signal: ResolvedSignal = NO_SIGNAL;
+  if (waitsForSignal(job)) {
+    try {
+      signal = await resolveSignal(ctx, job, d.runId, d.step);
+    } catch (e) {
+      await retryOrFail(d, `resolving the step's signal failed: ${StepError.from(e).message}`);
+      return;
+    }
   }
 
   if (claim.signal.aborted || ctx.registry.isCancelRequested(d.runId)) {
@@ -99,36 +101,17 @@ async function processStep(ctx: RuntimeContext, claim: Claim): Promise<void> {
     outcome = replayedOutcome(replayed, ctx.clock.now());
     staged = replayed.effects;
   } else {
-    const effects = new EffectsHandle();
-    const abort = new AbortController();
-    const forward = (): void => abort.abort(claim.signal.reason);
-    claim.signal.addEventListener('abort', forward, { once: true });
-    const step: Step = {
-      runId: d.runId,
-      stepNumber: d.step,
-      payload: job.payload,
-      headers: d.headers,
-      jobId: job.id,
-      attempt: job.attempts,
-      maxAttempts: job.maxAttempts,
-      signalPayload: signal.payload,
-      signal: abort.signal,
-      lease: claim.lease,
-      memo: ctx.memo.newMemo(d.runId, d.step),
-      runMemo: ctx.memo.newRunMemo(d.runId),
-      effects,
-      kv: new KvReadHandle(ctx.queue),
-    };
+    // The claim's own signal: it fires when a cancel of this job is requested (a step cannot
+    // abort a signal it was handed, so no child signal is needed).
+    const step = new DeliveredStep(ctx, d.runId, d.step, job.payload, d.headers, job.id, job.attempts, job.maxAttempts, signal.payload, claim.signal, claim.lease);
     try {
       outcome = validateOutcome(await ctx.runner.runStep(step));
     } catch (e) {
       error = StepError.from(e);
-    } finally {
-      claim.signal.removeEventListener('abort', forward);
-      effects.seal();
     }
-    staged = effects.staged();
-    failureWrites = effects.stagedOnFailure();
+    const sealed = step.seal();
+    staged = sealed.staged;
+    failureWrites = sealed.onFailure;
   }
 
   const externalCancel = claim.signal.aborted || ctx.registry.isCancelRequested(d.runId);
@@ -142,7 +125,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim): Promise<void> {
     return;
   }
   if (outcome) {
-    if (!(await writeReplayOrFail(d, replayed, outcome, staged, false))) return;
+    if (ctx.stepOutputReplay && !(await writeReplayOrFail(d, replayed, outcome, staged, false))) return;
     switch (outcome.type) {
       case 'continue':
         await advance(d, outcome, signal.deletes, staged);
@@ -209,30 +192,45 @@ async function retryOrFail(d: Delivery, message: string, failureWrites: StagedKv
   else await d.ctx.queue.nack(d.claim, message);
 }
 
+/** The settlement effects of an advance to step `next` (job `nextJobId`), before signal extras. */
+function advanceEffects(
+  d: Delivery,
+  payload: Uint8Array,
+  next: number,
+  nextJobId: string,
+  extraHeaders: Record<string, string> | undefined,
+  runAt: number | undefined,
+  signalDeletes: Uint8Array[],
+  staged: StagedKvEffects,
+): EffectsBuilder {
+  const job = d.claim.job;
+  const options: { -readonly [K in keyof EnqueueOptions]: EnqueueOptions[K] } = {
+    dedupKey: stepDedupKey(d.runId, next),
+    idOverride: nextJobId,
+    headers: stepJobHeaders(d.headers, d.runId, next, extraHeaders),
+    priority: job.priority,
+    maxAttempts: job.maxAttempts,
+  };
+  if (runAt !== undefined) options.runAt = runAt;
+  const effects: EffectsBuilder = {
+    enqueues: [{ queue: d.ctx.queueName, payload, options }],
+    kvWrites: [[stepPointerKey(d.runId), encodeStepPointer({ step: next, jobId: nextJobId })]],
+    kvDeletes: [],
+  };
+  mergeKv(effects, staged);
+  for (const k of signalDeletes) effects.kvDeletes.push(k);
+  return effects;
+}
+
 /** `continue`: ack this step and enqueue the next one in one transaction. */
 async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'continue' }>, signalDeletes: Uint8Array[], staged: StagedKvEffects): Promise<void> {
   const { ctx, claim, runId } = d;
   const next = d.step + 1;
   const nextJobId = ctx.queue.nextJobId();
-  const build = (extraHeaders: Record<string, string> | undefined, runAt: number | undefined): EffectsBuilder => {
-    const options: { -readonly [K in keyof EnqueueOptions]: EnqueueOptions[K] } = {
-      dedupKey: stepDedupKey(runId, next),
-      idOverride: nextJobId,
-      headers: stepJobHeaders(d.headers, runId, next, extraHeaders),
-      priority: claim.job.priority,
-      maxAttempts: claim.job.maxAttempts,
-    };
-    if (runAt !== undefined) options.runAt = runAt;
-    const effects: EffectsBuilder = { enqueues: [{ queue: ctx.queueName, payload: outcome.payload, options }], kvWrites: [], kvDeletes: [] };
-    effects.kvWrites.push([stepPointerKey(runId), encodeStepPointer({ step: next, jobId: nextJobId })]);
-    mergeKv(effects, staged);
-    effects.kvDeletes.push(...signalDeletes);
-    return effects;
-  };
   const when = outcome.when;
   if (when.type !== 'onSignal') {
     const runAt = when.type === 'after' && when.delayMs > 0 ? ctx.clock.now() + when.delayMs : undefined;
-    const effects = build(undefined, runAt);
+    const effects = advanceEffects(d, outcome.payload, next, nextJobId, undefined, runAt, signalDeletes, staged);
     ctx.registry.advanced(runId, next, nextJobId, claim);
     await ctx.queue.ackWith(claim, effects);
     return;
@@ -247,11 +245,11 @@ async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'conti
     }
     let effects: EffectsBuilder;
     if (plan.type === 'buffered') {
-      effects = build({ [HEADER_SIGNAL_DELIVERED]: '1' }, undefined);
+      effects = advanceEffects(d, outcome.payload, next, nextJobId, { [HEADER_SIGNAL_DELIVERED]: '1' }, undefined, signalDeletes, staged);
       effects.kvWrites.push([signalDeliveredKey(runId, next), plan.payload]);
       effects.kvDeletes.push(signalBufferKey(key));
     } else {
-      effects = build({ [HEADER_SIGNAL_WAIT]: key }, ctx.clock.now() + when.timeoutMs);
+      effects = advanceEffects(d, outcome.payload, next, nextJobId, { [HEADER_SIGNAL_WAIT]: key }, ctx.clock.now() + when.timeoutMs, signalDeletes, staged);
       effects.kvWrites.push([signalWaitKey(key), utf8(nextJobId)]);
     }
     ctx.registry.advanced(runId, next, nextJobId, claim);

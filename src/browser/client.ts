@@ -1,0 +1,244 @@
+/**
+ * The page's client of a worker host. Its type is derived from the worker's facade (`HostApi`):
+ * every runtime operation becomes a promise-returning method with the same arguments, plus event
+ * subscription, the persistence answer and `close`.
+ */
+import { transfer, wrap, type Remote } from 'comlink';
+import { ClosedError } from '../core/errors.js';
+import type { RunSpec, SubmitOutcome } from '../core/workflow/index.js';
+import type { HostApi } from './host-api.js';
+import type { HostEvent, WireRunSpec } from './protocol.js';
+import { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
+
+export interface ConnectOptions {
+  /**
+   * Ask the browser to keep this origin's storage under pressure (`navigator.storage.persist()`)
+   * and report the answer as `client.persistence`. Default true.
+   */
+  readonly persist?: boolean;
+  /**
+   * Transfer the buffers of large byte arguments (run input, KV writes, signal payloads) to the
+   * worker instead of copying them. The caller's arrays are left detached (empty). Default false.
+   */
+  readonly transferArguments?: boolean;
+}
+
+export interface CloseOptions {
+  /** Terminate the worker once its host has closed (or the wait timed out). Default true. */
+  readonly terminate?: boolean;
+  /** Longest wait for the graceful close (a leader waits for its in-flight steps). Default 10 s. */
+  readonly timeoutMs?: number;
+}
+
+export interface EventFilter {
+  /** Only events of this run (role events always pass). */
+  readonly runId?: string;
+}
+
+type Promised<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never };
+
+/** The operations of `HostApi`, as the page calls them. */
+export type ClientOperations = Promised<Omit<HostApi, 'openEvents' | 'close' | 'submit'>> & {
+  /** `HostApi.submit`, taking any iterable of KV writes (an array or a Map). */
+  submit(spec?: RunSpec): Promise<SubmitOutcome>;
+};
+
+export interface WorkflowClient extends ClientOperations {
+  /**
+   * The answer to `navigator.storage.persist()` (true when storage was already persistent);
+   * null when not requested or unavailable (outside a window).
+   */
+  readonly persistence: Promise<boolean | null>;
+  /**
+   * Calls `listener` with every event from now on (optionally only one run's). Run events come
+   * from the leader, wherever it runs; role events from this tab's host. Returns the unsubscribe.
+   */
+  subscribe(listener: (event: HostEvent) => void, filter?: EventFilter): () => void;
+  /** The events from now on as an async iterator; ends when `signal` aborts or the client closes. */
+  events(filter?: EventFilter & { readonly signal?: AbortSignal }): AsyncIterableIterator<HostEvent>;
+  /**
+   * Closes the host (a leader hands over: in-flight steps finish, the lock is released) and, by
+   * default, terminates the worker. Calls still pending reject with CLOSED.
+   */
+  close(options?: CloseOptions): Promise<void>;
+}
+
+function matches(event: HostEvent, filter: EventFilter | undefined): boolean {
+  return filter?.runId === undefined || event.type === 'role-changed' || event.runId === filter.runId;
+}
+
+function largeBuffer(bytes: unknown): ArrayBuffer | undefined {
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength < TRANSFER_THRESHOLD_BYTES) return undefined;
+  return bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : undefined;
+}
+
+async function requestPersistence(): Promise<boolean | null> {
+  const storage = (globalThis as { navigator?: { storage?: StorageManager } }).navigator?.storage;
+  if (typeof storage?.persist !== 'function') return null;
+  try {
+    if (typeof storage.persisted === 'function' && (await storage.persisted())) return true;
+    return await storage.persist();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Connects to a worker that called `serveWorkflowRuntime`.
+ * @example
+ * const worker = new Worker(new URL('./app-worker.ts', import.meta.url), { type: 'module' });
+ * const client = connect(worker);
+ * const { runId } = await client.submit({ input: new TextEncoder().encode('hello') });
+ * client.subscribe((e) => e.type === 'terminal' && console.log(e.runId, e.status), { runId });
+ */
+export function connect(worker: Worker | MessagePort, options: ConnectOptions = {}): WorkflowClient {
+  registerTransferHandlers();
+  const remote: Remote<HostApi> = wrap<HostApi>(worker);
+  const pending = new Set<(error: unknown) => void>();
+  const listeners = new Set<(event: HostEvent) => void>();
+  let port: Promise<MessagePort> | undefined;
+  let closed = false;
+  let closing: Promise<void> | undefined;
+
+  /** Every call goes through here, so `close` can fail the ones a terminated worker will never answer. */
+  const track = <T>(call: () => Promise<T>): Promise<T> => {
+    if (closed) return Promise.reject(new ClosedError('the workflow client is closed', { reason: 'closed' }));
+    return new Promise<T>((resolve, reject) => {
+      pending.add(reject);
+      call().then(
+        (v) => {
+          pending.delete(reject);
+          resolve(v);
+        },
+        (e: unknown) => {
+          pending.delete(reject);
+          reject(e);
+        },
+      );
+    });
+  };
+
+  const moveLarge = <T extends object>(value: T, candidates: unknown[]): T => {
+    if (!options.transferArguments) return value;
+    const buffers = new Set<ArrayBuffer>();
+    for (const c of candidates) {
+      const b = largeBuffer(c);
+      if (b) buffers.add(b);
+    }
+    return buffers.size === 0 ? value : transfer(value, [...buffers]);
+  };
+
+  const ensurePort = (): void => {
+    if (port || closed) return;
+    port = track(() => remote.openEvents() as Promise<MessagePort>);
+    port.then(
+      (p) => {
+        if (closed) {
+          p.postMessage({ type: 'close' });
+          p.close();
+          return;
+        }
+        p.onmessage = (ev: MessageEvent) => {
+          for (const listener of [...listeners]) {
+            try {
+              listener(ev.data as HostEvent);
+            } catch {
+              // A listener's failure stays with it.
+            }
+          }
+        };
+      },
+      () => undefined,
+    );
+  };
+
+  const subscribe = (listener: (event: HostEvent) => void, filter?: EventFilter): (() => void) => {
+    const filtered = (event: HostEvent): void => {
+      if (matches(event, filter)) listener(event);
+    };
+    listeners.add(filtered);
+    ensurePort();
+    return () => listeners.delete(filtered);
+  };
+
+  const ended = new Set<() => void>();
+
+  const client: WorkflowClient = {
+    persistence: options.persist === false ? Promise.resolve(null) : requestPersistence(),
+    submit: (spec: RunSpec = {}) => {
+      const wire: WireRunSpec = spec.kvWrites === undefined ? { ...spec, kvWrites: undefined } : { ...spec, kvWrites: [...spec.kvWrites] };
+      if (wire.kvWrites === undefined) delete (wire as { kvWrites?: unknown }).kvWrites;
+      const moved = moveLarge(wire, [wire.input, ...(wire.kvWrites ?? []).map(([, v]) => v)]);
+      return track(() => remote.submit(moved));
+    },
+    status: (runId) => track(() => remote.status(runId)),
+    cancel: (runId) => track(() => remote.cancel(runId)),
+    signal: (correlationKey, payload) => {
+      const moved = moveLarge([payload], [payload])[0];
+      return track(() => remote.signal(correlationKey, moved));
+    },
+    clearSignal: (correlationKey) => track(() => remote.clearSignal(correlationKey)),
+    listRuns: (opts) => track(() => remote.listRuns(opts)),
+    kvGet: (key) => track(() => remote.kvGet(key)),
+    kvScan: (prefix, opts) => track(() => remote.kvScan(prefix, opts)),
+    memoGet: (runId, scope, key) => track(() => remote.memoGet(runId, scope, key)),
+    info: () => track(() => remote.info()),
+    subscribe,
+    events(filter = {}) {
+      const queue: HostEvent[] = [];
+      let wake: (() => void) | undefined;
+      let done = closed || filter.signal?.aborted === true;
+      const finish = (): void => {
+        done = true;
+        unsubscribe();
+        ended.delete(finish);
+        wake?.();
+      };
+      const unsubscribe = subscribe((event) => {
+        queue.push(event);
+        wake?.();
+      }, filter);
+      ended.add(finish);
+      filter.signal?.addEventListener('abort', finish, { once: true });
+      const iterator: AsyncIterableIterator<HostEvent> = {
+        async next(): Promise<IteratorResult<HostEvent>> {
+          for (;;) {
+            if (queue.length > 0) return { value: queue.shift()!, done: false };
+            if (done) return { value: undefined, done: true };
+            await new Promise<void>((resolve) => (wake = resolve));
+            wake = undefined;
+          }
+        },
+        async return(): Promise<IteratorResult<HostEvent>> {
+          finish();
+          return { value: undefined, done: true };
+        },
+        [Symbol.asyncIterator]() {
+          return iterator;
+        },
+      };
+      if (done) finish();
+      return iterator;
+    },
+    close(closeOptions: CloseOptions = {}) {
+      closing ??= (async () => {
+        const timeoutMs = closeOptions.timeoutMs ?? 10_000;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+        await Promise.race([remote.close().catch(() => undefined), timeout]);
+        clearTimeout(timer);
+        closed = true;
+        const error = new ClosedError('the workflow client is closed', { reason: 'closed' });
+        for (const reject of pending) reject(error);
+        pending.clear();
+        listeners.clear();
+        for (const finish of [...ended]) finish();
+        const p = await port?.catch(() => undefined);
+        p?.close();
+        if (closeOptions.terminate !== false && typeof (worker as Worker).terminate === 'function') (worker as Worker).terminate();
+      })();
+      return closing;
+    },
+  };
+  return client;
+}

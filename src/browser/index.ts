@@ -1,0 +1,37 @@
+/**
+ * `taquba-workflow/browser`: the page side of the browser host.
+ *
+ * The runtime runs in a dedicated Web Worker (`serveWorkflowRuntime` from
+ * `taquba-workflow/browser/worker`), over IndexedDB or OPFS; the page holds a typed client from
+ * `connect(worker)`. Each tab starts its own worker; a Web Lock named after the store makes
+ * exactly one of them the leader (the store's single writer, executing every step), and the
+ * others forward their calls to it over a BroadcastChannel. When the leader's tab closes or
+ * crashes, a waiting tab takes the lock, opens the store (fencing the old writer) and carries on:
+ * in-flight steps are redelivered and memoized work is not redone.
+ *
+ * Errors cross the boundary as the library's own classes with their codes (`isTaqubaError(e,
+ * 'INPUT_MISMATCH')` holds in the page); bytes cross as `Uint8Array` (large ones transferred);
+ * run events (step started/finished, waiting for a signal, retry scheduled, terminal) come from
+ * the leader's worker as they happen.
+ *
+ * Importing this module touches no browser API.
+ */
+export { connect } from './client.js';
+export type { WorkflowClient, ClientOperations, ConnectOptions, CloseOptions, EventFilter } from './client.js';
+export type { HostApi } from './host-api.js';
+export type {
+  HostEvent,
+  HostInfo,
+  HostRole,
+  KvEntryPage,
+  KvScanPageOptions,
+  ListRunsOptions,
+  RoleEvent,
+  RunEvent,
+  RunPage,
+  RunView,
+  StepResultKind,
+  WireError,
+} from './protocol.js';
+export { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
+export { fromWireError, toWireError } from './wire-error.js';

@@ -1,0 +1,231 @@
+/**
+ * Everything that crosses a boundary of the browser host, as discriminated unions on `type`:
+ * the run events a page subscribes to, the host's role and info, the calls a page (or another
+ * tab) makes on the runtime, and the messages the tabs of one store exchange on their
+ * BroadcastChannel. Plain structured-cloneable data only: bytes are `Uint8Array`, errors are
+ * `WireError` records (wire-error.ts).
+ */
+import type { ErrorCode, ErrorDetails } from '../core/errors.js';
+import type { KvKey, RunSpec, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
+
+/** Bumped when a message shape changes: tabs of different versions never talk to each other. */
+export const PROTOCOL_VERSION = 1;
+
+// ---- run events ----
+
+/** Fields every run event carries. */
+interface RunEventBase {
+  readonly runId: string;
+  /** The host (worker) whose runtime executes the run: the leader's `hostId`. */
+  readonly executor: string;
+  /** Epoch ms, from the executing runtime's clock. */
+  readonly at: number;
+}
+
+/** What a step's runner decided, or `error` when it threw (or returned something invalid). */
+export type StepResultKind = 'continue' | 'succeed' | 'fail' | 'cancel' | 'error';
+
+/**
+ * Live events of the runs the leader executes, emitted by the worker that executes them (never
+ * synthesized by a client). Step events are reported when the runner is called and when it
+ * returns, before the step's settlement commits: after a crash the same step is delivered again
+ * (a new `step-started` with a higher `attempt`). `terminal` is reported once the run's terminal
+ * outcome has committed. Delivery is live only: nothing is replayed to a late subscriber.
+ */
+export type RunEvent =
+  | (RunEventBase & {
+      readonly type: 'step-started';
+      readonly stepNumber: number;
+      /** 1 on the first delivery; counts retries, crashes and reloads. */
+      readonly attempt: number;
+      readonly maxAttempts: number;
+      readonly jobId: string;
+    })
+  | (RunEventBase & {
+      readonly type: 'step-finished';
+      readonly stepNumber: number;
+      readonly attempt: number;
+      readonly result: StepResultKind;
+      /** The error message for `error`, the reason for `fail` / `cancel`, else null. */
+      readonly error: string | null;
+    })
+  | (RunEventBase & {
+      readonly type: 'waiting-for-signal';
+      /** The step that waits (the one after the step that returned `continueOnSignal`). */
+      readonly stepNumber: number;
+      readonly correlationKey: string;
+      readonly timeoutMs: number;
+    })
+  | (RunEventBase & {
+      readonly type: 'retry-scheduled';
+      readonly stepNumber: number;
+      /** The attempt that will run next. */
+      readonly nextAttempt: number;
+      /** The queue's backoff before it (estimate from the queue config). */
+      readonly delayMs: number;
+      readonly error: string;
+    })
+  | (RunEventBase & {
+      readonly type: 'terminal';
+      readonly status: TerminalStatus;
+      readonly result: Uint8Array | null;
+      readonly error: string | null;
+      readonly finalStep: number;
+      readonly headers: Readonly<Record<string, string>>;
+    });
+
+/** The part a worker host plays for its store. */
+export type HostRole = 'starting' | 'follower' | 'leader' | 'closed' | 'failed';
+
+/** Local to one host: its role changed (never forwarded to other tabs). */
+export interface RoleEvent {
+  readonly type: 'role-changed';
+  readonly role: HostRole;
+  /** The leader's host id when known. */
+  readonly leader: string | null;
+  /** Why the host failed (role `failed`). */
+  readonly error: WireError | null;
+}
+
+/** What a subscription delivers. */
+export type HostEvent = RunEvent | RoleEvent;
+
+// ---- errors on the wire ----
+
+/**
+ * An error as plain data: the library's code and details survive, and the receiving side
+ * rebuilds the matching class (`fromWireError`). `cause` chains are kept to a bounded depth.
+ */
+export interface WireError {
+  readonly name: string;
+  readonly message: string;
+  /** Set for library errors (`TaqubaError`). */
+  readonly code?: ErrorCode;
+  readonly details?: ErrorDetails;
+  /** Set for a `StepError`. */
+  readonly stepErrorKind?: 'transient' | 'permanent';
+  readonly stack?: string;
+  readonly cause?: WireError;
+  /** A thrown non-error primitive, kept as is. */
+  readonly value?: string | number | boolean | null;
+}
+
+// ---- the runtime operations ----
+
+/** A run as the host reports it. */
+export type RunView = {
+  readonly runId: string;
+  /**
+   * Active states: `pending` (claimable), `running`, `cancelling`, `scheduled` (a delay or a
+   * retry backoff), `waiting-for-signal`. Terminal states are reported only for runs whose
+   * outcome the current leader saw commit; otherwise a terminated run is unknown (null).
+   */
+  readonly state: RunState | 'scheduled' | 'waiting-for-signal' | TerminalStatus;
+  /** The step the run has reached (the final step for a terminal run). */
+  readonly currentStep: number;
+  /** Only for terminal states. */
+  readonly result?: Uint8Array | null;
+  readonly error?: string | null;
+};
+
+/** One page of active runs, in run-id order. */
+export interface RunPage {
+  readonly runs: readonly { readonly runId: string; readonly submittedAtMs: number; readonly currentStep: number | null }[];
+  /** Pass back as `cursor` for the next page; undefined on the last page. */
+  readonly nextCursor: Uint8Array | undefined;
+}
+
+export interface ListRunsOptions {
+  readonly cursor?: Uint8Array;
+  /** Page size, default 100. */
+  readonly limit?: number;
+}
+
+/** One page of caller KV entries. */
+export interface KvEntryPage {
+  readonly entries: readonly (readonly [Uint8Array, Uint8Array])[];
+  readonly nextCursor: Uint8Array | undefined;
+}
+
+export interface KvScanPageOptions {
+  readonly cursor?: Uint8Array;
+  /** Page size, default 100. */
+  readonly limit?: number;
+}
+
+/** A run spec as it crosses a boundary: `kvWrites` as an array (any iterable is accepted by the client). */
+export type WireRunSpec = Omit<RunSpec, 'kvWrites'> & { readonly kvWrites?: readonly (readonly [KvKey, Uint8Array])[] };
+
+/**
+ * The operations on the store's runtime that any tab may call; the leader runs them, every other
+ * tab forwards them to it. One method per operation, arguments and results structured-cloneable.
+ */
+export interface RuntimeOperations {
+  submit(spec: WireRunSpec): Promise<SubmitOutcome>;
+  status(runId: string): Promise<RunView | null>;
+  cancel(runId: string): Promise<boolean>;
+  signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome>;
+  clearSignal(correlationKey: string): Promise<boolean>;
+  listRuns(options?: ListRunsOptions): Promise<RunPage>;
+  kvGet(key: KvKey): Promise<Uint8Array | null>;
+  kvScan(prefix: KvKey, options?: KvScanPageOptions): Promise<KvEntryPage>;
+  memoGet(runId: string, scope: number | 'run', key: string): Promise<Uint8Array | null>;
+}
+
+export type OperationName = keyof RuntimeOperations;
+
+/** One call of an operation, as data. */
+export type OperationCall = { [M in OperationName]: { readonly method: M; readonly args: Parameters<RuntimeOperations[M]> } }[OperationName];
+
+/** Operations that may be sent again to a new leader when the old one went away unanswered. */
+export const RETRYABLE_OPERATIONS: ReadonlySet<OperationName> = new Set<OperationName>([
+  // `submit` is retryable because every forwarded submission carries a run id (idempotent).
+  'submit',
+  'status',
+  'cancel',
+  'clearSignal',
+  'listRuns',
+  'kvGet',
+  'kvScan',
+  'memoGet',
+]);
+
+// ---- tab coordination (BroadcastChannel) ----
+
+/** Outcome of a forwarded call. */
+export type CallResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: WireError };
+
+/**
+ * Messages on the store's BroadcastChannel. Every message names its sender (`from`); requests
+ * and responses also name their addressee, and the others ignore them.
+ */
+export type TabMessage =
+  /** A host that does not know the leader asks for it. */
+  | { readonly type: 'hello'; readonly from: string }
+  /** The leader announces itself: on taking the lock (once its runtime is open) and to answer `hello`. */
+  | { readonly type: 'leader'; readonly from: string }
+  /** The leader is stopping; requests it has not answered will not be answered. */
+  | { readonly type: 'resign'; readonly from: string }
+  | { readonly type: 'request'; readonly from: string; readonly to: string; readonly id: string; readonly call: OperationCall }
+  | { readonly type: 'response'; readonly from: string; readonly to: string; readonly id: string; readonly result: CallResult }
+  /** A run event, broadcast by the leader. */
+  | { readonly type: 'event'; readonly from: string; readonly event: RunEvent };
+
+/** The envelope on the channel: tabs drop messages of another protocol version. */
+export interface TabEnvelope {
+  readonly v: number;
+  readonly message: TabMessage;
+}
+
+/** What `info()` reports about one host. */
+export interface HostInfo {
+  /** This host's id (the `executor` of the events it emits while leader). */
+  readonly hostId: string;
+  readonly name: string;
+  readonly store: 'indexeddb' | 'opfs' | 'custom';
+  readonly role: HostRole;
+  readonly leader: string | null;
+  /** `navigator.storage.persisted()` as seen by the worker; null where unavailable. */
+  readonly persisted: boolean | null;
+  readonly error: WireError | null;
+}

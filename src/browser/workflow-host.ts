@@ -1,0 +1,293 @@
+/**
+ * `WorkflowHost`: one worker's share of a store. Every tab's worker runs one; the one holding
+ * the store's Web Lock is the leader and the store's single writer, the others forward to it
+ * (tab-coordination.ts).
+ *
+ * Leadership protocol:
+ * 1. On start, join the store's channel and queue for the exclusive Web Lock
+ *    `taquba-workflow:<kind>:<name>` (locks and channels are per origin, so every tab and
+ *    worker of the app shares them).
+ * 2. Lock granted: open the store and the queue. Opening the queue bumps the writer epoch, which
+ *    fences any writer that could still be alive; transient store errors (a dying worker's OPFS
+ *    handles not yet released) are retried a few times.
+ * 3. Promote scheduled jobs that came due while no tab was open, start the runtime, announce
+ *    the leadership. Interrupted claims of the previous leader were requeued by the open, so its
+ *    in-flight steps are redelivered at once (their memoized work is not redone).
+ * 4. Hold the lock until `close`, or until the runtime fails (the host then reports `failed`,
+ *    releases the lock, and another tab takes over).
+ * 5. Stop: answer the requests in flight, resign, shut the runtime down (in-flight steps finish),
+ *    close the queue and the store, and only then release the lock. A leader that dies instead
+ *    loses its in-flight steps; the browser releases its lock and step 2 runs in the next host.
+ */
+import { systemClock } from '../core/clock.js';
+import { ClosedError, InvalidConfigError, isTaqubaError, UnsupportedPlatformError } from '../core/errors.js';
+import type { ObjectStore } from '../core/objects/object-store.js';
+import { JobIdGenerator } from '../core/queue/job-id.js';
+import { Queue, type QueueOptions } from '../core/queue/index.js';
+import { defaultRandom, retryBackoffMs } from '../core/queue/queue-options.js';
+import { DEFAULT_QUEUE_NAME, NoopTerminalHook, WorkflowRuntime, type RunnerHandle, type Step, type StepOutcome, type StepRunner, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';
+import { IndexedDbObjectStore } from '../stores/indexeddb/index.js';
+import { OpfsObjectStore } from '../stores/opfs/index.js';
+import { LocalOperations } from './local-operations.js';
+import type { HostEvent, HostInfo, HostRole, OperationCall, RunEvent, WireError } from './protocol.js';
+import { EventHub, observeHook, observeRunner, terminalEvent } from './run-events.js';
+import { TabCoordinator } from './tab-coordination.js';
+import { fromWireError, toWireError } from './wire-error.js';
+
+/** Which store the runtime lives in: a built-in adapter by kind, or the app's own factory. */
+export type HostStore = 'indexeddb' | 'opfs' | ((name: string) => Promise<ObjectStore>);
+
+export interface WorkflowHostOptions {
+  /**
+   * The store: `'indexeddb'` (database `taquba:<name>`), `'opfs'` (directory `taquba/<name>` of
+   * the origin private file system; dedicated workers only), or a factory. Every tab of the app
+   * must pass the same store and name.
+   */
+  readonly store: HostStore;
+  /** Names the store, its lock and its channel. 1..100 characters of `[A-Za-z0-9_.-]`. */
+  readonly name: string;
+  /** The app's step logic (it runs in the leader's worker). */
+  readonly runner: StepRunner | ((step: Step) => Promise<StepOutcome>);
+  /** The app's terminal hook. Default: none. */
+  readonly terminalHook?: TerminalHook;
+  /** Object-key prefix of the queue inside the store. Default `workflow`. */
+  readonly path?: string;
+  readonly queueOptions?: QueueOptions;
+  readonly runtimeOptions?: WorkflowRuntimeOptions;
+  /** This host's id (the `executor` of its events). Default: random. */
+  readonly hostId?: string;
+}
+
+const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,100}$/;
+const OPEN_ATTEMPTS = 6;
+const OPEN_RETRY_BASE_MS = 100;
+
+function randomHostId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return `host-${[...bytes].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+function storeKind(store: HostStore): HostInfo['store'] {
+  return typeof store === 'function' ? 'custom' : store;
+}
+
+/** Opens the configured store. UNSUPPORTED_PLATFORM / STORE_* from the adapter. */
+async function openStore(store: HostStore, name: string): Promise<ObjectStore> {
+  if (store === 'indexeddb') return IndexedDbObjectStore.open({ name });
+  if (store === 'opfs') return OpfsObjectStore.open({ directory: `taquba/${name}` });
+  return store(name);
+}
+
+async function closeStore(store: ObjectStore | undefined): Promise<void> {
+  const closable = store as { close?: () => Promise<void> } | undefined;
+  if (typeof closable?.close === 'function') await closable.close();
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class WorkflowHost {
+  readonly hostId: string;
+  readonly name: string;
+  readonly lockName: string;
+  private readonly events = new EventHub();
+  private readonly coordinator: TabCoordinator;
+  private readonly runIds = new JobIdGenerator(systemClock, defaultRandom);
+  private readonly lockWait = new AbortController();
+  private role: HostRole = 'starting';
+  private failure: WireError | null = null;
+  private stopLeading: (() => void) | undefined;
+  private leadership: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private closed = false;
+
+  /** Throws INVALID_CONFIG for a bad name or store. Touches no browser API. */
+  constructor(private readonly options: WorkflowHostOptions) {
+    if (typeof options?.name !== 'string' || !NAME_PATTERN.test(options.name)) {
+      throw new InvalidConfigError(`host name must be 1..100 characters of [A-Za-z0-9_.-]. name=${JSON.stringify(options?.name)}`, { option: 'name' });
+    }
+    const store = options.store;
+    if (store !== 'indexeddb' && store !== 'opfs' && typeof store !== 'function') {
+      throw new InvalidConfigError(`store must be 'indexeddb', 'opfs' or a factory. store=${String(store)}`, { option: 'store' });
+    }
+    const runner = options.runner as { runStep?: unknown } | undefined;
+    if (typeof options.runner !== 'function' && typeof runner?.runStep !== 'function') {
+      throw new InvalidConfigError('runner must be a StepRunner or a step function', { option: 'runner' });
+    }
+    this.hostId = options.hostId ?? randomHostId();
+    this.name = options.name;
+    const id = `taquba-workflow:${storeKind(store)}:${options.name}`;
+    this.lockName = id;
+    this.coordinator = new TabCoordinator({
+      channelName: id,
+      hostId: this.hostId,
+      onLeaderChange: (leader) => {
+        if (this.role === 'starting' || this.role === 'follower') this.setRole(leader === null ? 'starting' : 'follower');
+        else this.announceRole();
+      },
+      onEvent: (event) => this.events.deliver(event),
+    });
+  }
+
+  /** Joins the store's tabs and queues for leadership (step 1). Idempotent. */
+  start(): void {
+    if (this.leadership || this.closed) return;
+    this.coordinator.start();
+    const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
+    if (!locks) {
+      this.fail(new UnsupportedPlatformError('web locks are not available here; the browser host needs navigator.locks', { api: 'navigator.locks' }));
+      this.leadership = Promise.resolve();
+      return;
+    }
+    this.leadership = locks
+      .request(this.lockName, { mode: 'exclusive', signal: this.lockWait.signal }, () => this.lead())
+      .then(
+        () => undefined,
+        (e: unknown) => {
+          if (!this.lockWait.signal.aborted) this.fail(e);
+        },
+      );
+  }
+
+  /** Runs one operation on the leader (here or in another tab). */
+  call(call: OperationCall): Promise<unknown> {
+    if (call.method === 'submit') {
+      // Every submission carries a run id, so it can be sent again safely after a takeover.
+      const spec = call.args[0] ?? {};
+      if (typeof spec === 'object' && spec !== null && spec.runId === undefined) call = { method: 'submit', args: [{ ...spec, runId: this.runIds.next() }] };
+    }
+    if (this.role === 'failed' && this.coordinator.leader === null) return Promise.reject(fromWireError(this.failure!));
+    return this.coordinator.call(call);
+  }
+
+  /** Subscribes to this host's events. */
+  listen(listener: (event: HostEvent) => void): () => void {
+    return this.events.listen(listener);
+  }
+
+  /** A port delivering this host's events (for a page client). */
+  openEventPort(): MessagePort {
+    return this.events.openPort();
+  }
+
+  async info(): Promise<HostInfo> {
+    let persisted: boolean | null = null;
+    try {
+      const storage = (globalThis as { navigator?: { storage?: StorageManager } }).navigator?.storage;
+      if (typeof storage?.persisted === 'function') persisted = await storage.persisted();
+    } catch {
+      persisted = null;
+    }
+    return {
+      hostId: this.hostId,
+      name: this.name,
+      store: storeKind(this.options.store),
+      role: this.role,
+      leader: this.coordinator.leader,
+      persisted,
+      error: this.failure,
+    };
+  }
+
+  get currentRole(): HostRole {
+    return this.role;
+  }
+
+  /**
+   * Step 5: leaves the store. A leader answers its in-flight requests, shuts the runtime down
+   * (waiting for in-flight steps), closes the store and releases the lock. Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      this.lockWait.abort();
+      this.stopLeading?.();
+      await this.leadership;
+      this.coordinator.close();
+      this.setRole('closed');
+      this.events.clear();
+    })();
+    return this.closing;
+  }
+
+  /** Steps 2-5, while holding the lock. */
+  private async lead(): Promise<void> {
+    if (this.closed) return;
+    let store: ObjectStore | undefined;
+    let queue: Queue | undefined;
+    let handle: RunnerHandle | undefined;
+    const stopped = new Promise<void>((resolve) => (this.stopLeading = resolve));
+    try {
+      store = await openStore(this.options.store, this.name);
+      queue = await this.openQueue(store);
+      if (this.closed) return;
+      const q = queue;
+      const runtimeOptions = this.options.runtimeOptions ?? {};
+      const queueName = runtimeOptions.queueName ?? DEFAULT_QUEUE_NAME;
+      const clock = runtimeOptions.clock ?? q.clock;
+      let ops: LocalOperations | undefined;
+      const seen = new Set<string>();
+      const emit = (event: RunEvent): void => {
+        this.events.deliver(event);
+        this.coordinator.publish(event);
+      };
+      const runner = observeRunner(typeof this.options.runner === 'function' ? { runStep: this.options.runner } : this.options.runner, {
+        executor: this.hostId,
+        clock,
+        backoffMs: (attempt) => retryBackoffMs(q.queueConfig(queueName), attempt),
+        emit,
+      });
+      const hook = observeHook(this.options.terminalHook ?? new NoopTerminalHook(), (outcome) => {
+        ops?.noteTerminal(outcome);
+        // Notifications are delivered at least once: report each termination once per leader.
+        const key = `${outcome.runId}:${outcome.finalStep}:${outcome.status}`;
+        if (seen.has(key)) return;
+        seen.add(key);
+        if (seen.size > 10_000) seen.delete(seen.values().next().value as string);
+        emit(terminalEvent(outcome, this.hostId, clock.now()));
+      });
+      const runtime = new WorkflowRuntime(q, store, runner, hook, runtimeOptions);
+      ops = new LocalOperations(runtime, q);
+      // Timers that came due while no tab had the store open fire now, not at the next tick.
+      await q.promoteScheduledNow().catch(() => undefined);
+      handle = runtime.spawn();
+      this.coordinator.lead(ops);
+      this.setRole('leader');
+      await Promise.race([stopped, handle.done]);
+      if (!this.closed) throw new ClosedError('the workflow runtime stopped', { reason: 'runtime_stopped' });
+    } catch (e) {
+      if (!this.closed) this.fail(e);
+    } finally {
+      await this.coordinator.resign();
+      await handle?.shutdown().catch(() => undefined);
+      await queue?.close().catch(() => undefined);
+      await closeStore(store).catch(() => undefined);
+      if (!this.closed && this.role === 'leader') this.setRole('starting');
+    }
+  }
+
+  private async openQueue(store: ObjectStore): Promise<Queue> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await Queue.open(store, { path: this.options.path ?? 'workflow', ...this.options.queueOptions });
+      } catch (e) {
+        if (attempt >= OPEN_ATTEMPTS || !isTaqubaError(e, 'STORE_UNAVAILABLE') || this.closed) throw e;
+        await sleep(OPEN_RETRY_BASE_MS * 2 ** (attempt - 1));
+      }
+    }
+  }
+
+  private fail(error: unknown): void {
+    this.failure = toWireError(error);
+    this.setRole('failed');
+    if (this.coordinator.leader === null) this.coordinator.rejectUnrouted(fromWireError(this.failure));
+  }
+
+  private setRole(role: HostRole): void {
+    this.role = role;
+    this.announceRole();
+  }
+
+  private announceRole(): void {
+    this.events.deliver({ type: 'role-changed', role: this.role, leader: this.coordinator.leader, error: this.failure });
+  }
+}

@@ -416,6 +416,26 @@ export function defineWorkflowEffectsSuite(name: string, factory: StoreFactory):
         never.resolve();
       });
 
+      it('fails a run whose last attempt was interrupted by a crash (dead-lettered when the queue reopened)', async () => {
+        const h = await makeHarness(factory);
+        const entered = deferred();
+        const never = deferred();
+        const a = h.start(async () => {
+          entered.resolve();
+          await never.promise;
+          return StepOutcome.succeed(empty);
+        }, new NoopTerminalHook());
+        const { runId } = await a.runtime.submit({ maxAttemptsPerStep: 1, headers: { origin: 'crash' } });
+        await entered.promise;
+        await h.crashRestart();
+        expect((await h.queue.stats(QUEUE)).dead).toBe(1);
+        const hook = new RecordingHook();
+        h.start(async () => StepOutcome.succeed(empty), hook);
+        expect(await hook.first()).toMatchObject({ runId, status: 'failed', error: 'claim interrupted by process exit', finalStep: 0, headers: { origin: 'crash' } });
+        expect(await h.queue.kvGet(b(`workflow/runs/${runId}`))).toBeUndefined();
+        never.resolve();
+      });
+
       it('leaves a later run under the same id alone', async () => {
         const h = await makeHarness(factory);
         const hook = new RecordingHook();

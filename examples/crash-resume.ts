@@ -73,7 +73,17 @@ if (submitted.newlySubmitted) console.log(`submitted run ${RUN_ID}`);
 else console.log(`run ${RUN_ID} is already in flight (job ${submitted.jobId}); resuming it`);
 
 const worker = runtime.spawn();
-const outcome = await terminated;
+// The worker only stops on its own when it cannot go on, e.g. a second process opened the same
+// store and fenced this one (the store has exactly one writer).
+const stopped = worker.done.then(
+  () => undefined,
+  (e: unknown) => e,
+);
+const outcome = await Promise.race([terminated, stopped.then((e) => ({ failure: e }))]);
+if ('failure' in outcome) {
+  console.log(`the worker stopped: ${(outcome.failure as Error)?.message ?? String(outcome.failure)}`);
+  process.exit(1);
+}
 await worker.shutdown();
 await queue.close();
 if (outcome.status === 'succeeded') {

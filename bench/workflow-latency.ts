@@ -13,7 +13,7 @@ import { HEADER_RUN_ID, HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRunt
 import { log, now, percentile, type BenchContext, type Benchmark } from './harness.js';
 
 const RUNS = 50;
-const WARMUP = 20;
+const WARMUP = 100;
 const STEPS = 3;
 const PAYLOAD_BYTES = 100;
 const quiet = { warn: () => undefined };

@@ -1,6 +1,8 @@
 import { playwright } from '@vitest/browser-playwright';
 import { defineConfig } from 'vitest/config';
 import { CHROMIUM_ARGS, resolveChromium } from './test/setup/chromium.js';
+import { PERSISTENT_PROFILE_DIR } from './test/setup/browser-profile.js';
+import { tabCommands } from './test/setup/browser-tabs.js';
 
 // Resolved up front because the provider needs the path in its options. A failure here must not
 // break the Node project, so it only warns; the browser project then reports the launch error.
@@ -44,6 +46,34 @@ export default defineConfig({
             }),
             instances: [{ browser: 'chromium' }],
             screenshotFailures: false,
+          },
+        },
+      },
+      {
+        optimizeDeps: { include: browserDeps },
+        test: {
+          // Real tabs, reloads and crashes on a persistent profile (IndexedDB and OPFS on disk):
+          // the browser host's lifecycle tests. The profile is per run (see browser-profile.ts),
+          // so the origin only has to stay the same within a run. The `browser` project also
+          // collects these files and skips them (they need this project's commands).
+          name: 'browser-persistent',
+          include: ['test/browser/host/**/*.persistent.browser.test.ts'],
+          exclude: ['**/node_modules/**'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
+          provide: { persistentProfile: true },
+          globalSetup: ['test/setup/browser-profile.ts'],
+          browser: {
+            enabled: true,
+            headless: true,
+            provider: playwright({
+              persistentContext: PERSISTENT_PROFILE_DIR,
+              launchOptions: { executablePath: chromium?.executablePath, args: [...CHROMIUM_ARGS] },
+            }),
+            instances: [{ browser: 'chromium' }],
+            screenshotFailures: false,
+            commands: tabCommands,
           },
         },
       },

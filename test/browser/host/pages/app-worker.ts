@@ -22,6 +22,8 @@ export interface WorkerConfig {
   readonly name: string;
   readonly hostId: string;
   readonly log: string;
+  /** The queue's scheduler tick (default 1 s). */
+  readonly schedulerIntervalMs?: number;
 }
 
 export interface Plan {
@@ -92,7 +94,10 @@ const handle = serveWorkflowRuntime({
   runner: runStep,
   terminalHook: hook,
   // Retries of `failOnceAt` come back fast.
-  queueOptions: { defaultQueueConfig: { retryBackoffBaseMs: 50, retryBackoffMaxMs: 200 } },
+  queueOptions: {
+    defaultQueueConfig: { retryBackoffBaseMs: 50, retryBackoffMaxMs: 200 },
+    ...(config.schedulerIntervalMs === undefined ? {} : { schedulerIntervalMs: config.schedulerIntervalMs }),
+  },
   runtimeOptions: { pollIntervalMs: 50 },
 });
 handle.listen((event) => {

@@ -1,0 +1,71 @@
+/**
+ * One tab of the test app: starts the app worker (app-worker.ts) on the store named in the query
+ * string, connects to it, and exposes `window.__tab` (`TabApi`) for the browser commands of
+ * test/setup/browser-tabs.ts, which drive it with `page.evaluate`. Only JSON crosses that way:
+ * bytes are UTF-8 text here.
+ */
+import { connect, type HostEvent } from '../../../../src/browser/index.js';
+import type { WorkerConfig } from './app-worker.js';
+
+const params = new URLSearchParams(location.search);
+// A fresh id per page load, so a reloaded tab is told apart from its earlier self.
+const hostId = `${params.get('host') ?? 'tab'}.${Math.random().toString(36).slice(2, 6)}`;
+const scheduler = params.get('scheduler');
+const config: WorkerConfig = {
+  store: (params.get('store') ?? 'indexeddb') as WorkerConfig['store'],
+  name: params.get('name') ?? 'default',
+  hostId,
+  log: params.get('log') ?? 'taquba-test-log',
+  ...(scheduler === null ? {} : { schedulerIntervalMs: Number(scheduler) }),
+};
+const worker = new Worker(new URL('./app-worker.ts', import.meta.url), { type: 'module', name: JSON.stringify(config) });
+const client = connect(worker);
+const events: HostEvent[] = [];
+client.subscribe((e) => events.push(e));
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+const tab = {
+  ready: true,
+  hostId,
+  async info() {
+    return { ...(await client.info()), persistence: await client.persistence };
+  },
+  async submit(plan: unknown, runId?: string) {
+    return client.submit({ ...(runId === undefined ? {} : { runId }), input: encoder.encode(JSON.stringify(plan)) });
+  },
+  async status(runId: string) {
+    const view = await client.status(runId);
+    return view && { ...view, result: view.result == null ? null : decoder.decode(view.result) };
+  },
+  async kvGet(key: string) {
+    const value = await client.kvGet(key);
+    return value === null ? null : decoder.decode(value);
+  },
+  async kvKeys(prefix: string) {
+    const page = await client.kvScan(prefix, { limit: 1000 });
+    return page.entries.map(([k, v]) => [decoder.decode(k), decoder.decode(v)]);
+  },
+  signal(key: string, payload: string) {
+    return client.signal(key, encoder.encode(payload));
+  },
+  /** The run events this tab received, as `type:runId[:step]`. */
+  events() {
+    return events.filter((e) => e.type !== 'role-changed').map((e) => ('stepNumber' in e ? `${e.type}:${e.runId}:${e.stepNumber}` : `${e.type}:${e.runId}`));
+  },
+  async waitRole(role: string, timeoutMs = 15_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const info = await client.info();
+      if (info.role === role) return info;
+      if (Date.now() > deadline) throw new Error(`tab ${hostId} is ${info.role}, not ${role}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  },
+  close() {
+    return client.close();
+  },
+};
+
+export type TabApi = typeof tab;
+(window as unknown as { __tab: TabApi }).__tab = tab;

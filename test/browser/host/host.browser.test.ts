@@ -46,8 +46,20 @@ describe.each(['indexeddb', 'opfs'] as const)('worker host over %s', (store) => 
     const info = await a.client.info();
     expect(info).toMatchObject({ hostId: a.hostId, role: 'leader', leader: a.hostId, store });
 
+    const stop = new AbortController();
+    const iterated: string[] = [];
+    const iterating = (async () => {
+      for await (const e of a.client.events({ runId: 'iterated', signal: stop.signal })) {
+        if (e.type === 'role-changed') continue;
+        iterated.push(e.type);
+        if (e.type === 'terminal') stop.abort();
+      }
+    })();
     const { runId, newlySubmitted } = await a.client.submit({ input: planInput({ steps: 3 }), headers: { app: 'x' } });
     expect(newlySubmitted).toBe(true);
+    await a.client.submit({ runId: 'iterated', input: planInput({ steps: 1 }) });
+    await iterating;
+    expect(iterated).toEqual(['step-started', 'step-finished', 'terminal']);
     const terminal = await a.event('terminal', (e) => e.runId === runId);
     expect(terminal).toMatchObject({ status: 'succeeded', finalStep: 2, executor: a.hostId, headers: { app: 'x' } });
     expect(text(terminal.result)).toBe(`done:${runId}`);

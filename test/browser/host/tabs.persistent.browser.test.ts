@@ -133,7 +133,7 @@ describe.skipIf(!inject('persistentProfile'))('browser host tabs (persistent pro
     const leader = await waitRole(a, 'leader');
     const b = await open();
     await waitRole(b, 'follower');
-    const plan: Plan = { steps: 5, delayMs: 60 };
+    const plan: Plan = { steps: 5, delayMs: 150 };
     const runs = await Promise.all([submit(a, plan), submit(a, plan), submit(b, plan), submit(b, plan), submit(b, plan)]);
     await log.waitFor('run', (e) => e.step === 1);
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { MockClock } from '../../../src/core/clock.js';
 import { decodeAttempts, encodeAttempt } from '../../../src/core/queue/attempt-history.js';
 import { isUlid, JobIdGenerator, ulidTime } from '../../../src/core/queue/job-id.js';
-import { decodeJobRecord, encodeJobRecord, type JobRecord } from '../../../src/core/queue/job-record.js';
+import { decodeJobRecord, decodeJobRecordGeneric, encodeJobRecord, encodeJobRecordGeneric, type JobRecord } from '../../../src/core/queue/job-record.js';
+import { encodeRecord } from '../../../src/core/codec.js';
 import { historyKey, statsKey } from '../../../src/core/queue/keys.js';
 import { decodeI64, encodeI64, queueMergeOperator } from '../../../src/core/queue/merge-operator.js';
 import { concatBytes } from '../../../src/core/bytes.js';
@@ -37,6 +38,95 @@ describe('job records', () => {
   it('reject undecodable bytes with CORRUPT_DATA', () => {
     expect(() => decodeJobRecord(Uint8Array.of(0xc1))).toThrow(expect.objectContaining({ code: 'CORRUPT_DATA' }));
     expect(() => decodeJobRecord(Uint8Array.of(0x90))).toThrow(expect.objectContaining({ code: 'CORRUPT_DATA' }));
+  });
+});
+
+describe('job record fast codec', () => {
+  // A deterministic generator of varied records: every optional field on or off, numbers across
+  // every MessagePack integer width and some floats, ASCII and non-ASCII strings, big payloads.
+  function variants(): JobRecord[] {
+    let seed = 12345;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return seed % n;
+    };
+    const numbers = [0, 1, 127, 128, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, 1_700_000_000_123, 2 ** 53 - 1, -1, -32, -33, -128, -129, -32768, -32769, -(2 ** 31), -(2 ** 31) - 1, -(2 ** 40), 0.5, 1e300, -2.25];
+    const strings = ['', 'a', 'x'.repeat(31), 'y'.repeat(32), 'z'.repeat(255), 'w'.repeat(256), 'v'.repeat(70_000), 'héllo', '日本', 'e\u0301'];
+    const pick = <T>(xs: readonly T[]): T => xs[rnd(xs.length)];
+    const out: JobRecord[] = [];
+    for (let i = 0; i < 400; i++) {
+      const r: Record<string, unknown> = {
+        id: rnd(4) === 0 ? pick(strings) : `01J${i}ABCDEFGHJKMNPQRSTVWXYZ`,
+        queue: rnd(5) === 0 ? pick(strings) : 'emails',
+        payload: new Uint8Array(pick([0, 1, 100, 255, 256, 65535, 65536, 70_000])).fill(i & 0xff),
+        headers: rnd(2) === 0 ? {} : Object.fromEntries(Array.from({ length: rnd(18) }, (_, j) => [`h${j}${rnd(3) === 0 ? pick(strings) : ''}`, rnd(3) === 0 ? pick(strings) : `v${j}`])),
+        status: pick(['pending', 'scheduled', 'claimed', 'done', 'dead']),
+        attempts: pick(numbers),
+        maxAttempts: pick(numbers),
+        enqueuedAt: pick(numbers),
+        priority: pick(numbers),
+        cancelRequested: rnd(3) === 0,
+      };
+      if (rnd(4) === 0) r.payloadRef = rnd(3) === 0 ? pick(strings) : `ref-${i}`;
+      for (const f of ['claimedAt', 'runAt', 'wokenAt', 'completedAt', 'failedAt']) if (rnd(2) === 0) r[f] = pick(numbers);
+      if (rnd(3) === 0) r.wakePayload = new Uint8Array(pick([0, 3, 300]));
+      if (rnd(2) === 0) r.lastError = pick(strings);
+      if (rnd(3) === 0) r.dedupKey = pick(strings);
+      out.push(r as unknown as JobRecord);
+    }
+    return out;
+  }
+
+  it('writes exactly the bytes of the generic encoder', () => {
+    for (const [i, r] of variants().entries()) {
+      const fast = encodeJobRecord(r);
+      const generic = encodeJobRecordGeneric(r);
+      // Buffer.compare: vitest's deep equality is far too slow on 70 KB arrays.
+      expect({ i, same: Buffer.compare(fast, generic) === 0 }).toEqual({ i, same: true });
+    }
+  });
+
+  it('reads back exactly what the generic decoder returns', () => {
+    for (const r of variants()) {
+      const bytes = encodeJobRecordGeneric(r);
+      expect(decodeJobRecord(bytes)).toStrictEqual(decodeJobRecordGeneric(bytes));
+    }
+  });
+
+  it('reads maps written in another field order, with nil fields, through either path alike', () => {
+    const shapes: Record<string, unknown>[] = [
+      { status: 'pending', v: 1, queue: 'q', id: 'a', attempts: 0, maxAttempts: 3, enqueuedAt: 5, priority: 1, payload: Uint8Array.of(1) },
+      { v: 1, id: 'a', queue: 'q', status: 'done', attempts: 1, maxAttempts: 3, enqueuedAt: 5, priority: 1, headers: null, lastError: null, cancelRequested: false },
+      { v: 1, id: 'a', queue: 'q', status: 'done', attempts: 1, maxAttempts: 3, enqueuedAt: 5, priority: 1, unknown: 7 },
+      { v: 1, id: 'a', queue: 'q', status: 'done', attempts: 1, maxAttempts: 3, enqueuedAt: 5, priority: 1, cancelRequested: 'yes' },
+    ];
+    for (const shape of shapes) {
+      const bytes = encodeRecord(shape);
+      expect(decodeJobRecord(bytes)).toStrictEqual(decodeJobRecordGeneric(bytes));
+    }
+  });
+
+  it('rejects what the generic decoder rejects, with the same error', () => {
+    const good = encodeJobRecord(base);
+    const bad: Uint8Array[] = [
+      encodeRecord({ v: 2, id: 'a', queue: 'q', status: 'pending', attempts: 0, maxAttempts: 3, enqueuedAt: 5, priority: 1 }),
+      encodeRecord({ v: 1, id: 'a', queue: 'q', status: 'weird', attempts: 0, maxAttempts: 3, enqueuedAt: 5, priority: 1 }),
+      encodeRecord({ v: 1, id: 'a', queue: 'q', status: 'pending', maxAttempts: 3, enqueuedAt: 5, priority: 1 }),
+      encodeRecord({ v: 1, id: 7, queue: 'q', status: 'pending', attempts: 0, maxAttempts: 3, enqueuedAt: 5, priority: 1 }),
+      encodeRecord({ v: 1, id: 'a', queue: 'q', status: 'pending', attempts: 0, maxAttempts: 3, enqueuedAt: 5, priority: 1, headers: { a: 1 } }),
+      good.subarray(0, good.length - 1),
+      Uint8Array.of(...good, 0),
+    ];
+    for (const bytes of bad) {
+      let generic: unknown;
+      try {
+        decodeJobRecordGeneric(bytes);
+      } catch (e) {
+        generic = e;
+      }
+      expect(generic).toMatchObject({ code: 'CORRUPT_DATA' });
+      expect(() => decodeJobRecord(bytes)).toThrow((generic as Error).message);
+    }
   });
 });
 

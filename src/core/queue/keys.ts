@@ -47,60 +47,144 @@ function u64(ms: number): Uint8Array {
   return out;
 }
 
-function u32(n: number): Uint8Array {
-  const out = new Uint8Array(4);
-  new DataView(out.buffer).setUint32(0, n >>> 0);
+/** Writes `ms` as u64 big-endian at `o` (clamped to 0, floored), without a BigInt. */
+function writeU64(out: Uint8Array, o: number, ms: number): void {
+  const v = Math.max(0, Math.floor(ms));
+  if (!(v <= Number.MAX_SAFE_INTEGER)) {
+    // Huge or not a number: the BigInt path (which throws on NaN and infinities).
+    out.set(u64(v), o);
+    return;
+  }
+  const hi = Math.floor(v / 0x100000000);
+  const lo = v - hi * 0x100000000;
+  out[o] = hi >>> 24;
+  out[o + 1] = (hi >>> 16) & 0xff;
+  out[o + 2] = (hi >>> 8) & 0xff;
+  out[o + 3] = hi & 0xff;
+  out[o + 4] = lo >>> 24;
+  out[o + 5] = (lo >>> 16) & 0xff;
+  out[o + 6] = (lo >>> 8) & 0xff;
+  out[o + 7] = lo & 0xff;
+}
+
+/** True when every character is ASCII, so its UTF-8 bytes are its char codes. */
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return false;
+  return true;
+}
+
+/**
+ * `prefix` followed by the UTF-8 bytes of `text` (job ids: ASCII by validation or generation),
+ * with `extra` zero bytes reserved between them for fixed-width fields; one allocation.
+ */
+function withText(prefix: Uint8Array, extra: number, text: string): Uint8Array {
+  const at = prefix.length + extra;
+  if (isAscii(text)) {
+    const out = new Uint8Array(at + text.length);
+    out.set(prefix);
+    for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i);
+    return out;
+  }
+  const bytes = utf8(text);
+  const out = new Uint8Array(at + bytes.length);
+  out.set(prefix);
+  out.set(bytes, at);
   return out;
+}
+
+/** Byte encodings reused by every key of one queue. Treat every array as immutable. */
+interface QueueKeyParts {
+  /** One-byte length followed by the name. */
+  readonly lenQueue: Uint8Array;
+  readonly pending: Uint8Array;
+  readonly claimed: Uint8Array;
+  readonly dead: Uint8Array;
+  readonly dedup: Uint8Array;
+  readonly statsPrefix: Uint8Array;
+  readonly stats: Readonly<Record<StatsMetric, Uint8Array>>;
 }
 
 // Encoded queue names are reused by every key of every transition; a small cache saves the
-// UTF-8 encoding and the allocation. Cleared when full (queue names are few in practice).
-const lenQueueCache = new Map<string, Uint8Array>();
+// UTF-8 encoding and the allocations. Cleared when full (queue names are few in practice).
+const queueParts = new Map<string, QueueKeyParts>();
 
-/** One-byte length followed by the name. Queue names are validated to at most 255 bytes. */
-function lenQueue(queue: string): Uint8Array {
-  let out = lenQueueCache.get(queue);
-  if (out === undefined) {
+/** Queue names are validated to at most 255 bytes. */
+function partsOf(queue: string): QueueKeyParts {
+  let parts = queueParts.get(queue);
+  if (parts === undefined) {
     const q = utf8(queue);
-    out = concatBytes(Uint8Array.of(q.length), q);
-    if (lenQueueCache.size >= 1024) lenQueueCache.clear();
-    lenQueueCache.set(queue, out);
+    const lenQueue = concatBytes(Uint8Array.of(q.length), q);
+    const statsPrefix = concatBytes(header(TAG.stats), lenQueue);
+    const stats = {} as Record<StatsMetric, Uint8Array>;
+    for (const m of STATS_METRICS) stats[m] = concatBytes(statsPrefix, utf8(m));
+    parts = {
+      lenQueue,
+      pending: concatBytes(header(TAG.pending), lenQueue),
+      claimed: concatBytes(header(TAG.claimed), lenQueue),
+      dead: concatBytes(header(TAG.dead), lenQueue),
+      dedup: concatBytes(header(TAG.dedup), lenQueue),
+      statsPrefix,
+      stats,
+    };
+    if (queueParts.size >= 1024) queueParts.clear();
+    queueParts.set(queue, parts);
   }
-  return out;
+  return parts;
 }
+
+// Returned keys and prefixes may be shared between calls: callers (and the engine) never mutate
+// key bytes. Functions that build a fresh key return a new array.
 
 // ---- record spaces ----
 
 export function pendingQueuePrefix(queue: string): Uint8Array {
-  return concatBytes(header(TAG.pending), lenQueue(queue));
+  return partsOf(queue).pending;
 }
 
 export function pendingKey(queue: string, priority: number, id: string): Uint8Array {
-  return concatBytes(pendingQueuePrefix(queue), u32(priority), utf8(id));
+  const prefix = partsOf(queue).pending;
+  const out = withText(prefix, 4, id);
+  const o = prefix.length;
+  const p = priority >>> 0;
+  out[o] = p >>> 24;
+  out[o + 1] = (p >>> 16) & 0xff;
+  out[o + 2] = (p >>> 8) & 0xff;
+  out[o + 3] = p & 0xff;
+  return out;
 }
 
 export function claimedQueuePrefix(queue: string): Uint8Array {
-  return concatBytes(header(TAG.claimed), lenQueue(queue));
+  return partsOf(queue).claimed;
 }
 
 export function claimedKey(queue: string, id: string): Uint8Array {
-  return concatBytes(claimedQueuePrefix(queue), utf8(id));
+  return withText(partsOf(queue).claimed, 0, id);
 }
 
 export function deadQueuePrefix(queue: string): Uint8Array {
-  return concatBytes(header(TAG.dead), lenQueue(queue));
+  return partsOf(queue).dead;
 }
 
 export function deadKey(queue: string, id: string): Uint8Array {
-  return concatBytes(deadQueuePrefix(queue), utf8(id));
+  return withText(partsOf(queue).dead, 0, id);
 }
 
 export function scheduledKey(runAt: number, queue: string, id: string): Uint8Array {
-  return concatBytes(header(TAG.scheduled), u64(runAt), lenQueue(queue), utf8(id));
+  return timeFirstKey(TAG.scheduled, runAt, queue, id);
 }
 
 export function doneKey(completedAt: number, queue: string, id: string): Uint8Array {
-  return concatBytes(header(TAG.done), u64(completedAt), lenQueue(queue), utf8(id));
+  return timeFirstKey(TAG.done, completedAt, queue, id);
+}
+
+function timeFirstKey(tag: number, ms: number, queue: string, id: string): Uint8Array {
+  const lq = partsOf(queue).lenQueue;
+  const prefix = new Uint8Array(10 + lq.length);
+  prefix[0] = tag;
+  prefix[1] = KEY_VERSION;
+  writeU64(prefix, 2, ms);
+  prefix.set(lq, 10);
+  return withText(prefix, 0, id);
 }
 
 /** Prefix of a whole record space (every queue). */
@@ -118,12 +202,15 @@ export function timeBound(space: 'scheduled' | 'done', ms: number): Uint8Array {
 
 // ---- indexes and bookkeeping ----
 
+const JOB_INDEX_HEADER = header(TAG.jobIndex);
+const HISTORY_HEADER = header(TAG.history);
+
 export function jobIndexKey(id: string): Uint8Array {
-  return concatBytes(header(TAG.jobIndex), utf8(id));
+  return withText(JOB_INDEX_HEADER, 0, id);
 }
 
 export function dedupKey(queue: string, key: string): Uint8Array {
-  return concatBytes(header(TAG.dedup), lenQueue(queue), utf8(key));
+  return withText(partsOf(queue).dedup, 0, key);
 }
 
 /** Cursor records carry the queue name last, so no length byte. */
@@ -134,17 +221,18 @@ export function cursorKey(queue: string): Uint8Array {
 export const CURSOR_PREFIX: Uint8Array = header(TAG.cursor);
 
 export function statsQueuePrefix(queue: string): Uint8Array {
-  return concatBytes(header(TAG.stats), lenQueue(queue));
+  return partsOf(queue).statsPrefix;
 }
 
+/** Shared per (queue, metric): do not mutate. */
 export function statsKey(queue: string, metric: StatsMetric): Uint8Array {
-  return concatBytes(statsQueuePrefix(queue), utf8(metric));
+  return partsOf(queue).stats[metric] ?? concatBytes(partsOf(queue).statsPrefix, utf8(metric));
 }
 
 export const STATS_PREFIX: Uint8Array = header(TAG.stats);
 
 export function historyKey(id: string): Uint8Array {
-  return concatBytes(header(TAG.history), utf8(id));
+  return withText(HISTORY_HEADER, 0, id);
 }
 
 export const HEARTBEAT_KEY: Uint8Array = header(TAG.heartbeat);

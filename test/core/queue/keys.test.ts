@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareBytes, startsWith } from '../../../src/core/bytes.js';
+import { compareBytes, concatBytes, startsWith, utf8 } from '../../../src/core/bytes.js';
 import {
   claimedKey,
   claimedQueuePrefix,
@@ -21,6 +21,33 @@ import {
 } from '../../../src/core/queue/keys.js';
 
 describe('queue key layout', () => {
+  it('builds exactly the documented bytes (ASCII fast path and UTF-8 alike)', () => {
+    const u64 = (ms: number) => {
+      const out = new Uint8Array(8);
+      new DataView(out.buffer).setBigUint64(0, BigInt(ms));
+      return out;
+    };
+    const u32 = (n: number) => Uint8Array.of(n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
+    for (const queue of ['q', 'emails', 'é-queue']) {
+      const lq = concatBytes(Uint8Array.of(utf8(queue).length), utf8(queue));
+      for (const id of ['01JABCDEFGHJKMNPQRSTVWXYZ0', 'x', 'ünï']) {
+        expect(pendingKey(queue, 1000, id)).toEqual(concatBytes(Uint8Array.of(TAG.pending, 1), lq, u32(1000), utf8(id)));
+        expect(pendingKey(queue, 2 ** 32 - 1, id)).toEqual(concatBytes(Uint8Array.of(TAG.pending, 1), lq, u32(2 ** 32 - 1), utf8(id)));
+        expect(claimedKey(queue, id)).toEqual(concatBytes(Uint8Array.of(TAG.claimed, 1), lq, utf8(id)));
+        expect(deadKey(queue, id)).toEqual(concatBytes(Uint8Array.of(TAG.dead, 1), lq, utf8(id)));
+        expect(dedupKey(queue, id)).toEqual(concatBytes(Uint8Array.of(TAG.dedup, 1), lq, utf8(id)));
+        for (const ms of [0, 1, 1_700_000_000_123, 2 ** 53 - 1]) {
+          expect(scheduledKey(ms, queue, id)).toEqual(concatBytes(Uint8Array.of(TAG.scheduled, 1), u64(ms), lq, utf8(id)));
+          expect(doneKey(ms, queue, id)).toEqual(concatBytes(Uint8Array.of(TAG.done, 1), u64(ms), lq, utf8(id)));
+        }
+        expect(scheduledKey(-5.5, queue, id)).toEqual(scheduledKey(0, queue, id));
+        expect(jobIndexKey(id)).toEqual(concatBytes(Uint8Array.of(TAG.jobIndex, 1), utf8(id)));
+        expect(historyKey(id)).toEqual(concatBytes(Uint8Array.of(TAG.history, 1), utf8(id)));
+      }
+      expect(statsKey(queue, 'claimed')).toEqual(concatBytes(Uint8Array.of(TAG.stats, 1), lq, utf8('claimed')));
+    }
+  });
+
   it('orders pending keys by priority, then id', () => {
     const keys = [pendingKey('q', 1000, 'B'), pendingKey('q', 100, 'Z'), pendingKey('q', 1000, 'A'), pendingKey('q', 10000, 'A')];
     const sorted = [...keys].sort(compareBytes);

@@ -10,8 +10,23 @@ import { TAG } from './keys.js';
 
 const TWO_32 = 2 ** 32;
 
-/** Signed 64-bit little-endian. Counters stay far below 2^53, so plain numbers are exact. */
+// Counter deltas and small sums repeat endlessly; their encodings are shared (never mutated).
+const SMALL_MIN = -64;
+const SMALL_MAX = 256;
+const small: Uint8Array[] = [];
+
+/**
+ * Signed 64-bit little-endian. Counters stay far below 2^53, so plain numbers are exact. Small
+ * integers return a shared array: treat the result as immutable.
+ */
 export function encodeI64(n: bigint | number): Uint8Array {
+  if (typeof n === 'number' && Number.isInteger(n) && n >= SMALL_MIN && n <= SMALL_MAX) {
+    return (small[n - SMALL_MIN] ??= encodeI64Fresh(n));
+  }
+  return encodeI64Fresh(n);
+}
+
+function encodeI64Fresh(n: bigint | number): Uint8Array {
   const out = new Uint8Array(8);
   const view = new DataView(out.buffer);
   if (typeof n === 'bigint') {

@@ -17,10 +17,17 @@ export type KvTxn = ReturnType<KvDb['begin']>;
 
 type Hook = () => void | Promise<void>;
 
+interface Counter {
+  readonly queue: string;
+  readonly metric: StatsMetric;
+  delta: number;
+}
+
 export class StagedTxn {
   private writes = 0;
-  private readonly counters = new Map<string, { queue: string; metric: StatsMetric; delta: number }>();
-  private readonly hooks: Hook[] = [];
+  /** Few per transaction (one or two queues, a few metrics): a list beats a keyed map. */
+  private readonly counters: Counter[] = [];
+  private hooks: Hook[] | undefined;
 
   constructor(readonly txn: KvTxn) {}
 
@@ -52,10 +59,15 @@ export class StagedTxn {
 
   /** Adds `delta` to a per-queue counter (merged, never a conflict). */
   count(queue: string, metric: StatsMetric, delta: number): void {
-    const slot = `${metric}\u0000${queue}`;
-    const c = this.counters.get(slot);
-    if (c) c.delta += delta;
-    else this.counters.set(slot, { queue, metric, delta });
+    const counters = this.counters;
+    for (let i = 0; i < counters.length; i++) {
+      const c = counters[i];
+      if (c.metric === metric && c.queue === queue) {
+        c.delta += delta;
+        return;
+      }
+    }
+    counters.push({ queue, metric, delta });
   }
 
   /** Appends one entry to the job's attempt history (merge, no read). */
@@ -66,23 +78,31 @@ export class StagedTxn {
 
   /** Runs `hook` only if this transaction commits. */
   afterCommit(hook: Hook): void {
-    this.hooks.push(hook);
+    (this.hooks ??= []).push(hook);
   }
 
   /** @internal */
   get isEmpty(): boolean {
-    return this.writes === 0 && [...this.counters.values()].every((c) => c.delta === 0);
+    if (this.writes !== 0) return false;
+    for (const c of this.counters) if (c.delta !== 0) return false;
+    return true;
   }
 
   /** @internal Stages the counter merges. */
   flushCounters(): void {
-    for (const c of this.counters.values()) {
+    for (const c of this.counters) {
       if (c.delta !== 0) this.txn.merge(statsKey(c.queue, c.metric), encodeI64(c.delta));
     }
   }
 
+  /** @internal True when hooks are registered (runHooks would do something). */
+  get hasHooks(): boolean {
+    return this.hooks !== undefined;
+  }
+
   /** @internal */
   async runHooks(): Promise<void> {
+    if (this.hooks === undefined) return;
     for (const hook of this.hooks) await hook();
   }
 }
@@ -139,7 +159,7 @@ export async function runTransaction<T>(db: KvDb, fn: (s: StagedTxn) => Promise<
         throw e;
       }
     }
-    await staged.runHooks();
+    if (staged.hasHooks) await staged.runHooks();
     return value;
   }
 }

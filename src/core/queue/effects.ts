@@ -45,6 +45,7 @@ export function validateKvWrites(writes: Iterable<readonly [Uint8Array, Uint8Arr
 export async function prepareEffects(ctx: QueueContext, effects: SettlementEffects | undefined): Promise<PreparedEffects> {
   if (effects === undefined) return NO_EFFECTS;
   if (typeof effects !== 'object' || effects === null) throw new InvalidArgumentError(`effects must be an object. effects=${String(effects)}`);
+  if (effects.enqueues === undefined && effects.kvWrites === undefined && effects.kvDeletes === undefined) return NO_EFFECTS;
   const requests = [...(effects.enqueues ?? [])];
   for (const r of requests) validateEnqueue(r?.queue, r?.payload, r?.options);
   const kvWrites = validateKvWrites(effects.kvWrites);

@@ -13,7 +13,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import type { JobAttempt } from './attempt-history.js';
 import { isClaim, type Claim } from './claim.js';
-import { discardEffects, prepareEffects, stageEffects, type PreparedEffects, type SettlementEffects } from './effects.js';
+import { discardEffects, NO_EFFECTS, prepareEffects, stageEffects, type PreparedEffects, type SettlementEffects } from './effects.js';
 import type { EnqueueResult } from './enqueue.js';
 import { decodeJobRecord, withChanges, type JobRecord } from './job-record.js';
 import { claimedKey, historyKey, jobIndexKey } from './keys.js';
@@ -29,14 +29,19 @@ export function assertClaim(claim: unknown): asserts claim is Claim {
   if (!isClaim(claim)) throw new InvalidArgumentError('expected a Claim returned by a claim call (inspection records cannot settle)');
 }
 
-/** Steps 1–3 of the take-claim protocol. Returns the stored record. */
-export async function takeClaim(ctx: QueueContext, s: StagedTxn, claim: Claim): Promise<JobRecord> {
+/** Steps 1–3 of the take-claim protocol. Returns the stored record's bytes. */
+async function takeClaimBytes(ctx: QueueContext, s: StagedTxn, claim: Claim): Promise<Uint8Array> {
   if (!ctx.leases.holds(claim.queue, claim.id, claim.token)) throw claimLostError(claim.queue, claim.id, 'lease no longer held');
   const key = claimedKey(claim.queue, claim.id);
   const raw = await s.get(key);
   if (raw === undefined) throw claimLostError(claim.queue, claim.id, 'claimed record gone');
   s.delete(key);
-  return decodeJobRecord(raw);
+  return raw;
+}
+
+/** Steps 1–3 of the take-claim protocol. Returns the stored record. */
+export async function takeClaim(ctx: QueueContext, s: StagedTxn, claim: Claim): Promise<JobRecord> {
+  return decodeJobRecord(await takeClaimBytes(ctx, s, claim));
 }
 
 function releaseClaim(ctx: QueueContext, claim: Claim): void {
@@ -80,23 +85,30 @@ function validateReason(reason: unknown, name: string): asserts reason is string
 export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: SettlementEffects): Promise<EnqueueResult[]> {
   assertClaim(claim);
   return settle(ctx, effects, async (s, prepared) => {
-    const stored = await takeClaim(ctx, s, claim);
-    const now = ctx.clock.now();
-    const keep = ctx.configs.get(claim.queue).keepDoneMs !== null;
+    const queue = claim.queue;
+    const id = claim.id;
+    const keep = ctx.configs.get(queue).keepDoneMs !== null;
+    let payloadRef: string | undefined;
     if (keep) {
+      const stored = await takeClaim(ctx, s, claim);
+      const now = ctx.clock.now();
       s.putRecord(withChanges(stored, { status: 'done', completedAt: now }, ['runAt']));
-      s.appendHistory(stored.id, attemptEntry(stored, now, 'completed'));
+      s.appendHistory(id, attemptEntry(stored, now, 'completed'));
     } else {
-      s.delete(jobIndexKey(stored.id));
-      s.delete(historyKey(stored.id));
+      // Nothing is written from the stored record, so it is not decoded: its existence is the
+      // fence, and the payload reference never changes during a claim (the claim's copy has it).
+      await takeClaimBytes(ctx, s, claim);
+      payloadRef = claim.job.payloadRef;
+      s.delete(jobIndexKey(id));
+      s.delete(historyKey(id));
     }
-    s.count(stored.queue, 'claimed', -1);
-    s.count(stored.queue, 'done', 1);
-    const results = await stageEffects(ctx, s, prepared);
-    s.afterCommit(async () => {
+    s.count(queue, 'claimed', -1);
+    s.count(queue, 'done', 1);
+    const results = prepared === NO_EFFECTS ? [] : await stageEffects(ctx, s, prepared);
+    s.afterCommit(() => {
       releaseClaim(ctx, claim);
       ctx.completion.notifyAll();
-      if (!keep) await ctx.payloads.deleteQuietly(stored.payloadRef);
+      if (payloadRef !== undefined) return ctx.payloads.deleteQuietly(payloadRef);
     });
     return results;
   });

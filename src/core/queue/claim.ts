@@ -14,11 +14,12 @@
  * Offloaded payloads are fetched after the lock is released, concurrently.
  */
 import { isTaqubaError } from '../errors.js';
-import type { JobRecord } from './job-record.js';
-import { decodeJobRecord, withChanges } from './job-record.js';
+import type { JobRecord, MutableJobRecord } from './job-record.js';
+import { decodeJobRecord } from './job-record.js';
 import { claimedKey, dedupKey, pendingQueuePrefix } from './keys.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { LeaseHandle } from './lease-handle.js';
+import type { CancelState } from './lease-registry.js';
 import type { QueueContext } from './queue-context.js';
 import { StagedTxn } from './staged-txn.js';
 import type { ClaimCursor, CursorObservation } from './claim-cursor.js';
@@ -39,11 +40,16 @@ export class Claim {
     readonly job: JobRecord,
     /** @internal */
     readonly token: number,
-    /** Fires when a cancel of this job is requested (pre-fired if it already was). */
-    readonly signal: AbortSignal,
+    /** @internal The delivery's cancel state. */
+    readonly cancelState: CancelState,
     /** Extends this claim's lease; cannot settle. */
     readonly lease: LeaseHandle,
   ) {}
+
+  /** Fires when a cancel of this job is requested (pre-fired if it already was). */
+  get signal(): AbortSignal {
+    return this.cancelState.signal;
+  }
 
   get id(): string {
     return this.job.id;
@@ -67,7 +73,7 @@ interface ClaimPass {
 interface Taken {
   record: JobRecord;
   token: number;
-  signal: AbortSignal;
+  cancel: CancelState;
 }
 
 async function claimOnce(ctx: QueueContext, s: StagedTxn, queue: string, max: number, leaseMs: number, observed: CursorObservation): Promise<ClaimPass> {
@@ -83,21 +89,27 @@ async function claimOnce(ctx: QueueContext, s: StagedTxn, queue: string, max: nu
   let lastKey: Uint8Array | undefined;
   for (const entry of entries) {
     lastKey = entry.key;
-    let stored: JobRecord;
+    let claimed: MutableJobRecord;
     try {
-      stored = decodeJobRecord(entry.value);
+      // A fresh object: it becomes the claimed record in place.
+      claimed = decodeJobRecord(entry.value) as MutableJobRecord;
     } catch (e) {
       ctx.logger.warn(`skipping an undecodable pending record. queue=${queue}`, e);
       continue;
     }
-    const claimed = withChanges(stored, { status: 'claimed', claimedAt: now, attempts: stored.attempts + 1 }, ['dedupKey', 'runAt']);
+    const dedup = claimed.dedupKey;
+    claimed.status = 'claimed';
+    claimed.claimedAt = now;
+    claimed.attempts += 1;
+    if (dedup !== undefined) delete claimed.dedupKey;
+    if (claimed.runAt !== undefined) delete claimed.runAt;
     s.delete(entry.key);
     s.putRecord(claimed);
-    if (stored.dedupKey !== undefined) s.delete(dedupKey(queue, stored.dedupKey));
+    if (dedup !== undefined) s.delete(dedupKey(queue, dedup));
     const token = ctx.nextToken();
     ctx.leases.insert(queue, claimed.id, token, expiresAt);
-    const signal = ctx.cancelTokens.install(claimed.id, token, claimed.cancelRequested);
-    taken.push({ record: claimed, token, signal });
+    const cancel = ctx.cancelTokens.install(claimed.id, token, claimed.cancelRequested);
+    taken.push({ record: claimed, token, cancel });
   }
   if (taken.length > 0) {
     s.count(queue, 'pending', -taken.length);
@@ -154,10 +166,20 @@ export async function claimJobs(ctx: QueueContext, locks: KeyedMutex, queue: str
   });
   // Payload fetches happen outside the lock. If one fails the claims stay committed and their
   // jobs come back when the leases expire.
-  const records = await Promise.all(taken.map((t) => ctx.payloads.materialize(t.record)));
-  return taken.map((t, i) =>
-    new Claim(records[i], t.token, t.signal, LeaseHandle.bind({ registry: ctx.leases, clock: ctx.clock, queue, id: t.record.id, token: t.token, signal: t.signal })),
-  );
+  let records: JobRecord[] | undefined;
+  for (const t of taken) {
+    if (t.record.payloadRef !== undefined) {
+      records = await Promise.all(taken.map((x) => ctx.payloads.materialize(x.record)));
+      break;
+    }
+  }
+  const claims: Claim[] = new Array(taken.length);
+  for (let i = 0; i < taken.length; i++) {
+    const t = taken[i];
+    const lease = LeaseHandle.bind({ registry: ctx.leases, clock: ctx.clock, queue, id: t.record.id, token: t.token, cancel: t.cancel });
+    claims[i] = new Claim(records === undefined ? t.record : records[i], t.token, t.cancel, lease);
+  }
+  return claims;
 }
 
 /** Key of a claim's record (stable for the claim's life). */

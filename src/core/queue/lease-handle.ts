@@ -5,7 +5,7 @@
 import type { Clock } from '../clock.js';
 import { ClaimLostError, TaqubaError } from '../errors.js';
 import { SETTLEMENT_MARGIN_MS } from './constants.js';
-import type { LeaseRegistry } from './lease-registry.js';
+import type { CancelState, LeaseRegistry } from './lease-registry.js';
 import { validateDuration } from './validation.js';
 
 /** @internal What a bound handle needs to reach its lease. */
@@ -15,7 +15,8 @@ export interface LeaseBinding {
   readonly queue: string;
   readonly id: string;
   readonly token: number;
-  readonly signal: AbortSignal;
+  /** The delivery's cancel state (its signal is created lazily). */
+  readonly cancel: CancelState;
 }
 
 const NEVER = new AbortController().signal;
@@ -30,7 +31,7 @@ export function claimLostError(queue: string, id: string, reason: string): Claim
 
 /** Renews the lease of one claim. Shared by `Queue.renewLease` and `LeaseHandle`. */
 export function renewBinding(b: LeaseBinding, expiresAt: number): number {
-  if (b.signal.aborted) throw cancelRequestedError(b.queue, b.id);
+  if (b.cancel.fired) throw cancelRequestedError(b.queue, b.id);
   const result = b.registry.renew(b.queue, b.id, b.token, expiresAt);
   if (!result.ok) throw claimLostError(b.queue, b.id, 'lease no longer held');
   return result.expiresAt;
@@ -51,7 +52,7 @@ export class LeaseHandle {
 
   /** Fires when a cancel of this job is requested. */
   get signal(): AbortSignal {
-    return this.binding?.signal ?? NEVER;
+    return this.binding?.cancel.signal ?? NEVER;
   }
 
   /** The lease expiry in epoch ms, or undefined when the lease is gone (or detached). */
@@ -73,7 +74,7 @@ export class LeaseHandle {
     validateDuration(remainingMs, 'remainingMs');
     const b = this.binding;
     if (!b) return Number.POSITIVE_INFINITY;
-    if (b.signal.aborted) throw cancelRequestedError(b.queue, b.id);
+    if (b.cancel.fired) throw cancelRequestedError(b.queue, b.id);
     const entry = b.registry.get(b.queue, b.id);
     if (!entry || entry.token !== b.token) throw claimLostError(b.queue, b.id, 'lease no longer held');
     const needed = b.clock.now() + remainingMs + SETTLEMENT_MARGIN_MS;

@@ -21,26 +21,30 @@ export interface LeaseEntry {
 
 export type RenewResult = { readonly ok: true; readonly expiresAt: number } | { readonly ok: false };
 
-function slot(queue: string, id: string): string {
-  // Queue names cannot contain control characters, so NUL separates unambiguously.
-  return `${queue}\u0000${id}`;
-}
-
 export class LeaseRegistry {
-  private readonly entries = new Map<string, LeaseEntry>();
+  /** queue → id → entry: no composite string key to build and hash per call. */
+  private readonly byQueue = new Map<string, Map<string, LeaseEntry>>();
+  private count = 0;
 
   /** Registers a claim; replaces any entry of the same job. */
   insert(queue: string, id: string, token: number, expiresAt: number): void {
-    this.entries.set(slot(queue, id), { queue, id, token, expiresAt, reaping: false });
+    let entries = this.byQueue.get(queue);
+    if (entries === undefined) {
+      entries = new Map();
+      this.byQueue.set(queue, entries);
+    }
+    const before = entries.size;
+    entries.set(id, { queue, id, token, expiresAt, reaping: false });
+    this.count += entries.size - before;
   }
 
   get(queue: string, id: string): LeaseEntry | undefined {
-    return this.entries.get(slot(queue, id));
+    return this.byQueue.get(queue)?.get(id);
   }
 
   /** True when the registry holds exactly this claim token for the job. */
   holds(queue: string, id: string, token: number): boolean {
-    return this.entries.get(slot(queue, id))?.token === token;
+    return this.byQueue.get(queue)?.get(id)?.token === token;
   }
 
   /**
@@ -48,7 +52,7 @@ export class LeaseRegistry {
    * token, a missing job, or an entry the reaper already marked.
    */
   renew(queue: string, id: string, token: number, expiresAt: number): RenewResult {
-    const entry = this.entries.get(slot(queue, id));
+    const entry = this.get(queue, id);
     if (!entry || entry.token !== token || entry.reaping) return { ok: false };
     entry.expiresAt = expiresAt;
     return { ok: true, expiresAt };
@@ -56,9 +60,10 @@ export class LeaseRegistry {
 
   /** Removes the entry only if it still carries `token`. Returns whether it did. */
   remove(queue: string, id: string, token: number): boolean {
-    const key = slot(queue, id);
-    if (this.entries.get(key)?.token !== token) return false;
-    this.entries.delete(key);
+    const entries = this.byQueue.get(queue);
+    if (entries?.get(id)?.token !== token) return false;
+    entries.delete(id);
+    this.count--;
     return true;
   }
 
@@ -68,10 +73,12 @@ export class LeaseRegistry {
    */
   takeDue(now: number): LeaseEntry[] {
     const due: LeaseEntry[] = [];
-    for (const entry of this.entries.values()) {
-      if (entry.expiresAt <= now) {
-        entry.reaping = true;
-        due.push(entry);
+    for (const entries of this.byQueue.values()) {
+      for (const entry of entries.values()) {
+        if (entry.expiresAt <= now) {
+          entry.reaping = true;
+          due.push(entry);
+        }
       }
     }
     due.sort((a, b) => a.expiresAt - b.expiresAt || a.token - b.token);
@@ -80,48 +87,87 @@ export class LeaseRegistry {
 
   /** The current expiry of this process's lease on the job, if it holds one. */
   expiry(queue: string, id: string): number | undefined {
-    return this.entries.get(slot(queue, id))?.expiresAt;
+    return this.get(queue, id)?.expiresAt;
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.count;
   }
 
   /** Every live entry (a snapshot), for tests and tooling. */
   list(): LeaseEntry[] {
-    return [...this.entries.values()].map((e) => ({ ...e }));
+    const out: LeaseEntry[] = [];
+    for (const entries of this.byQueue.values()) for (const e of entries.values()) out.push({ ...e });
+    return out;
   }
 }
 
-/** Cancel signals of live deliveries, keyed by job id, fenced by claim token. */
-export class CancelTokens {
-  private readonly controllers = new Map<string, { token: number; controller: AbortController }>();
+/**
+ * The cancel state of one delivery. Its AbortSignal is created on first use (most deliveries
+ * never look at it); a signal created after a cancel request starts aborted.
+ */
+export class CancelState {
+  private controller: AbortController | undefined;
+  private firedFlag: boolean;
 
-  /** Installs a fresh signal for a claim (replacing any older one); pre-fired when `fired`. */
-  install(id: string, token: number, fired: boolean): AbortSignal {
-    const controller = new AbortController();
-    if (fired) controller.abort(cancelReason(id));
-    this.controllers.set(id, { token, controller });
-    return controller.signal;
+  constructor(
+    readonly id: string,
+    readonly token: number,
+    fired: boolean,
+  ) {
+    this.firedFlag = fired;
   }
 
-  /** Drops the signal of this claim (no-op if a newer claim replaced it). */
+  /** True once a cancel of this delivery's job was requested. */
+  get fired(): boolean {
+    return this.firedFlag;
+  }
+
+  get signal(): AbortSignal {
+    let c = this.controller;
+    if (c === undefined) {
+      c = new AbortController();
+      if (this.firedFlag) c.abort(cancelReason(this.id));
+      this.controller = c;
+    }
+    return c.signal;
+  }
+
+  fire(): void {
+    if (this.firedFlag) return;
+    this.firedFlag = true;
+    this.controller?.abort(cancelReason(this.id));
+  }
+}
+
+/** Cancel states of live deliveries, keyed by job id, fenced by claim token. */
+export class CancelTokens {
+  private readonly states = new Map<string, CancelState>();
+
+  /** Installs a fresh state for a claim (replacing any older one); pre-fired when `fired`. */
+  install(id: string, token: number, fired: boolean): CancelState {
+    const state = new CancelState(id, token, fired);
+    this.states.set(id, state);
+    return state;
+  }
+
+  /** Drops the state of this claim (no-op if a newer claim replaced it). */
   clear(id: string, token: number): void {
-    if (this.controllers.get(id)?.token === token) this.controllers.delete(id);
+    if (this.states.get(id)?.token === token) this.states.delete(id);
   }
 
   /** Fires the live signal of the job, if any. Returns whether one existed. */
   fire(id: string): boolean {
-    const entry = this.controllers.get(id);
-    if (!entry) return false;
-    if (!entry.controller.signal.aborted) entry.controller.abort(cancelReason(id));
+    const state = this.states.get(id);
+    if (!state) return false;
+    state.fire();
     return true;
   }
 
   /** Fires and forgets the job's signal (the job left the queue). */
   fireAndDrop(id: string): void {
     this.fire(id);
-    this.controllers.delete(id);
+    this.states.delete(id);
   }
 }
 

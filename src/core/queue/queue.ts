@@ -398,7 +398,7 @@ export class Queue {
     assertClaim(claim);
     validateDuration(extensionMs, 'extensionMs');
     return renewBinding(
-      { registry: this.ctx.leases, clock: this.ctx.clock, queue: claim.queue, id: claim.id, token: claim.token, signal: claim.signal },
+      { registry: this.ctx.leases, clock: this.ctx.clock, queue: claim.queue, id: claim.id, token: claim.token, cancel: claim.cancelState },
       this.ctx.clock.now() + extensionMs,
     );
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MockClock } from '../../../src/core/clock.js';
 import { LeaseHandle } from '../../../src/core/queue/lease-handle.js';
-import { CancelTokens, LeaseRegistry } from '../../../src/core/queue/lease-registry.js';
+import { CancelState, CancelTokens, LeaseRegistry } from '../../../src/core/queue/lease-registry.js';
 
 describe('LeaseRegistry', () => {
   it('returns due entries soonest first and leaves them in place, marked', () => {
@@ -50,8 +50,8 @@ describe('LeaseRegistry', () => {
 });
 
 describe('LeaseHandle', () => {
-  const bind = (r: LeaseRegistry, clock: MockClock, token: number, signal = new AbortController().signal) =>
-    LeaseHandle.bind({ registry: r, clock, queue: 'q', id: 'a', token, signal });
+  const bind = (r: LeaseRegistry, clock: MockClock, token: number, cancel = new CancelState('a', token, false)) =>
+    LeaseHandle.bind({ registry: r, clock, queue: 'q', id: 'a', token, cancel });
 
   it('detached handle is a no-op', () => {
     const h = LeaseHandle.detached();
@@ -86,11 +86,31 @@ describe('LeaseHandle', () => {
     const r = new LeaseRegistry();
     r.insert('q', 'a', 1, 10);
     const tokens = new CancelTokens();
-    const signal = tokens.install('a', 1, false);
-    const h = bind(r, clock, 1, signal);
+    const cancel = tokens.install('a', 1, false);
+    const h = bind(r, clock, 1, cancel);
     tokens.fire('a');
     expect(() => h.ensureAtLeast(1000)).toThrow(expect.objectContaining({ code: 'CANCELLED' }));
     expect(r.get('q', 'a')?.expiresAt).toBe(10);
+    expect(h.signal.aborted).toBe(true);
+  });
+
+  it('creates the signal lazily: aborted when made after a fire, fired when made before', () => {
+    const tokens = new CancelTokens();
+    const late = tokens.install('a', 1, false);
+    tokens.fire('a');
+    expect(late.signal.aborted).toBe(true);
+    expect((late.signal.reason as Error).name).toBe('CancelRequested');
+    const early = tokens.install('b', 2, false);
+    const signal = early.signal;
+    let fired = 0;
+    signal.addEventListener('abort', () => fired++);
+    tokens.fire('b');
+    tokens.fire('b');
+    expect(fired).toBe(1);
+    expect(early.signal).toBe(signal);
+    expect(tokens.install('c', 3, true).signal.aborted).toBe(true);
+    tokens.clear('b', 2);
+    expect(tokens.fire('b')).toBe(false);
   });
 
   it('rejects negative or non-finite durations with INVALID_ARGUMENT', () => {

@@ -127,18 +127,26 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
   const signal = options.signal;
   const leaseMs = queue.queueConfig(queueName).leaseMs;
   const notify = queue.notifierOf(queueName);
-  const inFlight = new Set<Promise<void>>();
-  let onAbort: () => void = () => undefined;
-  const aborted = new Promise<void>((resolve) => {
-    onAbort = resolve;
-    if (signal?.aborted) resolve();
-  });
-  signal?.addEventListener('abort', onAbort, { once: true });
+  // In-flight jobs are counted, not collected: a finishing job wakes the loop if it waits for a
+  // free slot (or for the last job at shutdown).
+  let active = 0;
+  let wake: (() => void) | undefined;
+  const wakeLoop = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const release = (): void => {
+    active--;
+    wakeLoop();
+  };
+  const sleepUntilWoken = (): Promise<void> => new Promise<void>((resolve) => (wake = resolve));
+  signal?.addEventListener('abort', wakeLoop, { once: true });
   try {
     while (!signal?.aborted) {
-      const free = concurrency - inFlight.size;
+      const free = concurrency - active;
       if (free === 0) {
-        await Promise.race([...inFlight, aborted]);
+        await sleepUntilWoken();
         continue;
       }
       const waiter = notify.register();
@@ -147,10 +155,8 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
         if (claims.length > 0) {
           // A full batch suggests a backlog: pass one wakeup on to another idle worker.
           if (claims.length === free) notify.notifyOne();
-          for (const claim of claims) {
-            const task: Promise<void> = processClaim(queue, claim, worker).finally(() => inFlight.delete(task));
-            inFlight.add(task);
-          }
+          active += claims.length;
+          for (const claim of claims) void processClaim(queue, claim, worker).then(release, release);
           continue;
         }
         await waiter.wait(poll, signal);
@@ -159,7 +165,7 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
       }
     }
   } finally {
-    signal?.removeEventListener('abort', onAbort);
-    await Promise.allSettled([...inFlight]);
+    signal?.removeEventListener('abort', wakeLoop);
+    while (active > 0) await sleepUntilWoken();
   }
 }

@@ -43,6 +43,8 @@ export interface TransactionOptions extends CommitOptions {
 }
 
 const OPEN_ATTEMPTS = 16;
+/** WAL ids fenced per round at open (see recover). */
+const FENCE_WINDOW = 4;
 
 export class KvDb implements KvReadable, TransactionHost {
   private readonly tree: LsmTree;
@@ -53,9 +55,14 @@ export class KvDb implements KvReadable, TransactionHost {
   private readonly recentWrites = new Map<string, number>();
   private recentWritesLimit = 4096;
   private failure: unknown;
-  private closed = false;
-  private background: Promise<void> = Promise.resolve();
-  private backgroundRunning = false;
+  /** Set when close() starts: no new calls, compaction stops, frozen memtables still flush. */
+  private closing = false;
+  private flushing: Promise<void> | undefined;
+  private compacting: Promise<void> | undefined;
+  private orphanCollection: Promise<void> = Promise.resolve();
+  private manifestLock: Promise<unknown> = Promise.resolve();
+  /** Commits waiting for frozen memtables to drain (write backpressure). */
+  private stalled: (() => void)[] = [];
   private readonly retired: TableSet[] = [];
   private readonly deletes: DeleteQueue;
   private nextSstId: number;
@@ -91,9 +98,9 @@ export class KvDb implements KvReadable, TransactionHost {
    *  1. Read the manifest (create it with a create-only put if absent).
    *  2. Bump the writer epoch with a compare-and-swap; on a lost race go back to 1.
    *  3. Replay WAL objects from `walStart`, flushing the memtable to tables when it fills.
-   *  4. Write an empty fence WAL object at the next id, create-only. If an older writer got there
-   *     first, replay its object and try the next id: history never forks, and from here on the
-   *     older writer's next WAL put fails, so it is fenced.
+   *  4. Write empty fence WAL objects, create-only, over a window of the next ids (repeating
+   *     until the window's last id is ours), then replay the ids an older writer stored first:
+   *     history never forks, and the older writer's next WAL put fails, so it is fenced.
    *  5. Start the WAL writer after the fence; collect garbage in the background.
    *
    * Rejects with INVALID_CONFIG, CORRUPT_DATA (naming the object), STORE_UNAVAILABLE.
@@ -139,26 +146,36 @@ export class KvDb implements KvReadable, TransactionHost {
       await this.replayWal(id);
       nextId = id + 1;
     }
-    // Ids an older writer stored after our listing: its commits are history too. They are read
-    // only after the fence lands, so each attempt costs one put, as the older writer's flushes
-    // do; reading between attempts would let a busy older writer stay ahead forever.
+    // Fence a window of ids at once. An older writer stores ids one after another, so the ids
+    // it takes are a prefix of the window and ours are the rest; once the window's last id is
+    // ours, it can store nothing more. Ids it took hold its commits (history too): replay them
+    // after the window lands. One round costs one put time, as one of its flushes does, so a busy
+    // older writer cannot stay ahead (probing one id at a time, it could, forever).
     const taken: number[] = [];
-    for (;;) {
+    for (let ownLast = false; !ownLast; nextId += FENCE_WINDOW) {
       await this.options.faults?.('open:fence-wal', { id: nextId });
-      try {
-        await this.store.put(walObjectKey(path, nextId), encodeWalObject(this.epoch, nextId, []), { ifNoneMatch: '*' });
-        break;
-      } catch (e) {
-        if (!isTaqubaError(e, 'PRECONDITION_FAILED')) throw e;
-        taken.push(nextId);
-        nextId++;
-      }
+      const window = Array.from({ length: FENCE_WINDOW }, (_, i) => nextId + i);
+      const owned = await Promise.all(window.map((id) => this.plugWalId(id)));
+      window.forEach((id, i) => owned[i] || taken.push(id));
+      ownLast = owned[FENCE_WINDOW - 1];
     }
     for (const id of taken) await this.replayWal(id);
-    this.wal = new WalWriter(this.store, path, this.epoch, nextId + 1, this.options, (e) => this.poison(e));
+    this.wal = new WalWriter(this.store, path, this.epoch, nextId, this.options, (e) => this.poison(e));
     this.orphanBound = this.nextSstId;
-    if (this.frozen.length > 0) this.runBackground();
-    this.background = this.background.then(() => this.collectOrphans()).catch(() => undefined);
+    this.startFlushes();
+    this.startCompaction();
+    this.orphanCollection = this.collectOrphans().catch(() => undefined);
+  }
+
+  /** Stores an empty fence WAL object at `id`; false when someone else stored that id first. */
+  private async plugWalId(id: number): Promise<boolean> {
+    try {
+      await this.store.put(walObjectKey(this.options.path, id), encodeWalObject(this.epoch, id, []), { ifNoneMatch: '*' });
+      return true;
+    } catch (e) {
+      if (isTaqubaError(e, 'PRECONDITION_FAILED')) return false;
+      throw e;
+    }
   }
 
   private async replayWal(id: number): Promise<void> {
@@ -171,7 +188,9 @@ export class KvDb implements KvReadable, TransactionHost {
     }
     if (this.tree.memtable.bytes >= this.options.memtableBytes) {
       this.freeze(id);
-      await this.flushFrozen();
+      // Leave frozen memtables to the background flusher unless too many pile up, which keeps
+      // open fast and memory bounded on a long replay.
+      if (this.frozen.length >= this.options.maxFrozenMemtables) await this.flushFrozen();
     }
   }
 
@@ -251,6 +270,21 @@ export class KvDb implements KvReadable, TransactionHost {
     return txn.commit(options);
   }
 
+  /**
+   * Resolves when background work is done: frozen memtables written, due compactions finished,
+   * retired objects deleted. For tests, benchmarks and tools; normal use never needs it.
+   */
+  async whenIdle(): Promise<void> {
+    this.checkUsable();
+    for (;;) {
+      if (pickCompaction(this.manifest.data.runs, this.options.maxRuns)) this.startCompaction();
+      const busy = this.flushing ?? this.compacting;
+      if (!busy) break;
+      await busy;
+    }
+    await this.deletes.idle();
+  }
+
   /** Resolves once everything committed so far is durable. Rejects with CLOSED or FENCED. */
   async flush(): Promise<void> {
     this.checkUsable();
@@ -272,6 +306,11 @@ export class KvDb implements KvReadable, TransactionHost {
       this.releaseSnapshot(snapshot);
       return Promise.reject(e);
     }
+    if (writes.size > 0 && this.frozen.length >= this.options.maxFrozenMemtables) {
+      // Backpressure: memtables fill faster than tables are written. Wait (still holding the
+      // snapshot, so the conflict check stays valid) and apply once a flush lands.
+      return new Promise<void>((resolve) => this.stalled.push(resolve)).then(() => this.commitTransaction(snapshot, writes, options));
+    }
     this.releaseSnapshot(snapshot);
     if (writes.size === 0) return Promise.resolve();
     const seq = ++this.lastSeq;
@@ -286,7 +325,7 @@ export class KvDb implements KvReadable, TransactionHost {
     const stored = this.wal.append(encodeCommit({ seq, entries }));
     if (this.tree.memtable.bytes >= this.options.memtableBytes) {
       this.freeze(this.wal.cut());
-      this.runBackground();
+      this.startFlushes();
     }
     if (this.recentWrites.size > this.recentWritesLimit) this.pruneRecentWrites();
     if (options.durable === false) {
@@ -318,6 +357,12 @@ export class KvDb implements KvReadable, TransactionHost {
 
   // ---- memtable flush, compaction, GC ------------------------------------------------------
 
+  private releaseStalled(): void {
+    if (this.frozen.length < this.options.maxFrozenMemtables || this.failure !== undefined || this.flushing === undefined) {
+      for (const resume of this.stalled.splice(0)) resume();
+    }
+  }
+
   private freeze(walEnd: number): void {
     if (this.tree.memtable.size === 0) return;
     const memtable = this.tree.memtable;
@@ -326,25 +371,47 @@ export class KvDb implements KvReadable, TransactionHost {
     this.tree.memtable = new Memtable(this.options.mergeOperator);
   }
 
-  /** Runs flushes and compactions one at a time, off the commit path. */
-  private runBackground(): void {
-    if (this.backgroundRunning) return;
-    this.backgroundRunning = true;
-    this.background = (async () => {
-      try {
-        while (!this.closed && this.failure === undefined) {
-          // Alternate, so a steady stream of flushes cannot starve compaction.
-          const flushed = this.frozen.length > 0;
-          if (flushed) await this.flushFrozen();
-          const compacted = await this.compactOnce();
-          if (!flushed && !compacted) break;
-        }
-      } catch (e) {
-        this.poison(e);
-      } finally {
-        this.backgroundRunning = false;
+  /**
+   * Memtable flushes and compaction run as two independent background loops, so a long
+   * compaction never holds up flushes (and commits, see the stall in commitTransaction). Their
+   * manifest updates are serialized by `publish`.
+   */
+  private startFlushes(): void {
+    if (this.flushing || this.frozen.length === 0) return;
+    this.flushing = this.runFlushes();
+  }
+
+  private async runFlushes(): Promise<void> {
+    // Yield first: the caller must have stored this promise before the `finally` below clears it.
+    await Promise.resolve();
+    try {
+      while (this.frozen.length > 0 && this.failure === undefined) {
+        await this.flushFrozen();
+        this.releaseStalled();
+        this.startCompaction();
       }
-    })();
+    } catch (e) {
+      this.poison(e);
+    } finally {
+      this.flushing = undefined;
+      this.releaseStalled();
+    }
+  }
+
+  private startCompaction(): void {
+    if (this.compacting || this.closing || this.failure !== undefined) return;
+    this.compacting = this.runCompactions();
+  }
+
+  private async runCompactions(): Promise<void> {
+    await Promise.resolve(); // as in runFlushes
+    try {
+      while (await this.compactOnce());
+    } catch (e) {
+      if (!this.closing) this.poison(e);
+    } finally {
+      this.compacting = undefined;
+    }
   }
 
   /**
@@ -363,30 +430,46 @@ export class KvDb implements KvReadable, TransactionHost {
       targetBytes: Number.POSITIVE_INFINITY,
       allocateId: () => this.nextSstId++,
     });
-    const previous = this.manifest.data;
     await this.options.faults?.('flush:manifest-put', { walEnd: oldest.walEnd });
-    await this.publish({
-      ...previous,
-      walStart: oldest.walEnd + 1,
-      lastSeq: Math.max(previous.lastSeq, oldest.memtable.maxSeq),
-      nextSstId: this.nextSstId,
-      runs: [run, ...previous.runs],
-    }, []);
-    this.frozen.pop();
-    this.tree.immutables = this.frozen.map((f) => f.memtable);
+    let retiredFrom = 0;
+    await this.publish((m) => {
+      retiredFrom = m.walStart;
+      return {
+        ...m,
+        walStart: oldest.walEnd + 1,
+        lastSeq: Math.max(m.lastSeq, oldest.memtable.maxSeq),
+        nextSstId: this.nextSstId,
+        runs: [run, ...m.runs],
+      };
+    }, [], () => {
+      this.frozen.pop();
+      this.tree.immutables = this.frozen.map((f) => f.memtable);
+    });
     const retiredWal: string[] = [];
-    for (let id = previous.walStart; id <= oldest.walEnd; id++) retiredWal.push(walObjectKey(this.options.path, id));
+    for (let id = retiredFrom; id <= oldest.walEnd; id++) retiredWal.push(walObjectKey(this.options.path, id));
     this.deletes.add(retiredWal);
   }
 
-  /** Replaces the manifest and the readable table set; `obsolete` tables are deleted once unread. */
-  private async publish(next: ManifestData, obsolete: SortedRun): Promise<void> {
-    this.manifest = await this.manifests.update(this.manifest, next);
-    const old = this.tree.tables;
-    this.tree.tables = this.tree.buildTableSet(next.runs);
-    old.obsolete = [...obsolete];
-    this.retired.push(old);
-    this.deleteUnreadTables();
+  /**
+   * Applies `change` to the current manifest under a lock (flushes and compaction both edit it)
+   * and swaps it in; then swaps the readable table set (and runs `withSwap` atomically with it). `obsolete` tables are deleted once no
+   * read that could still see them is running.
+   */
+  private publish(change: (current: ManifestData) => ManifestData, obsolete: SortedRun, withSwap?: () => void): Promise<void> {
+    const run = this.manifestLock.then(async () => {
+      const next = change(this.manifest.data);
+      this.manifest = await this.manifests.update(this.manifest, next);
+      const old = this.tree.tables;
+      this.tree.tables = this.tree.buildTableSet(next.runs);
+      // In the same synchronous step as the swap: a flushed memtable must leave the read path
+      // exactly when its table joins it, or a read could count its merge operands twice.
+      withSwap?.();
+      old.obsolete = [...obsolete];
+      this.retired.push(old);
+      this.deleteUnreadTables();
+    });
+    this.manifestLock = run.catch(() => undefined);
+    return run;
   }
 
   private deleteUnreadTables(): void {
@@ -397,8 +480,9 @@ export class KvDb implements KvReadable, TransactionHost {
     }
   }
 
-  /** One compaction step if one is due; false when there was nothing to do. */
+  /** One compaction step if one is due; false when there was nothing to do (or closing). */
   private async compactOnce(): Promise<boolean> {
+    if (this.closing || this.failure !== undefined) return false;
     this.deleteUnreadTables();
     const runs = this.manifest.data.runs;
     const pick = pickCompaction(runs, this.options.maxRuns);
@@ -409,17 +493,18 @@ export class KvDb implements KvReadable, TransactionHost {
     const output = await writeSortedRun(
       this.store,
       this.options.path,
-      mergeRuns(readers, this.options.mergeOperator, atBottom, () => this.closed),
+      mergeRuns(readers, this.options.mergeOperator, atBottom, () => this.closing),
       { blockBytes: this.options.blockBytes, targetBytes: this.options.targetSstBytes, allocateId: () => this.nextSstId++ },
     );
-    if (this.closed) return false;
-    const current = this.manifest.data;
-    // Flushes may have added newer runs meanwhile; the inputs are still contiguous.
-    const at = current.runs.indexOf(inputs[0]);
-    invariant(at >= 0, 'compaction:inputs-still-published');
-    const merged = [...current.runs.slice(0, at), ...(output.length > 0 ? [output] : []), ...current.runs.slice(at + inputs.length)];
+    if (this.closing) return false;
     await this.options.faults?.('compact:manifest-put', { inputs: inputs.length });
-    await this.publish({ ...current, nextSstId: this.nextSstId, runs: merged }, inputs.flat());
+    await this.publish((m) => {
+      // Flushes may have added newer runs meanwhile; the inputs are still contiguous.
+      const at = m.runs.indexOf(inputs[0]);
+      invariant(at >= 0, 'compaction:inputs-still-published');
+      const runs = [...m.runs.slice(0, at), ...(output.length > 0 ? [output] : []), ...m.runs.slice(at + inputs.length)];
+      return { ...m, nextSstId: this.nextSstId, runs };
+    }, inputs.flat());
     return true;
   }
 
@@ -460,7 +545,7 @@ export class KvDb implements KvReadable, TransactionHost {
       }
       throw new ClosedError(`engine failed and must be reopened. cause=${(f as Error)?.message ?? String(f)}`, { reason: 'failed' }, f);
     }
-    if (this.closed) throw new ClosedError('engine is closed', { reason: 'closed' });
+    if (this.closing) throw new ClosedError('engine is closed', { reason: 'closed' });
   }
 
   /** Why the engine stopped accepting calls, if it did. */
@@ -473,12 +558,16 @@ export class KvDb implements KvReadable, TransactionHost {
    * Rejects with the failure if the final flush fails (nothing more is acknowledged).
    */
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.closing) return;
     let flushError: unknown;
     if (this.failure === undefined) await this.wal.flush().catch((e) => (flushError = e));
-    this.closed = true;
-    await this.background.catch(() => undefined);
+    this.closing = true;
+    // Frozen memtables are written out (so the next open replays little); compaction stops.
+    await this.compacting;
+    while (this.flushing) await this.flushing;
+    await this.orphanCollection;
     await this.deletes.idle();
+    for (const resume of this.stalled.splice(0)) resume();
     if (flushError !== undefined) throw flushError;
   }
 }

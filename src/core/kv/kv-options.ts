@@ -20,6 +20,11 @@ export interface KvDbOptions {
   readonly flushMaxBytes?: number;
   /** Freeze the memtable and write it as a table at this size. Default 4 MiB. */
   readonly memtableBytes?: number;
+  /**
+   * Frozen memtables allowed to wait for their table write before commits stall (write
+   * backpressure; heap stays near (1 + this) x memtableBytes). Default 2.
+   */
+  readonly maxFrozenMemtables?: number;
   /** Target data block size in tables. Default 4 KiB. */
   readonly blockBytes?: number;
   /** Upper bound on a table written by compaction; larger runs are split. Default 32 MiB. */
@@ -62,6 +67,7 @@ export function resolveKvDbOptions(options: KvDbOptions = {}): ResolvedKvDbOptio
     flushIntervalMs: positive('flushIntervalMs', options.flushIntervalMs, 0, 0),
     flushMaxBytes: positive('flushMaxBytes', options.flushMaxBytes, 4 * MiB, 1024),
     memtableBytes: positive('memtableBytes', options.memtableBytes, 4 * MiB, 1024),
+    maxFrozenMemtables: positive('maxFrozenMemtables', options.maxFrozenMemtables, 2, 1),
     blockBytes: positive('blockBytes', options.blockBytes, 4096, 256),
     targetSstBytes: positive('targetSstBytes', options.targetSstBytes, 32 * MiB, 4096),
     blockCacheBytes: positive('blockCacheBytes', options.blockCacheBytes, 16 * MiB, 0),

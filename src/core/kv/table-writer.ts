@@ -1,8 +1,15 @@
+import { systemClock } from '../clock.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { VersionedEntry } from './entry.js';
 import { sstObjectKey } from './format.js';
 import type { SstMeta } from './manifest.js';
 import { SstBuilder } from './sst-builder.js';
+
+const YIELD_EVERY = 4096;
+
+function yieldToEventLoop(): Promise<void> {
+  return systemClock.sleep(0);
+}
 
 /**
  * Writes entries (ascending, one per key) as a sorted run: one or more tables split at
@@ -25,9 +32,23 @@ export async function writeSortedRun(
     run.push(meta);
     builder = new SstBuilder(options.blockBytes);
   };
-  for await (const entry of entries) {
-    builder.add(entry);
-    if (builder.estimatedSize >= options.targetBytes) await finish();
+  if (Symbol.asyncIterator in entries) {
+    for await (const entry of entries) {
+      builder.add(entry);
+      if (builder.estimatedSize >= options.targetBytes) await finish();
+    }
+  } else {
+    // A synchronous source (a frozen memtable) is built in slices: `for await` would crawl one
+    // entry per microtask behind a busy writer, one plain loop would block for the whole table.
+    let sinceYield = 0;
+    for (const entry of entries) {
+      builder.add(entry);
+      if (builder.estimatedSize >= options.targetBytes) await finish();
+      if (++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await yieldToEventLoop();
+      }
+    }
   }
   await finish();
   return run;

@@ -108,11 +108,15 @@ export class WalWriter {
   private schedule(): void {
     if (this.draining || this.timerArmed) return;
     this.timerArmed = true;
-    // A macrotask (even for a zero interval) lets every commit issued in this turn join the batch.
-    void systemClock.sleep(this.options.flushIntervalMs).then(() => {
+    const start = (): void => {
       this.timerArmed = false;
       void this.drain();
-    });
+    };
+    // Zero interval: put as soon as the current synchronous work is done. Commits that arrive
+    // while that put is in flight share the next one, which is where group commit comes from;
+    // a timer here would only add latency (Node clamps a 0 ms timeout to 1 ms).
+    if (this.options.flushIntervalMs <= 0) queueMicrotask(start);
+    else void systemClock.sleep(this.options.flushIntervalMs).then(start);
   }
 
   private async drain(): Promise<void> {

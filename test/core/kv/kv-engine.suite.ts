@@ -513,6 +513,7 @@ export function describeKvEngineSuite(name: string, makeStore: StoreFactory, opt
         for (let i = 0; i < 300; i++) await db.write([{ type: 'put', key: k(`g${i % 30}`), value: k('z'.repeat(40)) }]);
         await db.close();
         const reopened = await KvDb.open(store, opts);
+        await reopened.whenIdle();
         await reopened.close();
         const keys = await listAll(store);
         const wal = keys.filter((x) => x.startsWith('kv/wal/'));

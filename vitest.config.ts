@@ -33,7 +33,7 @@ export default defineConfig({
         test: {
           name: 'browser',
           include: ['test/**/*.browser.test.ts'],
-          exclude: ['**/node_modules/**'],
+          exclude: ['test/**/*.persistent.browser.test.ts', '**/node_modules/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           browser: {

@@ -12,4 +12,4 @@ export { KvDb, type TransactionOptions } from './kv-db.js';
 export { KvReader } from './kv-reader.js';
 export { Transaction } from './transaction.js';
 export type { KvDbOptions, FaultHook } from './kv-options.js';
-export type { CommitOptions, KvEntry, KvReadable, MergeOperator, PutOptions, ScanRange, WriteOp } from './types.js';
+export type { CommitOptions, KvEntry, KvReadable, MergeOperator, KvWriteOptions, ScanRange, WriteOp } from './types.js';

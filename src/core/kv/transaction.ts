@@ -2,7 +2,7 @@ import { compareBytes, toBinaryString } from '../bytes.js';
 import { ClosedError, InvalidArgumentError, InvalidConfigError } from '../errors.js';
 import type { VersionedEntry } from './entry.js';
 import { resolveBounds, type Bounds } from './scan-range.js';
-import type { CommitOptions, KvEntry, KvReadable, MergeOperator, PutOptions, ScanRange } from './types.js';
+import type { CommitOptions, KvEntry, KvReadable, MergeOperator, KvWriteOptions, ScanRange } from './types.js';
 
 /** A buffered write of a transaction. */
 export interface PendingWrite extends VersionedEntry {
@@ -77,14 +77,14 @@ export class Transaction implements KvReadable {
     return this.host.scanAt(resolveBounds(range), this.snapshot, overlay);
   }
 
-  put(key: Uint8Array, value: Uint8Array, options?: PutOptions): void {
+  put(key: Uint8Array, value: Uint8Array, options?: KvWriteOptions): void {
     this.ensureOpen();
     checkKey(key);
     checkValue(value);
     this.writes.set(toBinaryString(key), { key, value, kind: 'put', seq: Number.POSITIVE_INFINITY, tracked: options?.untracked !== true });
   }
 
-  delete(key: Uint8Array, options?: PutOptions): void {
+  delete(key: Uint8Array, options?: KvWriteOptions): void {
     this.ensureOpen();
     checkKey(key);
     this.writes.set(toBinaryString(key), { key, value: new Uint8Array(0), kind: 'delete', seq: Number.POSITIVE_INFINITY, tracked: options?.untracked !== true });

@@ -46,7 +46,7 @@ export interface CommitOptions {
   readonly durable?: boolean;
 }
 
-export interface PutOptions {
+export interface KvWriteOptions {
   /**
    * Exclude this write from write-write conflict detection (the write still applies in commit
    * order). For keys where last-writer-wins is acceptable.

@@ -312,8 +312,9 @@ export class OpfsObjectStore implements ObjectStore {
     const version = versionOf(bytes, key);
     try {
       const dir = (await this.dirFor(dirNames, true))!;
-      // Fail fast before writing anything; checked again under the lock.
-      await this.checkPrecondition(dir, name, key, options);
+      // The precondition is checked only under the lock, after the write: checking it before as
+      // well would cost every conditional put one to three more round trips to the browser
+      // process, to save a wasted temp write in the rare case where it fails.
       const temp = await this.writeTemp(dir, bytes);
       let moved = false;
       try {

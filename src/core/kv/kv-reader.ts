@@ -72,7 +72,7 @@ export class KvReader implements KvReadable {
       this.lastSeq = current.data.lastSeq;
     }
     const tree = this.tree;
-    for (const id of await listWalIds(this.store, this.options.path, this.nextWalId)) {
+    for (const id of await this.listWal()) {
       const wal = await readWal(this.store, this.options.path, id);
       if (!wal) throw new NotFoundError(`wal object vanished. id=${id}`, { id });
       for (const commit of wal.commits) {
@@ -81,6 +81,21 @@ export class KvReader implements KvReadable {
         this.lastSeq = commit.seq;
       }
       this.nextWalId = id + 1;
+    }
+  }
+
+  /**
+   * WAL ids to apply. A gap can be the writer retiring WAL objects (after a memtable flush)
+   * between our manifest read and our listing: if the manifest moved, start over from it.
+   */
+  private async listWal(): Promise<number[]> {
+    try {
+      return await listWalIds(this.store, this.options.path, this.nextWalId);
+    } catch (e) {
+      if (!isTaqubaError(e, 'CORRUPT_DATA')) throw e;
+      const now = await this.manifests.read();
+      if (now && now.version !== this.manifestVersion) throw new NotFoundError('wal objects retired during refresh', { reason: 'manifest_moved' });
+      throw e;
     }
   }
 

@@ -53,9 +53,10 @@ async function run(ctx: BenchContext): Promise<void> {
       let done = 0;
       let backlogMax = 0;
       let paused: (() => void)[] = [];
-      const originalAck = queue.ackWith.bind(queue);
-      (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
-        const results = await originalAck(claim, effects);
+      // Worker loops settle through settleForWorker (resolves once the ack is durable).
+      const originalSettle = queue.settleForWorker.bind(queue);
+      (queue as { settleForWorker: Queue['settleForWorker'] }).settleForWorker = async (claim: Claim, outcome, onApplied) => {
+        await originalSettle(claim, outcome, onApplied);
         const p = claim.job.payload;
         const started = new DataView(p.buffer, p.byteOffset, 8).getFloat64(0, true);
         if (measuring && started > 0) {
@@ -67,7 +68,6 @@ async function run(ctx: BenchContext): Promise<void> {
           paused = [];
           for (const r of wake) r();
         }
-        return results;
       };
       const stopWorkers = new AbortController();
       const workers = runWorkerConcurrent(queue, QUEUE, async () => undefined, CONCURRENCY, { signal: stopWorkers.signal, pollIntervalMs: 50 });

@@ -9,6 +9,11 @@
  * dead-letters). Settlement failures (CLAIM_LOST included) are logged and the loop goes on;
  * claim failures end the loop with the error. Shutdown through the AbortSignal is honoured
  * between jobs: the loop stops claiming and in-flight jobs always finish and settle.
+ *
+ * Pipelined settlement: a job's handler slot is freed as soon as its settlement is applied (the
+ * job is visibly done); the settlement's durability is awaited off the slot (durability.ts), so
+ * the loop claims and runs more jobs while a WAL put is in flight and they all share the next
+ * put. A loop resolves only once every settlement it made is durable (or failed and was logged).
  */
 import type { SettlementEffects } from './effects.js';
 import type { Claim } from './claim.js';
@@ -77,6 +82,14 @@ function checkWorker(worker: unknown): asserts worker is WorkerHandler {
 
 /** Runs the handler on one claim and settles it. Never rejects: failures are logged. */
 export async function processClaim(queue: Queue, claim: Claim, worker: WorkerHandler): Promise<void> {
+  return processAndSettle(queue, claim, worker, undefined);
+}
+
+/**
+ * `processClaim` that calls `onApplied` once the settlement is applied, before it is durable
+ * (never when the settlement fails first). Resolves once the settlement is durable or failed.
+ */
+async function processAndSettle(queue: Queue, claim: Claim, worker: WorkerHandler, onApplied: (() => void) | undefined): Promise<void> {
   let effects: SettlementEffects | void;
   try {
     effects = await invoke(worker, claim.job, claim.lease);
@@ -85,15 +98,15 @@ export async function processClaim(queue: Queue, claim: Claim, worker: WorkerHan
     const error = wrapped ? wrapped.error : thrown;
     const failureEffects = wrapped?.effects ?? {};
     try {
-      if (error instanceof PermanentFailure) await queue.deadLetterWith(claim, describeError(error), failureEffects);
-      else await queue.nackWith(claim, describeError(error), failureEffects);
+      if (error instanceof PermanentFailure) await queue.settleForWorker(claim, { type: 'dead', reason: describeError(error), effects: failureEffects }, onApplied);
+      else await queue.settleForWorker(claim, { type: 'nack', error: describeError(error), effects: failureEffects }, onApplied);
     } catch (e) {
       queue.logger.warn(`settling a failed job failed. queue=${claim.queue} id=${claim.id}`, e);
     }
     return;
   }
   try {
-    await queue.ackWith(claim, effects ?? {});
+    await queue.settleForWorker(claim, { type: 'ack', effects: effects ?? {} }, onApplied);
   } catch (e) {
     queue.logger.warn(`ack failed. queue=${claim.queue} id=${claim.id}`, e);
   }
@@ -117,8 +130,10 @@ export async function runWorker(queue: Queue, queueName: string, worker: WorkerH
 }
 
 /**
- * Keeps up to `concurrency` jobs of `queueName` in flight, claiming batches sized to the free
- * capacity, until `options.signal` aborts; then drains in-flight jobs (no timeout) and resolves.
+ * Keeps up to `concurrency` handlers of `queueName` running, claiming batches sized to the free
+ * capacity, until `options.signal` aborts; then drains in-flight jobs (no timeout) and resolves
+ * once their settlements are durable. A slot frees when its settlement is applied; settlements
+ * still waiting for their WAL put are capped at max(64, 8 × concurrency).
  */
 export async function runWorkerConcurrent(queue: Queue, queueName: string, worker: WorkerHandler, concurrency: number, options: RunWorkerOptions = {}): Promise<void> {
   const poll = validateLoop(queueName, worker, options);
@@ -127,25 +142,45 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
   const signal = options.signal;
   const leaseMs = queue.queueConfig(queueName).leaseMs;
   const notify = queue.notifierOf(queueName);
-  // In-flight jobs are counted, not collected: a finishing job wakes the loop if it waits for a
-  // free slot (or for the last job at shutdown).
+  // Jobs are counted, not collected. A job holds a handler slot until its settlement is applied;
+  // then the slot is free while the settlement waits for its WAL put (durability.ts), so the loop
+  // keeps claiming and everything settled meanwhile shares the next put. Settlements waiting for
+  // durability are bounded too (a stalled store stops the loop rather than piling them up).
+  // A finishing job wakes the loop if it waits (for a slot, or for the last job at shutdown).
+  const maxUnflushed = Math.max(64, 8 * concurrency);
   let active = 0;
+  let unflushed = 0;
   let wake: (() => void) | undefined;
   const wakeLoop = (): void => {
     const w = wake;
     wake = undefined;
     w?.();
   };
-  const release = (): void => {
-    active--;
-    wakeLoop();
-  };
   const sleepUntilWoken = (): Promise<void> => new Promise<void>((resolve) => (wake = resolve));
+  const start = (claim: Claim): void => {
+    let holdsSlot = true;
+    const applied = (): void => {
+      if (!holdsSlot) return;
+      holdsSlot = false;
+      active--;
+      unflushed++;
+      wakeLoop();
+    };
+    const finished = (): void => {
+      if (holdsSlot) {
+        holdsSlot = false;
+        active--;
+      } else unflushed--;
+      wakeLoop();
+    };
+    active++;
+    void processAndSettle(queue, claim, worker, applied).then(finished, finished);
+  };
   signal?.addEventListener('abort', wakeLoop, { once: true });
   try {
     while (!signal?.aborted) {
       const free = concurrency - active;
-      if (free === 0) {
+      if (free === 0 || unflushed >= maxUnflushed) {
         await sleepUntilWoken();
         continue;
       }
@@ -155,8 +190,7 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
         if (claims.length > 0) {
           // A full batch suggests a backlog: pass one wakeup on to another idle worker.
           if (claims.length === free) notify.notifyOne();
-          active += claims.length;
-          for (const claim of claims) void processClaim(queue, claim, worker).then(release, release);
+          for (const claim of claims) start(claim);
           continue;
         }
         await waiter.wait(poll, signal);
@@ -166,6 +200,6 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
     }
   } finally {
     signal?.removeEventListener('abort', wakeLoop);
-    while (active > 0) await sleepUntilWoken();
+    while (active + unflushed > 0) await sleepUntilWoken();
   }
 }

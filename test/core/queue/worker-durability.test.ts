@@ -1,0 +1,155 @@
+/**
+ * Worker loops settle in two steps (durability.ts): a settlement frees its handler slot once it is
+ * applied, and only resolves once its WAL put is stored. These tests hold the engine's WAL puts
+ * to show both halves: the loop keeps working while a put is in flight, and nothing counts as
+ * settled (nor survives a crash) before the put lands.
+ */
+import { describe, expect, it } from 'vitest';
+import { MockClock } from '../../../src/core/clock.js';
+import { KvDb } from '../../../src/core/kv/kv-db.js';
+import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
+import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, PutOptions, StoredObject } from '../../../src/core/objects/object-store.js';
+import { DurabilityBarrier } from '../../../src/core/queue/durability.js';
+import { queueMergeOperator } from '../../../src/core/queue/merge-operator.js';
+import { Queue } from '../../../src/core/queue/queue.js';
+import { processClaim, runWorkerConcurrent } from '../../../src/core/queue/worker.js';
+import { FaultyStore } from './faulty-store.js';
+import { b, settle, silentLogger } from './harness.js';
+
+/** Holds WAL puts while `held` (they proceed, in order, on `release`). */
+class GatedStore implements ObjectStore {
+  private gate: Promise<void> | undefined;
+  private open: (() => void) | undefined;
+  heldPuts = 0;
+
+  constructor(readonly inner: MemoryObjectStore) {}
+
+  hold(): void {
+    this.gate ??= new Promise((r) => (this.open = r));
+  }
+
+  release(): void {
+    this.open?.();
+    this.gate = undefined;
+  }
+
+  get(key: string, options?: GetOptions): Promise<StoredObject | undefined> {
+    return this.inner.get(key, options);
+  }
+
+  async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: string }> {
+    if (this.gate && key.includes('/wal/')) {
+      this.heldPuts++;
+      await this.gate;
+    }
+    return this.inner.put(key, data, options);
+  }
+
+  delete(key: string): Promise<void> {
+    return this.inner.delete(key);
+  }
+
+  list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo> {
+    return this.inner.list(prefix, options);
+  }
+}
+
+/** What a crash right now would leave: a copy of the stored objects. */
+async function snapshotOf(store: ObjectStore): Promise<MemoryObjectStore> {
+  const copy = new MemoryObjectStore();
+  for await (const info of store.list('')) {
+    const obj = await store.get(info.key);
+    if (obj) await copy.put(info.key, obj.data);
+  }
+  return copy;
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (await check()) return;
+    await settle();
+  }
+  throw new Error(`condition never held: ${what}`);
+}
+
+const options = (clock: MockClock) => ({ clock, reaperIntervalMs: 1e12, schedulerIntervalMs: 1e12, logger: silentLogger });
+
+describe('worker loop settlement durability', () => {
+  it('keeps processing while a WAL put is held, and resolves only once every settlement is durable', async () => {
+    const store = new GatedStore(new MemoryObjectStore());
+    const clock = new MockClock(1_700_000_000_000);
+    const q = await Queue.open(store, 'w', options(clock));
+    await q.enqueueBatch('q', Array.from({ length: 20 }, (_, i) => b(String(i))));
+    store.hold();
+    let handled = 0;
+    const stop = new AbortController();
+    let loopDone = false;
+    const loop = runWorkerConcurrent(q, 'q', async () => void handled++, 2, { signal: stop.signal }).then(() => (loopDone = true));
+    // Concurrency 2, yet all 20 run: each slot is free again once its ack is applied.
+    await until(() => handled === 20, 'every job handled with WAL puts held');
+    expect(await q.stats('q')).toMatchObject({ done: 20, claimed: 0, pending: 0 });
+    expect(store.heldPuts).toBeGreaterThan(0);
+    stop.abort();
+    await settle();
+    expect(loopDone).toBe(false); // still waiting for durability
+    // A crash now loses every claim and ack: all 20 jobs are still there after a restart.
+    const crashed = await Queue.open(await snapshotOf(store.inner), 'w', options(clock));
+    expect(await crashed.stats('q')).toMatchObject({ pending: 20, done: 0 });
+    await crashed.close();
+    store.release();
+    await loop;
+    const reopened = await Queue.open(await snapshotOf(store.inner), 'w', options(clock));
+    expect(await reopened.stats('q')).toMatchObject({ pending: 0, claimed: 0, done: 20 });
+    await reopened.close();
+    await q.close();
+  });
+
+  it('processClaim resolves only after its ack is durable', async () => {
+    const store = new GatedStore(new MemoryObjectStore());
+    const q = await Queue.open(store, 'w', options(new MockClock(1_700_000_000_000)));
+    const id = await q.enqueue('q', b('x'));
+    const claim = (await q.claim('q', 60_000))!;
+    store.hold();
+    let resolved = false;
+    const p = processClaim(q, claim, async () => undefined).then(() => (resolved = true));
+    await until(async () => (await q.getJob(id)) === undefined, 'ack applied');
+    await settle();
+    expect(resolved).toBe(false);
+    store.release();
+    await p;
+    expect(resolved).toBe(true);
+    await q.close();
+  });
+
+  it('a failed WAL put after the ack applied is logged as an ack failure, and the ack is not kept', async () => {
+    const faulty = new FaultyStore(new MemoryObjectStore());
+    const warnings: string[] = [];
+    const clock = new MockClock(1_700_000_000_000);
+    const q = await Queue.open(faulty, 'w', { ...options(clock), logger: { warn: (m: string) => void warnings.push(m) } });
+    await q.enqueue('q', b('x'));
+    faulty.failPuts = { match: (k) => k.includes('/wal/'), after: 0 };
+    let handled = 0;
+    const stop = new AbortController();
+    const loop = runWorkerConcurrent(q, 'q', async () => void handled++, 4, { signal: stop.signal });
+    await until(() => warnings.some((w) => w.startsWith('ack failed')), 'ack failure logged');
+    stop.abort();
+    await loop;
+    expect(handled).toBe(1);
+    await expect(q.enqueue('q', b('y'))).rejects.toMatchObject({ code: 'CLOSED' });
+    faulty.failPuts = undefined;
+    const reopened = await Queue.open(await snapshotOf(faulty.inner), 'w', options(clock));
+    expect(await reopened.stats('q')).toMatchObject({ pending: 1, done: 0 });
+    await reopened.close();
+    await q.close().catch(() => undefined);
+  });
+
+  it('coalesces the waits of one burst into one marker commit', async () => {
+    const db = await KvDb.open(new MemoryObjectStore(), { mergeOperator: queueMergeOperator });
+    const barrier = new DurabilityBarrier(db);
+    await Promise.all(Array.from({ length: 10 }, () => barrier.wait('q')));
+    expect(barrier.markers).toBe(1);
+    await barrier.wait('q');
+    expect(barrier.markers).toBe(2);
+    await db.close();
+  });
+});

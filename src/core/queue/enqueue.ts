@@ -76,6 +76,18 @@ export function validateEnqueue(queue: unknown, payload: unknown, options: Enque
  */
 export async function prepareEnqueue(ctx: QueueContext, queue: string, payload: Uint8Array, options: EnqueueOptions = {}): Promise<PreparedEnqueue> {
   validateEnqueue(queue, payload, options);
+  const record = buildRecord(ctx, queue, payload, options);
+  if (ctx.payloads.shouldOffload(payload)) {
+    record.payloadRef = await ctx.payloads.write(payload);
+  }
+  return { record, idOverride: options.idOverride !== undefined };
+}
+
+/**
+ * The record of a validated enqueue, id drawn, payload inline (the caller offloads it when
+ * `ctx.payloads.shouldOffload(payload)`). Synchronous, for batch fast paths.
+ */
+export function buildRecord(ctx: QueueContext, queue: string, payload: Uint8Array, options: EnqueueOptions = {}): MutableJobRecord {
   const config = ctx.configs.get(queue);
   const now = ctx.clock.now();
   const scheduled = options.runAt !== undefined && options.runAt > now;
@@ -83,7 +95,7 @@ export async function prepareEnqueue(ctx: QueueContext, queue: string, payload: 
     id: options.idOverride ?? ctx.ids.next(),
     queue,
     payload,
-    headers: { ...(options.headers ?? {}) },
+    headers: options.headers === undefined ? {} : { ...options.headers },
     status: scheduled ? 'scheduled' : 'pending',
     attempts: 0,
     maxAttempts: options.maxAttempts ?? config.maxAttempts,
@@ -93,10 +105,7 @@ export async function prepareEnqueue(ctx: QueueContext, queue: string, payload: 
   };
   if (scheduled) record.runAt = options.runAt;
   if (options.dedupKey !== undefined) record.dedupKey = options.dedupKey;
-  if (ctx.payloads.shouldOffload(payload)) {
-    record.payloadRef = await ctx.payloads.write(payload);
-  }
-  return { record, idOverride: options.idOverride !== undefined };
+  return record;
 }
 
 /**

@@ -3,14 +3,15 @@ export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();
 
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
+    const previous = this.tails.get(key);
     let release!: () => void;
     const current = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const tail = previous.then(() => current);
+    // Uncontended (the common case): no wait at all, so the holder starts in this same turn.
+    const tail = previous === undefined ? current : previous.then(() => current);
     this.tails.set(key, tail);
-    await previous;
+    if (previous !== undefined) await previous;
     try {
       return await fn();
     } finally {

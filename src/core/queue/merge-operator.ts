@@ -28,14 +28,21 @@ export function encodeI64(n: bigint | number): Uint8Array {
 
 function encodeI64Fresh(n: bigint | number): Uint8Array {
   const out = new Uint8Array(8);
-  const view = new DataView(out.buffer);
   if (typeof n === 'bigint') {
-    view.setBigInt64(0, BigInt.asIntN(64, n), true);
+    new DataView(out.buffer).setBigInt64(0, BigInt.asIntN(64, n), true);
     return out;
   }
+  // Byte writes, no DataView per call (this runs for every counter merge the engine resolves).
   const hi = Math.floor(n / TWO_32);
-  view.setUint32(0, n - hi * TWO_32, true);
-  view.setInt32(4, hi, true);
+  const lo = n - hi * TWO_32;
+  out[0] = lo & 0xff;
+  out[1] = (lo >>> 8) & 0xff;
+  out[2] = (lo >>> 16) & 0xff;
+  out[3] = lo >>> 24;
+  out[4] = hi & 0xff;
+  out[5] = (hi >>> 8) & 0xff;
+  out[6] = (hi >>> 16) & 0xff;
+  out[7] = (hi >>> 24) & 0xff;
   return out;
 }
 
@@ -53,8 +60,9 @@ export function decodeI64(bytes: Uint8Array | undefined): bigint {
 export function decodeI64Number(bytes: Uint8Array | undefined): number {
   if (bytes === undefined) return 0;
   checkLength(bytes);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, 8);
-  return view.getInt32(4, true) * TWO_32 + view.getUint32(0, true);
+  const lo = (bytes[0] | (bytes[1] << 8) | (bytes[2] << 16) | (bytes[3] << 24)) >>> 0;
+  const hi = bytes[4] | (bytes[5] << 8) | (bytes[6] << 16) | (bytes[7] << 24);
+  return hi * TWO_32 + lo;
 }
 
 export const queueMergeOperator: MergeOperator = (key, existing, operand) => {

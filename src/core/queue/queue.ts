@@ -27,7 +27,7 @@ import { DurabilityBarrier } from './durability.js';
 import { waitForCompletion, type WaitOutcome } from './completion-wait.js';
 import { persistCursors, restoreCursors } from './cursor-store.js';
 import { discardEffects, prepareEffects, stageEffects, validateKvWrites, type SettlementEffects } from './effects.js';
-import { prepareEnqueue, stageEnqueue, type EnqueueOptions, type EnqueueResult, type PreparedEnqueue } from './enqueue.js';
+import { buildRecord, prepareEnqueue, stageEnqueue, type EnqueueOptions, type EnqueueResult, type PreparedEnqueue } from './enqueue.js';
 import { Heartbeat } from './heartbeat.js';
 import {
   attemptHistory,
@@ -267,7 +267,10 @@ export class Queue {
     const prepared: PreparedEnqueue[] = [];
     let committed = false;
     try {
-      for (const p of payloads) prepared.push(await prepareEnqueue(this.ctx, queue, p));
+      // Validated above; only payloads over the offload threshold need the async path.
+      for (const p of payloads) {
+        prepared.push(this.ctx.payloads.shouldOffload(p) ? await prepareEnqueue(this.ctx, queue, p) : { record: buildRecord(this.ctx, queue, p), idOverride: false });
+      }
       await runTransaction(this.ctx.db, async (s) => {
         let minKey: Uint8Array | undefined;
         for (const p of prepared) {

@@ -5,7 +5,7 @@ import { isUlid, JobIdGenerator, ulidTime } from '../../../src/core/queue/job-id
 import { decodeJobRecord, decodeJobRecordGeneric, encodeJobRecord, encodeJobRecordGeneric, type JobRecord } from '../../../src/core/queue/job-record.js';
 import { encodeRecord } from '../../../src/core/codec.js';
 import { historyKey, statsKey } from '../../../src/core/queue/keys.js';
-import { decodeI64, encodeI64, queueMergeOperator } from '../../../src/core/queue/merge-operator.js';
+import { decodeI64, decodeI64Number, encodeI64, queueMergeOperator } from '../../../src/core/queue/merge-operator.js';
 import { concatBytes } from '../../../src/core/bytes.js';
 
 const base: JobRecord = {
@@ -151,6 +151,19 @@ describe('merge operator', () => {
     const h = historyKey('id');
     expect(queueMergeOperator(h, Uint8Array.of(1), Uint8Array.of(2))).toEqual(Uint8Array.of(1, 2));
     expect(queueMergeOperator(h, undefined, Uint8Array.of(2))).toEqual(Uint8Array.of(2));
+  });
+});
+
+describe('counter encoding', () => {
+  it('is signed 64-bit little-endian for numbers across the whole safe range, and reads back exactly', () => {
+    const values = [0, 1, -1, 255, 256, -257, 2 ** 31, -(2 ** 31), 2 ** 32, -(2 ** 32), 2 ** 40 + 7, -(2 ** 40) - 7, 2 ** 53 - 1, -(2 ** 53 - 1), 123456789012];
+    for (const v of values) {
+      const reference = new Uint8Array(8);
+      new DataView(reference.buffer).setBigInt64(0, BigInt(v), true);
+      expect(encodeI64(v)).toEqual(reference);
+      expect(decodeI64Number(encodeI64(v))).toBe(v);
+      expect(decodeI64(encodeI64(v))).toBe(BigInt(v));
+    }
   });
 });
 

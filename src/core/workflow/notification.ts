@@ -13,7 +13,7 @@ import { decodeRunOutcome } from './records.js';
 import { StepError } from './step-error.js';
 import type { RunOutcome } from './terminal-hook.js';
 
-export async function processNotification(ctx: RuntimeContext, claim: Claim): Promise<void> {
+export async function processNotification(ctx: RuntimeContext, claim: Claim, handled?: () => void): Promise<void> {
   let outcome: RunOutcome;
   try {
     outcome = decodeRunOutcome(claim.job.payload);
@@ -26,12 +26,14 @@ export async function processNotification(ctx: RuntimeContext, claim: Claim): Pr
     await ctx.hook.onTermination(outcome, effects);
   } catch (e) {
     effects.seal();
+    handled?.();
     const err = StepError.from(e);
     if (err.isPermanent) await ctx.queue.deadLetter(claim, err.message);
     else await ctx.queue.nack(claim, err.message);
     return;
   }
   effects.seal();
+  handled?.();
   try {
     await ctx.queue.ackWith(claim, effects.toSettlementEffects());
   } catch (e) {

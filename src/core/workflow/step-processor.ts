@@ -46,11 +46,14 @@ interface Delivery {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-/** Processes one claimed job of the runtime's queue. Never rejects: settlement failures are logged. */
-export async function processDelivery(ctx: RuntimeContext, claim: Claim): Promise<void> {
+/**
+ * Processes one claimed job of the runtime's queue. `handled` is called once the runner (or hook)
+ * returned, before the settlement commits. Never rejects: settlement failures are logged.
+ */
+export async function processDelivery(ctx: RuntimeContext, claim: Claim, handled?: () => void): Promise<void> {
   try {
-    if (claim.job.headers[HEADER_TERMINAL] !== undefined) await processNotification(ctx, claim);
-    else await processStep(ctx, claim);
+    if (claim.job.headers[HEADER_TERMINAL] !== undefined) await processNotification(ctx, claim, handled);
+    else await processStep(ctx, claim, handled);
   } catch (e) {
     // CLAIM_LOST (the lease expired and the job was requeued), CLOSED, store errors: the job stays
     // claimed or goes back to the queue; the next delivery redoes this one.
@@ -58,7 +61,7 @@ export async function processDelivery(ctx: RuntimeContext, claim: Claim): Promis
   }
 }
 
-async function processStep(ctx: RuntimeContext, claim: Claim): Promise<void> {
+async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => void) | undefined): Promise<void> {
   const job = claim.job;
   const parsed = parseStepJob(job);
   if ('invalid' in parsed) {
@@ -110,6 +113,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim): Promise<void> {
       error = StepError.from(e);
     }
     const sealed = step.seal();
+    handled?.();
     staged = sealed.staged;
     failureWrites = sealed.onFailure;
   }

@@ -1,40 +1,65 @@
 /**
- * The runtime's worker loop: keeps up to `concurrency` jobs of the runtime's queue in flight
- * (steps and notifications alike), claiming batches sized to the free capacity. Idle, it sleeps
- * until the queue's next insert wakeup or `pollIntervalMs`, whichever comes first. On shutdown it
- * stops claiming and waits for every in-flight delivery to settle.
+ * The runtime's worker loop: keeps up to `concurrency` steps (and notifications) running their
+ * runner or hook, claiming batches sized to the free capacity. A job holds its slot while user
+ * code runs; its settlement (a durable commit) then completes off the slot, so the loop keeps
+ * claiming while a WAL put is in flight and one put carries the settlements of more than
+ * `concurrency` jobs. Settlements in progress are capped at max(64, 8 × concurrency), so a stalled
+ * store stops the loop instead of piling them up. Idle, the loop sleeps until the queue's next
+ * insert wakeup or `pollIntervalMs`. On shutdown it stops claiming and waits until every job it
+ * started is settled.
  */
+import type { Claim } from '../queue/index.js';
 import type { RuntimeContext } from './context.js';
 import { processDelivery } from './step-processor.js';
 
 export async function runWorkerLoop(ctx: RuntimeContext, concurrency: number, pollIntervalMs: number, stop: AbortSignal): Promise<void> {
   const leaseMs = ctx.queue.queueConfig(ctx.queueName).leaseMs;
-  const inFlight = new Set<Promise<void>>();
-  let onAbort: () => void = () => undefined;
-  const aborted = new Promise<void>((resolve) => {
-    onAbort = resolve;
-    if (stop.aborted) resolve();
-  });
-  stop.addEventListener('abort', onAbort, { once: true });
+  const maxSettling = Math.max(64, 8 * concurrency);
+  let running = 0;
+  let settling = 0;
+  let wake: (() => void) | undefined;
+  const wakeLoop = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const sleepUntilWoken = (): Promise<void> => new Promise<void>((resolve) => (wake = resolve));
+  const start = (claim: Claim): void => {
+    let inHandler = true;
+    const handled = (): void => {
+      if (!inHandler) return;
+      inHandler = false;
+      running--;
+      settling++;
+      wakeLoop();
+    };
+    const finished = (): void => {
+      if (inHandler) {
+        inHandler = false;
+        running--;
+      } else settling--;
+      wakeLoop();
+    };
+    running++;
+    void processDelivery(ctx, claim, handled).then(finished, finished);
+  };
+  stop.addEventListener('abort', wakeLoop, { once: true });
   try {
     while (!stop.aborted) {
-      const free = concurrency - inFlight.size;
-      if (free === 0) {
-        await Promise.race([...inFlight, aborted]);
+      const free = concurrency - running;
+      if (free === 0 || settling >= maxSettling) {
+        await sleepUntilWoken();
         continue;
       }
       const claims = await ctx.queue.claimBatch(ctx.queueName, free, leaseMs);
       if (claims.length > 0) {
-        for (const claim of claims) {
-          const task: Promise<void> = processDelivery(ctx, claim).finally(() => inFlight.delete(task));
-          inFlight.add(task);
-        }
+        for (const claim of claims) start(claim);
         continue;
       }
       await ctx.queue.waitForJobsOn(ctx.queueName, pollIntervalMs, stop);
     }
   } finally {
-    stop.removeEventListener('abort', onAbort);
-    await Promise.allSettled([...inFlight]);
+    stop.removeEventListener('abort', wakeLoop);
+    while (running + settling > 0) await sleepUntilWoken();
   }
 }

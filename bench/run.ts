@@ -17,8 +17,10 @@ import queueDrain from './queue-drain.js';
 import queueSteady from './queue-steady.js';
 import workflowChain from './workflow-chain.js';
 import workflowLatency from './workflow-latency.js';
+import browserChain from './browser-chain.js';
 
-const registry: Benchmark[] = [...kvCommit, ...kvScan, ...kvMemory, ...kvOpen, ...queueDrain, ...queueSteady, ...workflowChain, ...workflowLatency];
+const registry: Benchmark[] = [...kvCommit, ...kvScan, ...kvMemory, ...kvOpen, ...queueDrain, ...queueSteady, ...workflowChain, ...workflowLatency, ...browserChain];
+registry.push(...(await import('./s3-chain.js')).default); // s3.chain: the workflow chain over the S3 test server (issue 6)
 
 const STORE_ORDER: readonly StoreName[] = ['memory', 'fs', 'idb', 'opfs', 's3'];
 

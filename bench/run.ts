@@ -20,6 +20,7 @@ import workflowLatency from './workflow-latency.js';
 import browserChain from './browser-chain.js';
 
 const registry: Benchmark[] = [...kvCommit, ...kvScan, ...kvMemory, ...kvOpen, ...queueDrain, ...queueSteady, ...workflowChain, ...workflowLatency, ...browserChain];
+registry.push(...(await import('./s3-chain.js')).default); // s3.chain: the workflow chain over the S3 test server (issue 6)
 
 const STORE_ORDER: readonly StoreName[] = ['memory', 'fs', 'idb', 'opfs', 's3'];
 

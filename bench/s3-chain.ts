@@ -1,0 +1,158 @@
+/**
+ * s3.chain: the `workflow.chain` workload (see workflow-chain.ts) over S3ObjectStore on the local
+ * S3 test server (test/setup/s3-server.ts; or the real endpoint configured in the environment,
+ * see test/setup/s3-target.ts), store `s3`. The harness has no `s3` store factory, so this file
+ * opens its own target and gives every phase a store on a fresh prefix.
+ *
+ *   steps_per_s       steps completed per second (worker phase); one durable ack per step
+ *   raw_puts_per_s    sequential unconditional PutObjects of 100 bytes per second, same run
+ *                     (`measureRawPuts`): the baseline one PUT per commit could not beat
+ *   commits_per_put   average durable commits carried by one WAL PUT (keys under `kv/wal/`)
+ *                     with 64 concurrent writers each looping a single-key KvDb transaction
+ *
+ * Fewer runs than the fs chain (every request crosses HTTP to an emulator on the same 2 cores),
+ * so the whole benchmark stays under about a minute. workflow-chain.ts exports no helpers, so the
+ * chain driver below mirrors its `chain` / `countAcks`.
+ */
+import { KvDb } from '../src/core/kv/index.js';
+import { CountingObjectStore } from '../src/core/objects/counting-store.js';
+import type { ObjectStore, ObjectVersion, PutOptions } from '../src/core/objects/object-store.js';
+import { Queue, type Claim } from '../src/core/queue/index.js';
+import { NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
+import { openS3Target, measureRawPuts, type S3Target } from '../test/setup/s3-target.js';
+import { durationMs, log, now, runFor, type BenchContext, type Benchmark } from './harness.js';
+
+const RUNS = 1000;
+const WARMUP_RUNS = 300;
+const STEPS = 3;
+const PAYLOAD_BYTES = 100;
+const CONCURRENCY = 16;
+const RAW_PUTS = 300;
+const WRITERS = 64;
+const KV_PATH = 'kv';
+const quiet = { warn: () => undefined };
+const enc = new TextEncoder();
+
+const forward = async (step: Step) => (step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload));
+
+/** `until(n)` resolves once n more step acks have committed (wraps `ackWith`, as workflow.chain does). */
+function countAcks(queue: Queue): { until(n: number): Promise<void> } {
+  let acked = 0;
+  let waiter: { target: number; resolve: () => void } | undefined;
+  const originalAck = queue.ackWith.bind(queue);
+  (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
+    const results = await originalAck(claim, effects);
+    acked++;
+    if (waiter && acked >= waiter.target) waiter.resolve();
+    return results;
+  };
+  return { until: (n) => new Promise<void>((resolve) => (waiter = { target: acked + n, resolve })) };
+}
+
+/** Submits `runs` runs (16 in flight), then works them; returns the worker-phase time. */
+async function chain(queue: Queue, acks: ReturnType<typeof countAcks>, store: ObjectStore, runs: number, tag: string): Promise<{ submitMs: number; workMs: number }> {
+  const runtime = new WorkflowRuntime(queue, store, forward, new NoopTerminalHook(), { maxConcurrentSteps: CONCURRENCY, logger: quiet });
+  const payload = new Uint8Array(PAYLOAD_BYTES).fill(42);
+  const t0 = now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < runs) {
+        const i = next++;
+        await runtime.submit({ runId: `${tag}-${i}`, input: payload });
+      }
+    }),
+  );
+  const submitMs = now() - t0;
+  const allAcked = acks.until(runs * STEPS);
+  const t1 = now();
+  const worker = runtime.spawn();
+  await allAcked;
+  const workMs = now() - t1;
+  await worker.shutdown();
+  return { submitMs, workMs };
+}
+
+/** CountingObjectStore that also counts the puts of WAL objects (keys under `<path>/wal/`). */
+class WalCountingStore extends CountingObjectStore {
+  walPuts = 0;
+  walPutFailures = 0;
+  constructor(
+    inner: ObjectStore,
+    private readonly walPrefix: string,
+  ) {
+    super(inner);
+  }
+  override async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
+    if (!key.startsWith(this.walPrefix)) return super.put(key, data, options);
+    this.walPuts++;
+    try {
+      return await super.put(key, data, options);
+    } catch (e) {
+      this.walPutFailures++;
+      throw e;
+    }
+  }
+}
+
+async function commitsPerPut(target: S3Target, ms: number) {
+  const store = new WalCountingStore(target.newStore(), `${KV_PATH}/wal/`);
+  const db = await KvDb.open(store, { path: KV_PATH });
+  const v = new Uint8Array(PAYLOAD_BYTES).fill(9);
+  const key = (tag: string, w: number, i: number) => enc.encode(`${tag}${String(w).padStart(3, '0')}${String(i).padStart(9, '0')}`);
+  try {
+    await runFor(300, WRITERS, (w, i) => db.transaction((t) => t.put(key('warm', w, i), v))); // warm-up
+    store.walPuts = 0;
+    store.walPutFailures = 0;
+    store.reset();
+    const r = await runFor(ms, WRITERS, (w, i) => db.transaction((t) => t.put(key('meas', w, i), v)));
+    const walPuts = store.walPuts - store.walPutFailures;
+    return { commits: r.ops, walPuts, ms: r.ms, commitsPerSecond: r.perSecond, allPuts: store.snapshot().put.calls };
+  } finally {
+    await db.close();
+  }
+}
+
+async function run(ctx: BenchContext): Promise<void> {
+  const target = await openS3Target();
+  try {
+    let submitMs = 0;
+    let workMs = 0;
+    const store = target.newStore();
+    const queue = await Queue.open(store, 'bench', { logger: quiet });
+    try {
+      const acks = countAcks(queue);
+      await chain(queue, acks, store, WARMUP_RUNS, 'warm'); // JIT warm-up, not reported
+      ({ submitMs, workMs } = await chain(queue, acks, store, RUNS, 'run'));
+    } finally {
+      await queue.close();
+    }
+    const rawStore = target.newStore();
+    await measureRawPuts(rawStore, { count: 20, bytes: PAYLOAD_BYTES }); // warm-up
+    const raw = await measureRawPuts(rawStore, { count: RAW_PUTS, bytes: PAYLOAD_BYTES });
+    const group = await commitsPerPut(target, Math.min(durationMs(), 3000));
+
+    const fields = { runs: RUNS, steps_per_run: STEPS, payload_bytes: PAYLOAD_BYTES, concurrency: CONCURRENCY, duration_ms: Math.round(workMs) };
+    const stepsPerS = (RUNS * STEPS * 1000) / workMs;
+    const commitsPerPutValue = group.commits / Math.max(1, group.walPuts);
+    ctx.emit('steps_per_s', stepsPerS, 'steps/s', { ...fields, submit_per_s: Math.round((RUNS * 1000) / submitMs), ratio_to_raw_puts: Math.round((stepsPerS / raw.putsPerSecond) * 100) / 100 });
+    ctx.emit('raw_puts_per_s', raw.putsPerSecond, 'ops/s', { value_bytes: PAYLOAD_BYTES, ops: raw.count, duration_ms: Math.round(raw.ms) });
+    ctx.emit('commits_per_put', commitsPerPutValue, 'commits/put', {
+      writers: WRITERS,
+      commits: group.commits,
+      wal_puts: group.walPuts,
+      all_puts: group.allPuts,
+      commits_per_s: Math.round(group.commitsPerSecond),
+      duration_ms: Math.round(group.ms),
+    });
+    log(
+      `  chain ${stepsPerS.toFixed(0)} steps/s in ${workMs.toFixed(0)} ms (${(stepsPerS / raw.putsPerSecond).toFixed(1)}x raw); raw puts ${raw.putsPerSecond.toFixed(0)}/s; ` +
+        `${group.commits} commits in ${group.walPuts} WAL puts = ${commitsPerPutValue.toFixed(1)} commits/put`,
+    );
+  } finally {
+    await target.close();
+  }
+}
+
+const benchmarks: Benchmark[] = [{ name: 's3.chain', stores: ['s3'], run }];
+export default benchmarks;

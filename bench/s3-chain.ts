@@ -19,7 +19,9 @@ import { CountingObjectStore } from '../src/core/objects/counting-store.js';
 import type { ObjectStore, ObjectVersion, PutOptions } from '../src/core/objects/object-store.js';
 import { Queue, type Claim } from '../src/core/queue/index.js';
 import { NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
-import { openS3Target, measureRawPuts, type S3Target } from '../test/setup/s3-target.js';
+import { spawn } from 'node:child_process';
+import { S3ObjectStore } from '../src/stores/s3/index.js';
+import { S3_EXTERNAL, TEST_RETRY, measureRawPuts, openS3Target } from '../test/setup/s3-target.js';
 import { durationMs, log, now, runFor, type BenchContext, type Benchmark } from './harness.js';
 
 const RUNS = 1000;
@@ -95,7 +97,66 @@ class WalCountingStore extends CountingObjectStore {
   }
 }
 
-async function commitsPerPut(target: S3Target, ms: number) {
+interface BenchTarget {
+  readonly where: string;
+  newStore(): S3ObjectStore;
+  close(): Promise<void>;
+}
+
+/**
+ * The local test server in a child process (default), as a real endpoint would be: the emulator's
+ * CPU then runs beside the engine instead of on its event loop. BENCH_S3_INPROC=1 runs it in this
+ * process instead; with TAQUBA_S3_BUCKET set, the configured real endpoint is used.
+ */
+async function openBenchTarget(): Promise<BenchTarget> {
+  if (S3_EXTERNAL || process.env.BENCH_S3_INPROC === '1') {
+    const t = await openS3Target();
+    return { where: S3_EXTERNAL ? 'external' : 'in-process', newStore: () => t.newStore(), close: () => t.close() };
+  }
+  const serverModule = new URL('../test/setup/s3-server.ts', import.meta.url).href;
+  const code = [
+    `const { startS3TestServer } = await import(${JSON.stringify(serverModule)});`,
+    'const s = await startS3TestServer();',
+    "process.stdout.write(JSON.stringify({ endpoint: s.endpoint, bucket: s.bucket, region: s.region, credentials: s.credentials }) + '\\n');",
+    "process.stdin.on('end', () => void s.stop().then(() => process.exit(0)));",
+    'process.stdin.resume();',
+  ].join('\n');
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const info = await new Promise<{ endpoint: string; bucket: string; region: string; credentials: { accessKeyId: string; secretAccessKey: string } }>((resolve, reject) => {
+    let buf = '';
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (d: string) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) resolve(JSON.parse(buf.slice(0, nl)));
+    });
+    child.once('exit', (c) => reject(new Error(`s3 test server exited with ${c}`)));
+  });
+  const stores: S3ObjectStore[] = [];
+  let n = 0;
+  return {
+    where: 'child process',
+    newStore() {
+      const store = new S3ObjectStore({
+        bucket: info.bucket,
+        prefix: `bench/s${n++}/`,
+        clientConfig: { region: info.region, endpoint: info.endpoint, forcePathStyle: true, credentials: info.credentials },
+        retry: TEST_RETRY,
+        requestTimeoutMs: 10_000,
+      });
+      stores.push(store);
+      return store;
+    },
+    async close() {
+      for (const store of stores) store.destroy();
+      child.stdin!.end();
+      await exited;
+    },
+  };
+}
+
+async function commitsPerPut(target: BenchTarget, ms: number) {
   const store = new WalCountingStore(target.newStore(), `${KV_PATH}/wal/`);
   const db = await KvDb.open(store, { path: KV_PATH });
   const v = new Uint8Array(PAYLOAD_BYTES).fill(9);
@@ -114,16 +175,20 @@ async function commitsPerPut(target: S3Target, ms: number) {
 }
 
 async function run(ctx: BenchContext): Promise<void> {
-  const target = await openS3Target();
+  const target = await openBenchTarget();
   try {
     let submitMs = 0;
     let workMs = 0;
-    const store = target.newStore();
+    // Counted, to report the object requests per step next to the rates.
+    const store = new CountingObjectStore(target.newStore());
+    let ops = store.snapshot();
     const queue = await Queue.open(store, 'bench', { logger: quiet });
     try {
       const acks = countAcks(queue);
       await chain(queue, acks, store, WARMUP_RUNS, 'warm'); // JIT warm-up, not reported
+      store.reset();
       ({ submitMs, workMs } = await chain(queue, acks, store, RUNS, 'run'));
+      ops = store.snapshot();
     } finally {
       await queue.close();
     }
@@ -135,10 +200,15 @@ async function run(ctx: BenchContext): Promise<void> {
     const fields = { runs: RUNS, steps_per_run: STEPS, payload_bytes: PAYLOAD_BYTES, concurrency: CONCURRENCY, duration_ms: Math.round(workMs) };
     const stepsPerS = (RUNS * STEPS * 1000) / workMs;
     const commitsPerPutValue = group.commits / Math.max(1, group.walPuts);
-    ctx.emit('steps_per_s', stepsPerS, 'steps/s', { ...fields, submit_per_s: Math.round((RUNS * 1000) / submitMs), ratio_to_raw_puts: Math.round((stepsPerS / raw.putsPerSecond) * 100) / 100 });
-    ctx.emit('raw_puts_per_s', raw.putsPerSecond, 'ops/s', { value_bytes: PAYLOAD_BYTES, ops: raw.count, duration_ms: Math.round(raw.ms) });
+    ctx.emit('steps_per_s', stepsPerS, 'steps/s', { ...fields, server: target.where, submit_per_s: Math.round((RUNS * 1000) / submitMs), ratio_to_raw_puts: Math.round((stepsPerS / raw.putsPerSecond) * 100) / 100,
+      // Submissions and steps together (the counters cover both phases of the measured chain).
+      puts_per_step: Math.round((ops.put.calls / (RUNS * STEPS)) * 1000) / 1000,
+      gets_per_step: Math.round(((ops.get.calls + ops.rangedGet.calls) / (RUNS * STEPS)) * 1000) / 1000,
+    });
+    ctx.emit('raw_puts_per_s', raw.putsPerSecond, 'ops/s', { value_bytes: PAYLOAD_BYTES, server: target.where, ops: raw.count, duration_ms: Math.round(raw.ms) });
     ctx.emit('commits_per_put', commitsPerPutValue, 'commits/put', {
       writers: WRITERS,
+      server: target.where,
       commits: group.commits,
       wal_puts: group.walPuts,
       all_puts: group.allPuts,

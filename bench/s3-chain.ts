@@ -10,6 +10,11 @@
  *   commits_per_put   average durable commits carried by one WAL PUT (keys under `kv/wal/`)
  *                     with 64 concurrent writers each looping a single-key KvDb transaction
  *
+ * Fields: `steps_per_s` carries the object requests per step of the worker phase (`puts_per_step`,
+ * `gets_per_step`, `lists_per_step`, `deletes_per_step`; the emulator serves one request at a time,
+ * so these bound the chain); `raw_puts_per_s` carries `concurrent_16_puts_per_s` (16 putters at
+ * once: the server's request throughput, for reference only).
+ *
  * Fewer runs than the fs chain (every request crosses HTTP to an emulator on the same 2 cores),
  * so the whole benchmark stays under about a minute. workflow-chain.ts exports no helpers, so the
  * chain driver below mirrors its `chain` / `countAcks`.
@@ -52,7 +57,7 @@ function countAcks(queue: Queue): { until(n: number): Promise<void> } {
 }
 
 /** Submits `runs` runs (16 in flight), then works them; returns the worker-phase time. */
-async function chain(queue: Queue, acks: ReturnType<typeof countAcks>, store: ObjectStore, runs: number, tag: string): Promise<{ submitMs: number; workMs: number }> {
+async function chain(queue: Queue, acks: ReturnType<typeof countAcks>, store: ObjectStore, runs: number, tag: string, onWorkStart?: () => void): Promise<{ submitMs: number; workMs: number }> {
   const runtime = new WorkflowRuntime(queue, store, forward, new NoopTerminalHook(), { maxConcurrentSteps: CONCURRENCY, logger: quiet });
   const payload = new Uint8Array(PAYLOAD_BYTES).fill(42);
   const t0 = now();
@@ -67,6 +72,7 @@ async function chain(queue: Queue, acks: ReturnType<typeof countAcks>, store: Ob
   );
   const submitMs = now() - t0;
   const allAcked = acks.until(runs * STEPS);
+  onWorkStart?.();
   const t1 = now();
   const worker = runtime.spawn();
   await allAcked;
@@ -186,8 +192,7 @@ async function run(ctx: BenchContext): Promise<void> {
     try {
       const acks = countAcks(queue);
       await chain(queue, acks, store, WARMUP_RUNS, 'warm'); // JIT warm-up, not reported
-      store.reset();
-      ({ submitMs, workMs } = await chain(queue, acks, store, RUNS, 'run'));
+      ({ submitMs, workMs } = await chain(queue, acks, store, RUNS, 'run', () => store.reset()));
       ops = store.snapshot();
     } finally {
       await queue.close();
@@ -195,17 +200,23 @@ async function run(ctx: BenchContext): Promise<void> {
     const rawStore = target.newStore();
     await measureRawPuts(rawStore, { count: 20, bytes: PAYLOAD_BYTES }); // warm-up
     const raw = await measureRawPuts(rawStore, { count: RAW_PUTS, bytes: PAYLOAD_BYTES });
+    // For reference only: 16 concurrent putters (the server's request throughput, not a baseline).
+    const rawPayload = new Uint8Array(PAYLOAD_BYTES).fill(7);
+    const raw16 = await runFor(1000, 16, (w, i) => rawStore.put(`bench16/${w}-${i % 4}`, rawPayload));
     const group = await commitsPerPut(target, Math.min(durationMs(), 3000));
 
     const fields = { runs: RUNS, steps_per_run: STEPS, payload_bytes: PAYLOAD_BYTES, concurrency: CONCURRENCY, duration_ms: Math.round(workMs) };
     const stepsPerS = (RUNS * STEPS * 1000) / workMs;
+    const perStep = (n: number) => Math.round((n / (RUNS * STEPS)) * 1000) / 1000;
     const commitsPerPutValue = group.commits / Math.max(1, group.walPuts);
     ctx.emit('steps_per_s', stepsPerS, 'steps/s', { ...fields, server: target.where, submit_per_s: Math.round((RUNS * 1000) / submitMs), ratio_to_raw_puts: Math.round((stepsPerS / raw.putsPerSecond) * 100) / 100,
-      // Submissions and steps together (the counters cover both phases of the measured chain).
-      puts_per_step: Math.round((ops.put.calls / (RUNS * STEPS)) * 1000) / 1000,
-      gets_per_step: Math.round(((ops.get.calls + ops.rangedGet.calls) / (RUNS * STEPS)) * 1000) / 1000,
+      // Object requests per step in the worker phase (the emulator serves one request at a time).
+      puts_per_step: perStep(ops.put.calls),
+      gets_per_step: perStep(ops.get.calls + ops.rangedGet.calls),
+      lists_per_step: perStep(ops.list.calls),
+      deletes_per_step: perStep(ops.delete.calls),
     });
-    ctx.emit('raw_puts_per_s', raw.putsPerSecond, 'ops/s', { value_bytes: PAYLOAD_BYTES, server: target.where, ops: raw.count, duration_ms: Math.round(raw.ms) });
+    ctx.emit('raw_puts_per_s', raw.putsPerSecond, 'ops/s', { value_bytes: PAYLOAD_BYTES, server: target.where, concurrent_16_puts_per_s: Math.round(raw16.perSecond), ops: raw.count, duration_ms: Math.round(raw.ms) });
     ctx.emit('commits_per_put', commitsPerPutValue, 'commits/put', {
       writers: WRITERS,
       server: target.where,

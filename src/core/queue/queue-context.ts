@@ -5,7 +5,6 @@ import type { Clock } from '../clock.js';
 import { ClosedError } from '../errors.js';
 import type { KvDb } from '../kv/kv-db.js';
 import type { ClaimCursor } from './claim-cursor.js';
-import type { DurabilityBarrier } from './durability.js';
 import { MAX_WAKEUPS_PER_BATCH } from './constants.js';
 import type { JobIdGenerator } from './job-id.js';
 import type { CancelTokens, LeaseRegistry } from './lease-registry.js';
@@ -25,8 +24,6 @@ export interface QueueContext {
   readonly notifiers: QueueNotifiers;
   readonly completion: Broadcast;
   readonly payloads: PayloadOffload;
-  /** Durability waits of settlements committed without waiting (worker loops). */
-  readonly durability: DurabilityBarrier;
   readonly logger: QueueLogger;
   /** A token unique to one claim within this handle. */
   nextToken(): number;

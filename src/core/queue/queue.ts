@@ -23,7 +23,6 @@ import type { ObjectStore } from '../objects/object-store.js';
 import type { JobAttempt } from './attempt-history.js';
 import { Claim, claimJobs } from './claim.js';
 import { ClaimCursor } from './claim-cursor.js';
-import { DurabilityBarrier } from './durability.js';
 import { waitForCompletion, type WaitOutcome } from './completion-wait.js';
 import { persistCursors, restoreCursors } from './cursor-store.js';
 import { discardEffects, prepareEffects, stageEffects, validateKvWrites, type SettlementEffects } from './effects.js';
@@ -60,12 +59,6 @@ import { promoteDueJobs } from './scheduler.js';
 import { ackClaim, assertClaim, deadLetterClaim, nackClaim, type NackOutcome } from './settlement.js';
 import { isAmbiguousCommitError, runTransaction } from './staged-txn.js';
 import { validateCount, validateDuration, validatePayload, validateQueueName } from './validation.js';
-
-/** @internal How a worker loop settles a claim (see `Queue.settleForWorker`). */
-export type WorkerSettlement =
-  | { readonly type: 'ack'; readonly effects: SettlementEffects }
-  | { readonly type: 'nack'; readonly error: string; readonly effects: SettlementEffects }
-  | { readonly type: 'dead'; readonly reason: string; readonly effects: SettlementEffects };
 
 /** `Queue.open` options that also carry the store path. */
 export interface QueueOpenOptions extends QueueOptions {
@@ -119,7 +112,6 @@ export class Queue {
       cursor: new ClaimCursor(),
       notifiers: new QueueNotifiers(options.clock),
       completion: new Broadcast(),
-      durability: new DurabilityBarrier(db),
       payloads: new PayloadOffload(options.payloadStore ?? store, options.payloadPath, options.payloadOffloadThreshold, ids, options.logger),
       logger: options.logger,
       nextToken: () => ++token,
@@ -398,18 +390,6 @@ export class Queue {
   /** `deadLetter` plus settlement effects. */
   async deadLetterWith(claim: Claim, reason: string, effects: SettlementEffects): Promise<EnqueueResult[]> {
     return deadLetterClaim(this.ctx, claim, reason, effects);
-  }
-
-  /**
-   * @internal For worker loops: settles `claim` like ackWith / nackWith / deadLetterWith, calling
-   * `onApplied` as soon as the settlement is applied (visible, conflict-free) and resolving once
-   * it is durable, so a loop can reuse the handler slot while the WAL put is in flight. Never
-   * called when the settlement fails before it applies.
-   */
-  async settleForWorker(claim: Claim, outcome: WorkerSettlement, onApplied: (() => void) | undefined): Promise<void> {
-    if (outcome.type === 'ack') await ackClaim(this.ctx, claim, outcome.effects, onApplied);
-    else if (outcome.type === 'nack') await nackClaim(this.ctx, claim, outcome.error, outcome.effects, onApplied);
-    else await deadLetterClaim(this.ctx, claim, outcome.reason, outcome.effects, onApplied);
   }
 
   /**

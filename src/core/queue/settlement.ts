@@ -65,23 +65,12 @@ export function stageDead(s: StagedTxn, stored: JobRecord, now: number, error: s
   s.count(stored.queue, 'dead', 1);
 }
 
-/**
- * Runs a settlement with prepared effects; discards their objects unless they may have committed.
- * With `onApplied` the settlement commits without waiting, calls it once applied, then waits for
- * durability (durability.ts); the call still resolves only once the settlement is durable.
- */
-async function settle<T>(
-  ctx: QueueContext,
-  claim: Claim,
-  effects: SettlementEffects | undefined,
-  onApplied: (() => void) | undefined,
-  fn: (s: StagedTxn, prepared: PreparedEffects) => Promise<T>,
-): Promise<T> {
+/** Runs a settlement with prepared effects; discards their objects unless they may have committed. */
+async function settle<T>(ctx: QueueContext, effects: SettlementEffects | undefined, fn: (s: StagedTxn, prepared: PreparedEffects) => Promise<T>): Promise<T> {
   ctx.checkOpen();
   const prepared = await prepareEffects(ctx, effects);
   try {
-    const options = onApplied === undefined ? undefined : { applied: { barrier: ctx.durability, queue: claim.queue, onApplied } };
-    return await runTransaction(ctx.db, (s) => fn(s, prepared), options);
+    return await runTransaction(ctx.db, (s) => fn(s, prepared));
   } catch (e) {
     if (!isAmbiguousCommitError(e)) await discardEffects(ctx, prepared);
     throw e;
@@ -93,9 +82,9 @@ function validateReason(reason: unknown, name: string): asserts reason is string
 }
 
 /** ack / ackWith. */
-export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: SettlementEffects, onApplied?: () => void): Promise<EnqueueResult[]> {
+export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: SettlementEffects): Promise<EnqueueResult[]> {
   assertClaim(claim);
-  return settle(ctx, claim, effects, onApplied, async (s, prepared) => {
+  return settle(ctx, effects, async (s, prepared) => {
     const queue = claim.queue;
     const id = claim.id;
     const keep = ctx.configs.get(queue).keepDoneMs !== null;
@@ -126,10 +115,10 @@ export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: Settle
 }
 
 /** nack / nackWith. Effects apply only if this nack dead-letters the job. */
-export async function nackClaim(ctx: QueueContext, claim: Claim, error: string, effects?: SettlementEffects, onApplied?: () => void): Promise<NackOutcome> {
+export async function nackClaim(ctx: QueueContext, claim: Claim, error: string, effects?: SettlementEffects): Promise<NackOutcome> {
   assertClaim(claim);
   validateReason(error, 'error');
-  return settle(ctx, claim, effects, onApplied, async (s, prepared): Promise<NackOutcome> => {
+  return settle(ctx, effects, async (s, prepared): Promise<NackOutcome> => {
     const stored = await takeClaim(ctx, s, claim);
     const now = ctx.clock.now();
     if (stored.attempts >= stored.maxAttempts) {
@@ -160,10 +149,10 @@ export async function nackClaim(ctx: QueueContext, claim: Claim, error: string, 
 }
 
 /** deadLetter / deadLetterWith: to Dead now, whatever attempts remain (attempts unchanged). */
-export async function deadLetterClaim(ctx: QueueContext, claim: Claim, reason: string, effects?: SettlementEffects, onApplied?: () => void): Promise<EnqueueResult[]> {
+export async function deadLetterClaim(ctx: QueueContext, claim: Claim, reason: string, effects?: SettlementEffects): Promise<EnqueueResult[]> {
   assertClaim(claim);
   validateReason(reason, 'reason');
-  return settle(ctx, claim, effects, onApplied, async (s, prepared) => {
+  return settle(ctx, effects, async (s, prepared) => {
     const stored = await takeClaim(ctx, s, claim);
     stageDead(s, stored, ctx.clock.now(), reason);
     const results = await stageEffects(ctx, s, prepared);

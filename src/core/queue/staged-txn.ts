@@ -9,7 +9,6 @@ import { isTaqubaError } from '../errors.js';
 import type { KvDb } from '../kv/kv-db.js';
 import type { KvEntry, ScanRange } from '../kv/types.js';
 import { encodeAttempt, type JobAttempt } from './attempt-history.js';
-import type { DurabilityBarrier } from './durability.js';
 import { encodeJobRecord, recordKey, type JobRecord } from './job-record.js';
 import { historyKey, jobIndexKey, statsKey, type StatsMetric } from './keys.js';
 import { encodeI64 } from './merge-operator.js';
@@ -113,12 +112,6 @@ export interface RunOptions {
   readonly durable?: boolean;
   /** Retry on conflict (default true). */
   readonly retry?: boolean;
-  /**
-   * Split a durable commit in two: commit without waiting, call `onApplied` once it is applied
-   * (visible, conflict-free), then wait for durability through `barrier` before the hooks run
-   * and the call resolves. See durability.ts.
-   */
-  readonly applied?: { readonly barrier: DurabilityBarrier; readonly queue: string; readonly onApplied: () => void };
 }
 
 const MAX_CONFLICT_RETRIES = 1000;
@@ -130,10 +123,6 @@ const ambiguousCommits = new WeakSet<object>();
  * transaction may have been stored. Cleanup of pre-written payload objects must then be skipped
  * (an orphan object is harmless, a record without its payload is not).
  */
-function markAmbiguous(e: unknown): void {
-  if (typeof e === 'object' && e !== null) ambiguousCommits.add(e);
-}
-
 export function isAmbiguousCommitError(e: unknown): boolean {
   return typeof e === 'object' && e !== null && ambiguousCommits.has(e);
 }
@@ -158,28 +147,16 @@ export async function runTransaction<T>(db: KvDb, fn: (s: StagedTxn) => Promise<
     }
     if (staged.isEmpty) {
       staged.txn.rollback();
-      options.applied?.onApplied();
     } else {
       staged.flushCounters();
-      const split = durable ? options.applied : undefined;
       try {
-        await staged.txn.commit({ durable: split === undefined ? durable : false });
+        await staged.txn.commit({ durable });
       } catch (e) {
         if (isTaqubaError(e, 'CONFLICT') && options.retry !== false && attempt < MAX_CONFLICT_RETRIES) continue;
         // Anything but a conflict leaves the outcome unknown to us (the WAL put may or may not
         // have landed): callers must not clean up as if nothing was written.
-        if (!isTaqubaError(e, 'CONFLICT')) markAmbiguous(e);
+        if (!isTaqubaError(e, 'CONFLICT') && typeof e === 'object' && e !== null) ambiguousCommits.add(e);
         throw e;
-      }
-      if (split !== undefined) {
-        split.onApplied();
-        try {
-          await split.barrier.wait(split.queue);
-        } catch (e) {
-          // Applied, but maybe never stored.
-          markAmbiguous(e);
-          throw e;
-        }
       }
     }
     if (staged.hasHooks) await staged.runHooks();

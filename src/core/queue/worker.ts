@@ -10,10 +10,12 @@
  * claim failures end the loop with the error. Shutdown through the AbortSignal is honoured
  * between jobs: the loop stops claiming and in-flight jobs always finish and settle.
  *
- * Pipelined settlement: a job's handler slot is freed as soon as its settlement is applied (the
- * job is visibly done); the settlement's durability is awaited off the slot (durability.ts), so
- * the loop claims and runs more jobs while a WAL put is in flight and they all share the next
- * put. A loop resolves only once every settlement it made is durable (or failed and was logged).
+ * Pipelined settlement: `concurrency` bounds running handlers. A job's slot is freed when its
+ * handler returns; its settlement (an ordinary durable commit) then completes off the slot, so the
+ * loop claims and runs more jobs while a WAL put is in flight, and every settlement made meanwhile
+ * shares the next put (group commit) instead of each round of `concurrency` jobs waiting for its
+ * own. Settlements in progress are capped too. A loop resolves only once every settlement it
+ * started is durable (or failed and was logged).
  */
 import type { SettlementEffects } from './effects.js';
 import type { Claim } from './claim.js';
@@ -86,27 +88,29 @@ export async function processClaim(queue: Queue, claim: Claim, worker: WorkerHan
 }
 
 /**
- * `processClaim` that calls `onApplied` once the settlement is applied, before it is durable
- * (never when the settlement fails first). Resolves once the settlement is durable or failed.
+ * `processClaim` that calls `handled` once the handler returned or threw, before settling.
+ * Resolves once the settlement is durable or failed (and logged).
  */
-async function processAndSettle(queue: Queue, claim: Claim, worker: WorkerHandler, onApplied: (() => void) | undefined): Promise<void> {
+async function processAndSettle(queue: Queue, claim: Claim, worker: WorkerHandler, handled: (() => void) | undefined): Promise<void> {
   let effects: SettlementEffects | void;
   try {
     effects = await invoke(worker, claim.job, claim.lease);
   } catch (thrown) {
+    handled?.();
     const wrapped = thrown instanceof FailWith ? thrown : undefined;
     const error = wrapped ? wrapped.error : thrown;
     const failureEffects = wrapped?.effects ?? {};
     try {
-      if (error instanceof PermanentFailure) await queue.settleForWorker(claim, { type: 'dead', reason: describeError(error), effects: failureEffects }, onApplied);
-      else await queue.settleForWorker(claim, { type: 'nack', error: describeError(error), effects: failureEffects }, onApplied);
+      if (error instanceof PermanentFailure) await queue.deadLetterWith(claim, describeError(error), failureEffects);
+      else await queue.nackWith(claim, describeError(error), failureEffects);
     } catch (e) {
       queue.logger.warn(`settling a failed job failed. queue=${claim.queue} id=${claim.id}`, e);
     }
     return;
   }
+  handled?.();
   try {
-    await queue.settleForWorker(claim, { type: 'ack', effects: effects ?? {} }, onApplied);
+    await queue.ackWith(claim, effects ?? {});
   } catch (e) {
     queue.logger.warn(`ack failed. queue=${claim.queue} id=${claim.id}`, e);
   }
@@ -132,8 +136,8 @@ export async function runWorker(queue: Queue, queueName: string, worker: WorkerH
 /**
  * Keeps up to `concurrency` handlers of `queueName` running, claiming batches sized to the free
  * capacity, until `options.signal` aborts; then drains in-flight jobs (no timeout) and resolves
- * once their settlements are durable. A slot frees when its settlement is applied; settlements
- * still waiting for their WAL put are capped at max(64, 8 × concurrency).
+ * once their settlements are durable. A slot frees when its handler returns; settlements still
+ * completing are capped at max(64, 8 × concurrency).
  */
 export async function runWorkerConcurrent(queue: Queue, queueName: string, worker: WorkerHandler, concurrency: number, options: RunWorkerOptions = {}): Promise<void> {
   const poll = validateLoop(queueName, worker, options);
@@ -142,14 +146,14 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
   const signal = options.signal;
   const leaseMs = queue.queueConfig(queueName).leaseMs;
   const notify = queue.notifierOf(queueName);
-  // Jobs are counted, not collected. A job holds a handler slot until its settlement is applied;
-  // then the slot is free while the settlement waits for its WAL put (durability.ts), so the loop
-  // keeps claiming and everything settled meanwhile shares the next put. Settlements waiting for
-  // durability are bounded too (a stalled store stops the loop rather than piling them up).
-  // A finishing job wakes the loop if it waits (for a slot, or for the last job at shutdown).
-  const maxUnflushed = Math.max(64, 8 * concurrency);
-  let active = 0;
-  let unflushed = 0;
+  // Jobs are counted, not collected. A job holds a handler slot while its handler runs; then its
+  // settlement (a durable commit) completes off the slot, so the loop keeps claiming while a WAL
+  // put is in flight. Settlements in progress are capped (a stalled store stops the loop rather
+  // than piling them up). A finishing job wakes the loop if it waits (for a slot, for the cap, or
+  // for the last settlement at shutdown).
+  const maxSettling = Math.max(64, 8 * concurrency);
+  let running = 0;
+  let settling = 0;
   let wake: (() => void) | undefined;
   const wakeLoop = (): void => {
     const w = wake;
@@ -158,29 +162,29 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
   };
   const sleepUntilWoken = (): Promise<void> => new Promise<void>((resolve) => (wake = resolve));
   const start = (claim: Claim): void => {
-    let holdsSlot = true;
-    const applied = (): void => {
-      if (!holdsSlot) return;
-      holdsSlot = false;
-      active--;
-      unflushed++;
+    let inHandler = true;
+    const handled = (): void => {
+      if (!inHandler) return;
+      inHandler = false;
+      running--;
+      settling++;
       wakeLoop();
     };
     const finished = (): void => {
-      if (holdsSlot) {
-        holdsSlot = false;
-        active--;
-      } else unflushed--;
+      if (inHandler) {
+        inHandler = false;
+        running--;
+      } else settling--;
       wakeLoop();
     };
-    active++;
-    void processAndSettle(queue, claim, worker, applied).then(finished, finished);
+    running++;
+    void processAndSettle(queue, claim, worker, handled).then(finished, finished);
   };
   signal?.addEventListener('abort', wakeLoop, { once: true });
   try {
     while (!signal?.aborted) {
-      const free = concurrency - active;
-      if (free === 0 || unflushed >= maxUnflushed) {
+      const free = concurrency - running;
+      if (free === 0 || settling >= maxSettling) {
         await sleepUntilWoken();
         continue;
       }
@@ -200,6 +204,6 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
     }
   } finally {
     signal?.removeEventListener('abort', wakeLoop);
-    while (active + unflushed > 0) await sleepUntilWoken();
+    while (running + settling > 0) await sleepUntilWoken();
   }
 }

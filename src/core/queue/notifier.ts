@@ -16,6 +16,8 @@ export interface Waiter {
   dispose(): void;
 }
 
+const WAIT_OVER: unknown = Object.freeze({ reason: 'wait over' });
+
 interface Slot {
   notified: boolean;
   consumed: boolean;
@@ -69,7 +71,9 @@ export class Notify {
         try {
           await Promise.race([notified, this.clock.sleep(timeoutMs, stop.signal).catch(() => undefined)]);
         } finally {
-          stop.abort();
+          // An explicit reason: a bare abort() builds a DOMException each time (measurable at
+          // thousands of waits per second).
+          stop.abort(WAIT_OVER);
           signal?.removeEventListener('abort', onAbort);
           slot.wake = undefined;
         }

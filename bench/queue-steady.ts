@@ -61,10 +61,11 @@ async function run(ctx: BenchContext): Promise<void> {
       let done = 0;
       let backlogMax = 0;
       let paused: (() => void)[] = [];
-      // Worker loops ack through ackWith, which resolves once the ack is durable.
-      const originalAck = queue.ackWith.bind(queue);
-      (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
-        const results = await originalAck(claim, effects);
+      // Worker loops settle through the internal settleInLoop, which resolves once the ack is
+      // durable (it calls back earlier, when the commit is issued, to free the handler slot).
+      const originalSettle = queue.settleInLoop.bind(queue);
+      (queue as { settleInLoop: Queue['settleInLoop'] }).settleInLoop = async (claim: Claim, outcome, onIssued) => {
+        await originalSettle(claim, outcome, onIssued);
         const p = claim.job.payload;
         const started = new DataView(p.buffer, p.byteOffset, 8).getFloat64(0, true);
         if (measuring && started > 0) {
@@ -76,7 +77,6 @@ async function run(ctx: BenchContext): Promise<void> {
           paused = [];
           for (const r of wake) r();
         }
-        return results;
       };
       const stopWorkers = new AbortController();
       const workers = runWorkerConcurrent(queue, QUEUE, async () => undefined, CONCURRENCY, { signal: stopWorkers.signal, pollIntervalMs: 50 });

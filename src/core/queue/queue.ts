@@ -60,6 +60,12 @@ import { ackClaim, assertClaim, deadLetterClaim, nackClaim, type NackOutcome } f
 import { isAmbiguousCommitError, runTransaction } from './staged-txn.js';
 import { validateCount, validateDuration, validatePayload, validateQueueName } from './validation.js';
 
+/** @internal How a worker loop settles a claim (see `Queue.settleInLoop`). */
+export type LoopSettlement =
+  | { readonly type: 'ack'; readonly effects: SettlementEffects }
+  | { readonly type: 'nack'; readonly error: string; readonly effects: SettlementEffects }
+  | { readonly type: 'dead'; readonly reason: string; readonly effects: SettlementEffects };
+
 /** `Queue.open` options that also carry the store path. */
 export interface QueueOpenOptions extends QueueOptions {
   /** Object-key prefix of the queue's engine. */
@@ -390,6 +396,17 @@ export class Queue {
   /** `deadLetter` plus settlement effects. */
   async deadLetterWith(claim: Claim, reason: string, effects: SettlementEffects): Promise<EnqueueResult[]> {
     return deadLetterClaim(this.ctx, claim, reason, effects);
+  }
+
+  /**
+   * @internal For worker loops: settles `claim` like ackWith / nackWith / deadLetterWith and calls
+   * `onIssued` as soon as the settlement's commit is issued (applied, unless it conflicts), before
+   * its durability is awaited; resolves once it is durable.
+   */
+  async settleInLoop(claim: Claim, outcome: LoopSettlement, onIssued: () => void): Promise<void> {
+    if (outcome.type === 'ack') await ackClaim(this.ctx, claim, outcome.effects, onIssued);
+    else if (outcome.type === 'nack') await nackClaim(this.ctx, claim, outcome.error, outcome.effects, onIssued);
+    else await deadLetterClaim(this.ctx, claim, outcome.reason, outcome.effects, onIssued);
   }
 
   /**

@@ -65,12 +65,20 @@ export function stageDead(s: StagedTxn, stored: JobRecord, now: number, error: s
   s.count(stored.queue, 'dead', 1);
 }
 
-/** Runs a settlement with prepared effects; discards their objects unless they may have committed. */
-async function settle<T>(ctx: QueueContext, effects: SettlementEffects | undefined, fn: (s: StagedTxn, prepared: PreparedEffects) => Promise<T>): Promise<T> {
+/**
+ * Runs a settlement with prepared effects; discards their objects unless they may have committed.
+ * `onIssued` (worker loops): called once the commit is issued, i.e. applied unless it conflicts.
+ */
+async function settle<T>(
+  ctx: QueueContext,
+  effects: SettlementEffects | undefined,
+  onIssued: (() => void) | undefined,
+  fn: (s: StagedTxn, prepared: PreparedEffects) => Promise<T>,
+): Promise<T> {
   ctx.checkOpen();
   const prepared = await prepareEffects(ctx, effects);
   try {
-    return await runTransaction(ctx.db, (s) => fn(s, prepared));
+    return await runTransaction(ctx.db, (s) => fn(s, prepared), onIssued === undefined ? undefined : { onIssued });
   } catch (e) {
     if (!isAmbiguousCommitError(e)) await discardEffects(ctx, prepared);
     throw e;
@@ -82,9 +90,9 @@ function validateReason(reason: unknown, name: string): asserts reason is string
 }
 
 /** ack / ackWith. */
-export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: SettlementEffects): Promise<EnqueueResult[]> {
+export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: SettlementEffects, onIssued?: () => void): Promise<EnqueueResult[]> {
   assertClaim(claim);
-  return settle(ctx, effects, async (s, prepared) => {
+  return settle(ctx, effects, onIssued, async (s, prepared) => {
     const queue = claim.queue;
     const id = claim.id;
     const keep = ctx.configs.get(queue).keepDoneMs !== null;
@@ -115,10 +123,10 @@ export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: Settle
 }
 
 /** nack / nackWith. Effects apply only if this nack dead-letters the job. */
-export async function nackClaim(ctx: QueueContext, claim: Claim, error: string, effects?: SettlementEffects): Promise<NackOutcome> {
+export async function nackClaim(ctx: QueueContext, claim: Claim, error: string, effects?: SettlementEffects, onIssued?: () => void): Promise<NackOutcome> {
   assertClaim(claim);
   validateReason(error, 'error');
-  return settle(ctx, effects, async (s, prepared): Promise<NackOutcome> => {
+  return settle(ctx, effects, onIssued, async (s, prepared): Promise<NackOutcome> => {
     const stored = await takeClaim(ctx, s, claim);
     const now = ctx.clock.now();
     if (stored.attempts >= stored.maxAttempts) {
@@ -149,10 +157,10 @@ export async function nackClaim(ctx: QueueContext, claim: Claim, error: string, 
 }
 
 /** deadLetter / deadLetterWith: to Dead now, whatever attempts remain (attempts unchanged). */
-export async function deadLetterClaim(ctx: QueueContext, claim: Claim, reason: string, effects?: SettlementEffects): Promise<EnqueueResult[]> {
+export async function deadLetterClaim(ctx: QueueContext, claim: Claim, reason: string, effects?: SettlementEffects, onIssued?: () => void): Promise<EnqueueResult[]> {
   assertClaim(claim);
   validateReason(reason, 'reason');
-  return settle(ctx, effects, async (s, prepared) => {
+  return settle(ctx, effects, onIssued, async (s, prepared) => {
     const stored = await takeClaim(ctx, s, claim);
     stageDead(s, stored, ctx.clock.now(), reason);
     const results = await stageEffects(ctx, s, prepared);

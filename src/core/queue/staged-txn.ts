@@ -112,6 +112,12 @@ export interface RunOptions {
   readonly durable?: boolean;
   /** Retry on conflict (default true). */
   readonly retry?: boolean;
+  /**
+   * Called as soon as the commit is issued (or found empty), before its durability is awaited:
+   * the engine applies a commit synchronously, so from here on its writes are visible, unless
+   * the commit turns out to conflict (then `fn` runs again and this is called again).
+   */
+  readonly onIssued?: () => void;
 }
 
 const MAX_CONFLICT_RETRIES = 1000;
@@ -147,10 +153,13 @@ export async function runTransaction<T>(db: KvDb, fn: (s: StagedTxn) => Promise<
     }
     if (staged.isEmpty) {
       staged.txn.rollback();
+      options.onIssued?.();
     } else {
       staged.flushCounters();
       try {
-        await staged.txn.commit({ durable });
+        const committed = staged.txn.commit({ durable });
+        options.onIssued?.();
+        await committed;
       } catch (e) {
         if (isTaqubaError(e, 'CONFLICT') && options.retry !== false && attempt < MAX_CONFLICT_RETRIES) continue;
         // Anything but a conflict leaves the outcome unknown to us (the WAL put may or may not

@@ -10,19 +10,19 @@
  * claim failures end the loop with the error. Shutdown through the AbortSignal is honoured
  * between jobs: the loop stops claiming and in-flight jobs always finish and settle.
  *
- * Pipelined settlement: `concurrency` bounds running handlers. A job's slot is freed when its
- * handler returns; its settlement (an ordinary durable commit) then completes off the slot, so the
- * loop claims and runs more jobs while a WAL put is in flight, and every settlement made meanwhile
- * shares the next put (group commit) instead of each round of `concurrency` jobs waiting for its
- * own. Settlements in progress are capped too. A loop resolves only once every settlement it
- * started is durable (or failed and was logged).
+ * Pipelined settlement: a job's slot is freed once its settlement's commit is issued (the engine
+ * applies it at once, so the next handler sees it); the wait for the WAL put happens off the slot,
+ * so the loop claims and runs more jobs while a put is in flight, and every settlement made
+ * meanwhile shares the next put (group commit) instead of each round of `concurrency` jobs waiting
+ * for its own. Settlements waiting are capped too. A loop resolves only once every settlement it
+ * made is durable (or failed and was logged).
  */
 import type { SettlementEffects } from './effects.js';
 import type { Claim } from './claim.js';
 import { DEFAULT_POLL_INTERVAL_MS } from './constants.js';
 import type { JobRecord } from './job-record.js';
 import type { LeaseHandle } from './lease-handle.js';
-import type { Queue } from './queue.js';
+import type { LoopSettlement, Queue } from './queue.js';
 import { validateCount, validateDuration, validateQueueName } from './validation.js';
 import { InvalidArgumentError } from '../errors.js';
 
@@ -88,32 +88,38 @@ export async function processClaim(queue: Queue, claim: Claim, worker: WorkerHan
 }
 
 /**
- * `processClaim` that calls `handled` once the handler returned or threw, before settling.
+ * `processClaim` that calls `issued` once the settlement's commit is issued (so it is applied,
+ * unless it conflicts), before its durability is awaited; never when the settlement fails first.
  * Resolves once the settlement is durable or failed (and logged).
  */
-async function processAndSettle(queue: Queue, claim: Claim, worker: WorkerHandler, handled: (() => void) | undefined): Promise<void> {
+async function processAndSettle(queue: Queue, claim: Claim, worker: WorkerHandler, issued: (() => void) | undefined): Promise<void> {
   let effects: SettlementEffects | void;
   try {
     effects = await invoke(worker, claim.job, claim.lease);
   } catch (thrown) {
-    handled?.();
     const wrapped = thrown instanceof FailWith ? thrown : undefined;
     const error = wrapped ? wrapped.error : thrown;
     const failureEffects = wrapped?.effects ?? {};
     try {
-      if (error instanceof PermanentFailure) await queue.deadLetterWith(claim, describeError(error), failureEffects);
-      else await queue.nackWith(claim, describeError(error), failureEffects);
+      if (error instanceof PermanentFailure) await settleWith(queue, claim, { type: 'dead', reason: describeError(error), effects: failureEffects }, issued);
+      else await settleWith(queue, claim, { type: 'nack', error: describeError(error), effects: failureEffects }, issued);
     } catch (e) {
       queue.logger.warn(`settling a failed job failed. queue=${claim.queue} id=${claim.id}`, e);
     }
     return;
   }
-  handled?.();
   try {
-    await queue.ackWith(claim, effects ?? {});
+    await settleWith(queue, claim, { type: 'ack', effects: effects ?? {} }, issued);
   } catch (e) {
     queue.logger.warn(`ack failed. queue=${claim.queue} id=${claim.id}`, e);
   }
+}
+
+function settleWith(queue: Queue, claim: Claim, outcome: LoopSettlement, issued: (() => void) | undefined): Promise<unknown> {
+  if (issued !== undefined) return queue.settleInLoop(claim, outcome, issued);
+  if (outcome.type === 'ack') return queue.ackWith(claim, outcome.effects);
+  if (outcome.type === 'nack') return queue.nackWith(claim, outcome.error, outcome.effects);
+  return queue.deadLetterWith(claim, outcome.reason, outcome.effects);
 }
 
 function validateLoop(queueName: string, worker: unknown, options: RunWorkerOptions): number {
@@ -136,8 +142,8 @@ export async function runWorker(queue: Queue, queueName: string, worker: WorkerH
 /**
  * Keeps up to `concurrency` handlers of `queueName` running, claiming batches sized to the free
  * capacity, until `options.signal` aborts; then drains in-flight jobs (no timeout) and resolves
- * once their settlements are durable. A slot frees when its handler returns; settlements still
- * completing are capped at max(64, 8 × concurrency).
+ * once their settlements are durable. A slot frees when its settlement is issued; settlements
+ * waiting for their WAL put are capped at max(64, 8 × concurrency).
  */
 export async function runWorkerConcurrent(queue: Queue, queueName: string, worker: WorkerHandler, concurrency: number, options: RunWorkerOptions = {}): Promise<void> {
   const poll = validateLoop(queueName, worker, options);
@@ -146,11 +152,11 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
   const signal = options.signal;
   const leaseMs = queue.queueConfig(queueName).leaseMs;
   const notify = queue.notifierOf(queueName);
-  // Jobs are counted, not collected. A job holds a handler slot while its handler runs; then its
-  // settlement (a durable commit) completes off the slot, so the loop keeps claiming while a WAL
-  // put is in flight. Settlements in progress are capped (a stalled store stops the loop rather
-  // than piling them up). A finishing job wakes the loop if it waits (for a slot, for the cap, or
-  // for the last settlement at shutdown).
+  // Jobs are counted, not collected. A job holds a handler slot until its settlement's commit is
+  // issued (applied, unless it conflicts: the next handler sees it); the wait for its WAL put then
+  // happens off the slot, so the loop keeps claiming while a put is in flight. Settlements waiting
+  // are capped (a stalled store stops the loop rather than piling them up). A finishing job wakes
+  // the loop if it waits (for a slot, for the cap, or for the last settlement at shutdown).
   const maxSettling = Math.max(64, 8 * concurrency);
   let running = 0;
   let settling = 0;
@@ -162,23 +168,23 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
   };
   const sleepUntilWoken = (): Promise<void> => new Promise<void>((resolve) => (wake = resolve));
   const start = (claim: Claim): void => {
-    let inHandler = true;
-    const handled = (): void => {
-      if (!inHandler) return;
-      inHandler = false;
+    let holdsSlot = true;
+    const issued = (): void => {
+      if (!holdsSlot) return;
+      holdsSlot = false;
       running--;
       settling++;
       wakeLoop();
     };
     const finished = (): void => {
-      if (inHandler) {
-        inHandler = false;
+      if (holdsSlot) {
+        holdsSlot = false;
         running--;
       } else settling--;
       wakeLoop();
     };
     running++;
-    void processAndSettle(queue, claim, worker, handled).then(finished, finished);
+    void processAndSettle(queue, claim, worker, issued).then(finished, finished);
   };
   signal?.addEventListener('abort', wakeLoop, { once: true });
   try {

@@ -18,6 +18,8 @@ class GatedStore implements ObjectStore {
   private gate: Promise<void> | undefined;
   private open: (() => void) | undefined;
   heldPuts = 0;
+  /** Delay puts outside the engine (offloaded payloads) by this many ms. */
+  slowOtherPuts = 0;
 
   constructor(readonly inner: MemoryObjectStore) {}
 
@@ -39,6 +41,7 @@ class GatedStore implements ObjectStore {
       this.heldPuts++;
       await this.gate;
     }
+    if (this.slowOtherPuts > 0 && !key.startsWith('w/')) await new Promise((r) => setTimeout(r, this.slowOtherPuts));
     return this.inner.put(key, data, options);
   }
 
@@ -98,6 +101,35 @@ describe('worker loop settlement durability', () => {
     const reopened = await Queue.open(await snapshotOf(store.inner), 'w', options(clock));
     expect(await reopened.stats('q')).toMatchObject({ pending: 0, claimed: 0, done: 20 });
     await reopened.close();
+    await q.close();
+  });
+
+  it('a handler sees the settlement of the job before it, even when preparing that settlement does I/O', async () => {
+    const store = new GatedStore(new MemoryObjectStore());
+    // Follow-up payloads over 8 bytes go to their own (slow) objects while the settlement is prepared.
+    const q = await Queue.open(store, 'w', { ...options(new MockClock(1_700_000_000_000)), payloadOffloadThreshold: 8 });
+    const ids = await q.enqueueBatch('q', Array.from({ length: 10 }, (_, i) => b(String(i))));
+    store.slowOtherPuts = 5;
+    store.hold(); // durability pending throughout: visibility must not depend on it
+    const seen: boolean[] = [];
+    let previous: string | undefined;
+    const stop = new AbortController();
+    const loop = runWorkerConcurrent(
+      q,
+      'q',
+      async (job) => {
+        seen.push(previous === undefined || (await q.kvGet(b(`done-${previous}`))) !== undefined);
+        previous = job.id;
+        if (seen.length === ids.length) stop.abort();
+        return { kvWrites: [[b(`done-${job.id}`), b('1')]], enqueues: [{ queue: 'follow-ups', payload: new Uint8Array(64) }] };
+      },
+      1,
+      { signal: stop.signal },
+    );
+    await until(() => seen.length === ids.length, 'all handled');
+    expect(seen.every(Boolean)).toBe(true);
+    store.release();
+    await loop;
     await q.close();
   });
 

@@ -1,4 +1,7 @@
+import { systemClock } from '../clock.js';
 import type { ObjectStore } from '../objects/object-store.js';
+
+const YIELD_EVERY = 64;
 
 /**
  * Deletes objects the manifest no longer needs, a few at a time, off the flush and compaction
@@ -23,8 +26,12 @@ export class DeleteQueue {
   private async worker(): Promise<void> {
     this.running++;
     try {
+      let sinceYield = 0;
       for (let key = this.keys.shift(); key !== undefined; key = this.keys.shift()) {
         await this.store.delete(key).catch(() => undefined);
+        // A store that answers at once (memory) would otherwise run thousands of deletes in
+        // one unbroken chain of microtasks and starve timers.
+        if (++sinceYield % YIELD_EVERY === 0) await systemClock.sleep(0);
       }
     } finally {
       this.running--;

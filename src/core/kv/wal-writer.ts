@@ -19,6 +19,9 @@ import { walObjectKey } from './format.js';
 import { encodeWalObject } from './wal-format.js';
 import type { FaultHook } from './kv-options.js';
 
+/** Consecutive WAL puts after which the writer yields to the event loop once. */
+const YIELD_EVERY_PUTS = 64;
+
 interface Waiter {
   resolve(): void;
   reject(e: unknown): void;
@@ -42,6 +45,7 @@ export class WalWriter {
   private readonly sealed: Batch[] = [];
   private draining = false;
   private timerArmed = false;
+  private putsSinceYield = 0;
   private fatal: unknown;
   /** Highest WAL id known stored. */
   durableId: number;
@@ -134,6 +138,9 @@ export class WalWriter {
         this.durableId = batch.id;
         for (const w of batch.waiters) w.resolve();
         this.releaseIdWaiters();
+        // Same reason as the delete queue: with a store that answers at once, back-to-back
+        // puts would be one endless microtask chain; let timers run now and then.
+        if (++this.putsSinceYield % YIELD_EVERY_PUTS === 0) await systemClock.sleep(0);
       }
     } catch (e) {
       this.fail(e);

@@ -21,6 +21,8 @@
  * platform API, or acknowledge a durable transition before its WAL object is stored.
  */
 export { Queue, type QueueOpenOptions } from './queue.js';
+/** @internal shared with the workflow runtime's worker loop */
+export { HandlerSlots } from './handler-slots.js';
 export { QueueReader, type QueueReaderOptions, type StoreActivity } from './reader.js';
 export { Claim } from './claim.js';
 export { LeaseHandle } from './lease-handle.js';

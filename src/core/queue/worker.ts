@@ -17,6 +17,7 @@
  * for its own. Settlements waiting are capped too. A loop resolves only once every settlement it
  * made is durable (or failed and was logged).
  */
+import { HandlerSlots } from './handler-slots.js';
 import type { SettlementEffects } from './effects.js';
 import type { Claim } from './claim.js';
 import { DEFAULT_POLL_INTERVAL_MS } from './constants.js';
@@ -152,46 +153,13 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
   const signal = options.signal;
   const leaseMs = queue.queueConfig(queueName).leaseMs;
   const notify = queue.notifierOf(queueName);
-  // Jobs are counted, not collected. A job holds a handler slot until its settlement's commit is
-  // issued (applied, unless it conflicts: the next handler sees it); the wait for its WAL put then
-  // happens off the slot, so the loop keeps claiming while a put is in flight. Settlements waiting
-  // are capped (a stalled store stops the loop rather than piling them up). A finishing job wakes
-  // the loop if it waits (for a slot, for the cap, or for the last settlement at shutdown).
-  const maxSettling = Math.max(64, 8 * concurrency);
-  let running = 0;
-  let settling = 0;
-  let wake: (() => void) | undefined;
-  const wakeLoop = (): void => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  const sleepUntilWoken = (): Promise<void> => new Promise<void>((resolve) => (wake = resolve));
-  const start = (claim: Claim): void => {
-    let holdsSlot = true;
-    const issued = (): void => {
-      if (!holdsSlot) return;
-      holdsSlot = false;
-      running--;
-      settling++;
-      wakeLoop();
-    };
-    const finished = (): void => {
-      if (holdsSlot) {
-        holdsSlot = false;
-        running--;
-      } else settling--;
-      wakeLoop();
-    };
-    running++;
-    void processAndSettle(queue, claim, worker, issued).then(finished, finished);
-  };
-  signal?.addEventListener('abort', wakeLoop, { once: true });
+  const slots = new HandlerSlots(concurrency);
+  signal?.addEventListener('abort', slots.wakeLoop, { once: true });
   try {
     while (!signal?.aborted) {
-      const free = concurrency - running;
-      if (free === 0 || settling >= maxSettling) {
-        await sleepUntilWoken();
+      const free = slots.free;
+      if (free === 0) {
+        await slots.sleep();
         continue;
       }
       const waiter = notify.register();
@@ -200,7 +168,7 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
         if (claims.length > 0) {
           // A full batch suggests a backlog: pass one wakeup on to another idle worker.
           if (claims.length === free) notify.notifyOne();
-          for (const claim of claims) start(claim);
+          for (const claim of claims) slots.start((issued) => processAndSettle(queue, claim, worker, issued));
           continue;
         }
         await waiter.wait(poll, signal);
@@ -209,7 +177,7 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
       }
     }
   } finally {
-    signal?.removeEventListener('abort', wakeLoop);
-    while (running + settling > 0) await sleepUntilWoken();
+    signal?.removeEventListener('abort', slots.wakeLoop);
+    await slots.drain();
   }
 }

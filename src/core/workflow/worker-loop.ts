@@ -8,58 +8,30 @@
  * insert wakeup or `pollIntervalMs`. On shutdown it stops claiming and waits until every job it
  * started is settled.
  */
-import type { Claim } from '../queue/index.js';
+import { HandlerSlots } from '../queue/index.js';
 import type { RuntimeContext } from './context.js';
 import { processDelivery } from './step-processor.js';
 
 export async function runWorkerLoop(ctx: RuntimeContext, concurrency: number, pollIntervalMs: number, stop: AbortSignal): Promise<void> {
   const leaseMs = ctx.queue.queueConfig(ctx.queueName).leaseMs;
-  const maxSettling = Math.max(64, 8 * concurrency);
-  let running = 0;
-  let settling = 0;
-  let wake: (() => void) | undefined;
-  const wakeLoop = (): void => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  const sleepUntilWoken = (): Promise<void> => new Promise<void>((resolve) => (wake = resolve));
-  const start = (claim: Claim): void => {
-    let inHandler = true;
-    const handled = (): void => {
-      if (!inHandler) return;
-      inHandler = false;
-      running--;
-      settling++;
-      wakeLoop();
-    };
-    const finished = (): void => {
-      if (inHandler) {
-        inHandler = false;
-        running--;
-      } else settling--;
-      wakeLoop();
-    };
-    running++;
-    void processDelivery(ctx, claim, handled).then(finished, finished);
-  };
-  stop.addEventListener('abort', wakeLoop, { once: true });
+  const slots = new HandlerSlots(concurrency);
+  stop.addEventListener('abort', slots.wakeLoop, { once: true });
   try {
     while (!stop.aborted) {
-      const free = concurrency - running;
-      if (free === 0 || settling >= maxSettling) {
-        await sleepUntilWoken();
+      const free = slots.free;
+      if (free === 0) {
+        await slots.sleep();
         continue;
       }
       const claims = await ctx.queue.claimBatch(ctx.queueName, free, leaseMs);
       if (claims.length > 0) {
-        for (const claim of claims) start(claim);
+        for (const claim of claims) slots.start((handled) => processDelivery(ctx, claim, handled));
         continue;
       }
       await ctx.queue.waitForJobsOn(ctx.queueName, pollIntervalMs, stop);
     }
   } finally {
-    stop.removeEventListener('abort', wakeLoop);
-    while (running + settling > 0) await sleepUntilWoken();
+    stop.removeEventListener('abort', slots.wakeLoop);
+    await slots.drain();
   }
 }

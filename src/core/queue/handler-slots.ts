@@ -1,0 +1,67 @@
+/**
+ * Slot accounting shared by the queue's and the workflow runtime's worker loops. Jobs are
+ * counted, not collected. A job holds a handler slot while user code runs; once its settlement's
+ * commit is issued (applied, so the next handler sees it) the wait for the WAL put happens off
+ * the slot, so the loop keeps claiming while a put is in flight. Settlements in progress are
+ * capped at max(64, 8 x concurrency): a stalled store stops the loop instead of piling them up.
+ * A finishing job wakes the loop if it waits (for a slot, for the cap, or for the last
+ * settlement at shutdown).
+ *
+ * @internal
+ */
+export class HandlerSlots {
+  private running = 0;
+  private settling = 0;
+  private wake: (() => void) | undefined;
+  private readonly maxSettling: number;
+
+  constructor(private readonly concurrency: number) {
+    this.maxSettling = Math.max(64, 8 * concurrency);
+  }
+
+  /** Slots free for new claims now (0 while the settlement cap is reached). */
+  get free(): number {
+    return this.settling >= this.maxSettling ? 0 : this.concurrency - this.running;
+  }
+
+  /** Wakes a loop parked in `sleep()` (also used as the shutdown signal's listener). */
+  readonly wakeLoop = (): void => {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  };
+
+  /** Resolves at the next slot change (or `wakeLoop()`). */
+  sleep(): Promise<void> {
+    return new Promise<void>((resolve) => (this.wake = resolve));
+  }
+
+  /**
+   * Runs one job in a slot. `run` gets an `issued` callback to call once the settlement's commit
+   * is issued; the slot frees then (or when `run` settles, whichever comes first).
+   */
+  start(run: (issued: () => void) => Promise<unknown>): void {
+    let holdsSlot = true;
+    const issued = (): void => {
+      if (!holdsSlot) return;
+      holdsSlot = false;
+      this.running--;
+      this.settling++;
+      this.wakeLoop();
+    };
+    const finished = (): void => {
+      if (holdsSlot) {
+        holdsSlot = false;
+        this.running--;
+      } else this.settling--;
+      this.wakeLoop();
+    };
+    this.running++;
+    void run(issued).then(finished, finished);
+  }
+
+  /** Resolves once every started job has settled. */
+  async drain(): Promise<void> {
+    while (this.running + this.settling > 0) await this.sleep();
+  }
+}

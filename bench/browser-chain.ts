@@ -16,18 +16,14 @@
  * are imported dynamically with non-literal specifiers so vite leaves them out of the worker.
  */
 import type { ObjectStore } from '../src/core/objects/object-store.js';
-import { Queue, type Claim } from '../src/core/queue/index.js';
-import { NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
+import { Queue } from '../src/core/queue/index.js';
+import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain } from './chain-workload.js';
 import type { BenchContext, Benchmark } from './harness.js';
 
 const RUNS = 500;
 const WARMUP_RUNS = 500;
-const STEPS = 3;
-const PAYLOAD_BYTES = 100;
-const CONCURRENCY = 16;
 /** Fixed, so the origin (and the persistent profile's storage for it) is the same on every run. */
 const PORT = 5219;
-const quiet = { warn: () => undefined };
 
 type BrowserStore = 'idb' | 'opfs';
 
@@ -72,44 +68,6 @@ async function openStore(kind: BrowserStore, label: string): Promise<{ store: Ob
   };
 }
 
-const forward = async (step: Step) => (step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload));
-
-/** As in workflow-chain.ts: counts committed acks by wrapping `ackWith`. */
-function countAcks(queue: Queue): { until(n: number): Promise<void> } {
-  let acked = 0;
-  let waiter: { target: number; resolve: () => void } | undefined;
-  const originalAck = queue.ackWith.bind(queue);
-  (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
-    const results = await originalAck(claim, effects);
-    acked++;
-    if (waiter && acked >= waiter.target) waiter.resolve();
-    return results;
-  };
-  return { until: (n) => new Promise<void>((resolve) => (waiter = { target: acked + n, resolve })) };
-}
-
-async function chain(queue: Queue, acks: ReturnType<typeof countAcks>, store: ObjectStore, runs: number, tag: string): Promise<{ submitMs: number; workMs: number }> {
-  const runtime = new WorkflowRuntime(queue, store, forward, new NoopTerminalHook(), { maxConcurrentSteps: CONCURRENCY, logger: quiet });
-  const payload = new Uint8Array(PAYLOAD_BYTES).fill(42);
-  const t0 = now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < runs) {
-        const i = next++;
-        await runtime.submit({ runId: `${tag}-${i}`, input: payload });
-      }
-    }),
-  );
-  const submitMs = now() - t0;
-  const allAcked = acks.until(runs * STEPS);
-  const t1 = now();
-  const worker = runtime.spawn();
-  await allAcked;
-  const workMs = now() - t1;
-  await worker.shutdown();
-  return { submitMs, workMs };
-}
 
 async function rawPuts(store: ObjectStore, ms: number): Promise<WorkerResult['raw']> {
   const v = new Uint8Array(PAYLOAD_BYTES).fill(7);
@@ -136,8 +94,8 @@ async function workerRun(request: WorkerRequest): Promise<WorkerResult> {
     const queue = await Queue.open(handle.store, 'bench', { logger: quiet });
     try {
       const acks = countAcks(queue);
-      await chain(queue, acks, handle.store, WARMUP_RUNS, 'warm');
-      timing = await chain(queue, acks, handle.store, RUNS, 'run');
+      await runChain(queue, acks, handle.store, WARMUP_RUNS, 'warm');
+      timing = await runChain(queue, acks, handle.store, RUNS, 'run');
     } finally {
       await queue.close();
     }

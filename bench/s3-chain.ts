@@ -16,14 +16,13 @@
  * once: the server's request throughput, for reference only).
  *
  * Fewer runs than the fs chain (every request crosses HTTP to an emulator on the same 2 cores),
- * so the whole benchmark stays under about a minute. workflow-chain.ts exports no helpers, so the
- * chain driver below mirrors its `chain` / `countAcks`.
+ * so the whole benchmark stays under about a minute. The chain itself is chain-workload.ts.
  */
 import { KvDb } from '../src/core/kv/index.js';
 import { CountingObjectStore } from '../src/core/objects/counting-store.js';
 import type { ObjectStore, ObjectVersion, PutOptions } from '../src/core/objects/object-store.js';
-import { Queue, type Claim } from '../src/core/queue/index.js';
-import { NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
+import { Queue } from '../src/core/queue/index.js';
+import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain } from './chain-workload.js';
 import { spawn } from 'node:child_process';
 import { S3ObjectStore } from '../src/stores/s3/index.js';
 import { S3_EXTERNAL, TEST_RETRY, measureRawPuts, openS3Target } from '../test/setup/s3-target.js';
@@ -31,55 +30,13 @@ import { durationMs, log, now, runFor, type BenchContext, type Benchmark } from 
 
 const RUNS = 1000;
 const WARMUP_RUNS = 300;
-const STEPS = 3;
-const PAYLOAD_BYTES = 100;
-const CONCURRENCY = 16;
 const RAW_PUTS = 300;
 const WRITERS = 64;
 const KV_PATH = 'kv';
-const quiet = { warn: () => undefined };
 const enc = new TextEncoder();
 
-const forward = async (step: Step) => (step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload));
 
-/** `until(n)` resolves once n more step acks have committed (wraps `ackWith`, as workflow.chain does). */
-function countAcks(queue: Queue): { until(n: number): Promise<void> } {
-  let acked = 0;
-  let waiter: { target: number; resolve: () => void } | undefined;
-  const originalAck = queue.ackWith.bind(queue);
-  (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
-    const results = await originalAck(claim, effects);
-    acked++;
-    if (waiter && acked >= waiter.target) waiter.resolve();
-    return results;
-  };
-  return { until: (n) => new Promise<void>((resolve) => (waiter = { target: acked + n, resolve })) };
-}
 
-/** Submits `runs` runs (16 in flight), then works them; returns the worker-phase time. */
-async function chain(queue: Queue, acks: ReturnType<typeof countAcks>, store: ObjectStore, runs: number, tag: string, onWorkStart?: () => void): Promise<{ submitMs: number; workMs: number }> {
-  const runtime = new WorkflowRuntime(queue, store, forward, new NoopTerminalHook(), { maxConcurrentSteps: CONCURRENCY, logger: quiet });
-  const payload = new Uint8Array(PAYLOAD_BYTES).fill(42);
-  const t0 = now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < runs) {
-        const i = next++;
-        await runtime.submit({ runId: `${tag}-${i}`, input: payload });
-      }
-    }),
-  );
-  const submitMs = now() - t0;
-  const allAcked = acks.until(runs * STEPS);
-  onWorkStart?.();
-  const t1 = now();
-  const worker = runtime.spawn();
-  await allAcked;
-  const workMs = now() - t1;
-  await worker.shutdown();
-  return { submitMs, workMs };
-}
 
 /** CountingObjectStore that also counts the puts of WAL objects (keys under `<path>/wal/`). */
 class WalCountingStore extends CountingObjectStore {
@@ -191,8 +148,8 @@ async function run(ctx: BenchContext): Promise<void> {
     const queue = await Queue.open(store, 'bench', { logger: quiet });
     try {
       const acks = countAcks(queue);
-      await chain(queue, acks, store, WARMUP_RUNS, 'warm'); // JIT warm-up, not reported
-      ({ submitMs, workMs } = await chain(queue, acks, store, RUNS, 'run', () => store.reset()));
+      await runChain(queue, acks, store, WARMUP_RUNS, 'warm'); // JIT warm-up, not reported
+      ({ submitMs, workMs } = await runChain(queue, acks, store, RUNS, 'run', () => store.reset()));
       ops = store.snapshot();
     } finally {
       await queue.close();

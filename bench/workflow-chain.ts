@@ -13,17 +13,13 @@
  * with the next step's enqueue and the step pointer in the same durable commit.
  */
 import type { ObjectStore } from '../src/core/objects/object-store.js';
-import { Queue, type Claim } from '../src/core/queue/index.js';
-import { NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
+import { Queue } from '../src/core/queue/index.js';
+import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain } from './chain-workload.js';
 import { durationMs, log, now, percentile, runFor, type BenchContext, type Benchmark } from './harness.js';
 
 const RUNS = 500;
 // The first few hundred steps of a process run mostly unoptimised code; they are not measured.
 const WARMUP_RUNS = 500;
-const STEPS = 3;
-const PAYLOAD_BYTES = 100;
-const CONCURRENCY = 16;
-const quiet = { warn: () => undefined };
 
 async function rawPuts(store: ObjectStore, ms: number) {
   const v = new Uint8Array(PAYLOAD_BYTES).fill(7);
@@ -32,50 +28,8 @@ async function rawPuts(store: ObjectStore, ms: number) {
   return runFor(ms, 1, (_w, i) => put(i));
 }
 
-const forward = async (step: Step) => (step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload));
 
-/**
- * Counts committed step acks by wrapping `ackWith` (cheaper and more exact than polling stats):
- * `until(n)` resolves once n more acks have committed.
- */
-function countAcks(queue: Queue): { until(n: number): Promise<void> } {
-  let acked = 0;
-  let waiter: { target: number; resolve: () => void } | undefined;
-  const originalAck = queue.ackWith.bind(queue);
-  (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
-    const results = await originalAck(claim, effects);
-    acked++;
-    if (waiter && acked >= waiter.target) waiter.resolve();
-    return results;
-  };
-  return {
-    until: (n) => new Promise<void>((resolve) => (waiter = { target: acked + n, resolve })),
-  };
-}
 
-/** Submits `runs` runs (16 submissions in flight), then works them; returns the worker-phase time. */
-async function chain(queue: Queue, acks: ReturnType<typeof countAcks>, store: ObjectStore, runs: number, tag: string): Promise<{ submitMs: number; workMs: number }> {
-  const runtime = new WorkflowRuntime(queue, store, forward, new NoopTerminalHook(), { maxConcurrentSteps: CONCURRENCY, logger: quiet });
-  const payload = new Uint8Array(PAYLOAD_BYTES).fill(42);
-  const t0 = now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < runs) {
-        const i = next++;
-        await runtime.submit({ runId: `${tag}-${i}`, input: payload });
-      }
-    }),
-  );
-  const submitMs = now() - t0;
-  const allAcked = acks.until(runs * STEPS);
-  const t1 = now();
-  const worker = runtime.spawn();
-  await allAcked;
-  const workMs = now() - t1;
-  await worker.shutdown();
-  return { submitMs, workMs };
-}
 
 async function run(ctx: BenchContext): Promise<void> {
   let submitMs = 0;
@@ -85,8 +39,8 @@ async function run(ctx: BenchContext): Promise<void> {
     const queue = await Queue.open(handle.store, 'bench', { logger: quiet });
     try {
       const acks = countAcks(queue);
-      await chain(queue, acks, handle.store, WARMUP_RUNS, 'warm'); // JIT warm-up, not reported
-      ({ submitMs, workMs } = await chain(queue, acks, handle.store, RUNS, 'run'));
+      await runChain(queue, acks, handle.store, WARMUP_RUNS, 'warm'); // JIT warm-up, not reported
+      ({ submitMs, workMs } = await runChain(queue, acks, handle.store, RUNS, 'run'));
     } finally {
       await queue.close();
     }

@@ -182,6 +182,7 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
     kvGet: (key) => track(() => remote.kvGet(key)),
     kvScan: (prefix, opts) => track(() => remote.kvScan(prefix, opts)),
     memoGet: (runId, scope, key) => track(() => remote.memoGet(runId, scope, key)),
+    listDeadSteps: (opts) => track(() => remote.listDeadSteps(opts)),
     info: () => track(() => remote.info()),
     subscribe,
     events(filter = {}) {

@@ -6,6 +6,8 @@
 import { transfer } from 'comlink';
 import type { KvKey, SignalOutcome, SubmitOutcome } from '../core/workflow/index.js';
 import type {
+  DeadStepPageOptions,
+  DeadStepView,
   HostInfo,
   KvEntryPage,
   KvScanPageOptions,
@@ -51,6 +53,8 @@ export interface HostApi extends RuntimeOperations {
   kvScan(prefix: KvKey, options?: KvScanPageOptions): Promise<KvEntryPage>;
   /** A memo entry of a run (`scope` a step number, or `'run'` for the run memo), or null. */
   memoGet(runId: string, scope: number | 'run', key: string): Promise<Uint8Array | null>;
+  /** One page of the runtime queue's dead jobs (steps out of attempts, permanent errors), oldest first. */
+  listDeadSteps(options?: DeadStepPageOptions): Promise<readonly DeadStepView[]>;
   /** This worker's host: id, role, leader, persistence. */
   info(): Promise<HostInfo>;
   /** A port that receives every `HostEvent` from now on. Post `{ type: 'close' }` to stop it. */
@@ -72,6 +76,7 @@ export function createHostApi(host: WorkflowHost): HostApi {
     kvGet: (key) => run({ method: 'kvGet', args: [key] }),
     kvScan: (prefix, options) => run({ method: 'kvScan', args: [prefix, options] }),
     memoGet: (runId, scope, key) => run({ method: 'memoGet', args: [runId, scope, key] }),
+    listDeadSteps: (options) => run({ method: 'listDeadSteps', args: [options] }),
     info: () => host.info(),
     openEvents: () => {
       const port = host.openEventPort();

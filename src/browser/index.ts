@@ -20,6 +20,8 @@ export { connect } from './client.js';
 export type { WorkflowClient, ClientOperations, ConnectOptions, CloseOptions, EventFilter } from './client.js';
 export type { HostApi } from './host-api.js';
 export type {
+  DeadStepPageOptions,
+  DeadStepView,
   HostEvent,
   HostInfo,
   HostRole,

@@ -7,13 +7,15 @@
 import { fromUtf8, utf8 } from '../core/bytes.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Queue } from '../core/queue/index.js';
-import { HEADER_SIGNAL_WAIT, type RunOutcome, type SignalOutcome, type SubmitOutcome, type WorkflowRuntime } from '../core/workflow/index.js';
+import { HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL, type RunOutcome, type SignalOutcome, type SubmitOutcome, type WorkflowRuntime } from '../core/workflow/index.js';
 import { kvKeyBytes, show, validateRunId } from '../core/workflow/errors.js';
 import { RUNS_PREFIX, runRecordKey, stepPointerKey } from '../core/workflow/keys.js';
 import { decodeRunRecord, decodeStepPointer } from '../core/workflow/records.js';
-import type { KvEntryPage, KvScanPageOptions, ListRunsOptions, RunPage, RunView, RuntimeOperations, WireRunSpec } from './protocol.js';
+import type { DeadStepPageOptions, DeadStepView, KvEntryPage, KvScanPageOptions, ListRunsOptions, RunPage, RunView, RuntimeOperations, WireRunSpec } from './protocol.js';
 import { exportBytes, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 
+/** Largest page `listDeadSteps` serves. */
+const DEAD_PAGE_LIMIT_MAX = 1000;
 /** Terminal outcomes remembered for `status`. */
 const TERMINAL_CACHE_SIZE = 1000;
 
@@ -114,5 +116,26 @@ export class LocalOperations implements RuntimeOperations {
     const memo = scope === 'run' ? this.runtime.memoStore.newRunMemo(runId) : this.runtime.memoStore.newMemo(runId, scope);
     const value = await memo.get(key);
     return value === null ? null : outBytes(value);
+  }
+
+  async listDeadSteps(options: DeadStepPageOptions = {}): Promise<readonly DeadStepView[]> {
+    const limit = options.limit ?? 50;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > DEAD_PAGE_LIMIT_MAX) {
+      throw new InvalidArgumentError(`dead step page limit must be an integer in 1..${DEAD_PAGE_LIMIT_MAX}. limit=${show(limit)}`, { reason: 'invalid_limit' });
+    }
+    const jobs = await this.queue.deadJobs(this.runtime.queueName, options.afterJobId, limit);
+    return jobs.map((job) => {
+      const step = job.headers[HEADER_STEP];
+      return {
+        jobId: job.id,
+        runId: job.headers[HEADER_RUN_ID] ?? null,
+        stepNumber: step === undefined ? null : Number(step),
+        notification: job.headers[HEADER_TERMINAL] !== undefined,
+        attempts: job.attempts,
+        maxAttempts: job.maxAttempts,
+        lastError: job.lastError ?? null,
+        failedAt: job.failedAt ?? null,
+      };
+    });
   }
 }

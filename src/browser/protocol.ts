@@ -147,6 +147,28 @@ export interface KvEntryPage {
   readonly nextCursor: Uint8Array | undefined;
 }
 
+/** A step job in the dead-letter space (out of attempts, or a permanent step error). */
+export interface DeadStepView {
+  readonly jobId: string;
+  /** Null for a dead job that is not a workflow step (e.g. a terminal notification). */
+  readonly runId: string | null;
+  readonly stepNumber: number | null;
+  /** True for a terminal-hook notification job. */
+  readonly notification: boolean;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly lastError: string | null;
+  /** Epoch ms when the job entered the dead space. */
+  readonly failedAt: number | null;
+}
+
+export interface DeadStepPageOptions {
+  /** Pass back the last `jobId` of a page for the next one. */
+  readonly afterJobId?: string;
+  /** Page size, default 50. */
+  readonly limit?: number;
+}
+
 export interface KvScanPageOptions {
   readonly cursor?: Uint8Array;
   /** Page size, default 100. */
@@ -170,6 +192,7 @@ export interface RuntimeOperations {
   kvGet(key: KvKey): Promise<Uint8Array | null>;
   kvScan(prefix: KvKey, options?: KvScanPageOptions): Promise<KvEntryPage>;
   memoGet(runId: string, scope: number | 'run', key: string): Promise<Uint8Array | null>;
+  listDeadSteps(options?: DeadStepPageOptions): Promise<readonly DeadStepView[]>;
 }
 
 export type OperationName = keyof RuntimeOperations;
@@ -188,6 +211,7 @@ export const RETRYABLE_OPERATIONS: ReadonlySet<OperationName> = new Set<Operatio
   'kvGet',
   'kvScan',
   'memoGet',
+  'listDeadSteps',
 ]);
 
 // ---- tab coordination (BroadcastChannel) ----

@@ -1,0 +1,29 @@
+/**
+ * The demo's worker: one per tab. It serves the workflow runtime over the store the page chose
+ * (the worker's name: `agent-indexeddb` or `agent-opfs`); the workers of all tabs elect one leader that
+ * executes the steps, the others forward to it.
+ */
+import { serveWorkflowRuntime } from 'taquba-workflow/browser/worker';
+import { decodeJson, encodeJson, keys, liveChannelName, STORE_NAME, type OutcomeRecord, type StoreKind } from '../shared/agent-state.js';
+import { AgentRunner } from './agent-runner.js';
+
+const store: StoreKind = self.name === 'agent-opfs' ? 'opfs' : 'indexeddb';
+
+serveWorkflowRuntime({
+  store,
+  name: STORE_NAME,
+  runner: new AgentRunner(store, liveChannelName(store)),
+  terminalHook: {
+    async onTermination(outcome, effects) {
+      const article = outcome.result === null ? null : decodeJson<{ article: string }>(outcome.result).article;
+      const record: OutcomeRecord = { status: outcome.status, error: outcome.error, finalStep: outcome.finalStep, finishedAt: Date.now(), article };
+      effects.put(keys.outcome(outcome.runId), encodeJson(record));
+    },
+  },
+  queueOptions: {
+    // A durable timer (approval timeout, retry backoff) fires within half a second.
+    schedulerIntervalMs: 500,
+    defaultQueueConfig: { maxAttempts: 3, retryBackoffBaseMs: 1_000, retryBackoffMaxMs: 10_000, leaseMs: 30_000 },
+  },
+  runtimeOptions: { maxConcurrentSteps: 4 },
+});

@@ -1,0 +1,53 @@
+/**
+ * The demo app's build. The library is taken from this repository's sources (`../src`), so the
+ * demo always runs the code under test. The build also emits `sw.js` (demo/src/service-worker.ts)
+ * at the root, with the list of every built file injected, so the app works offline.
+ */
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Plugin } from 'vite';
+
+const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
+const MANIFEST_PLACEHOLDER = '__PRECACHE_MANIFEST__';
+
+/** Injects the list of built files into the service worker (and only there). */
+function precacheManifest(): Plugin {
+  return {
+    name: 'taquba-demo:precache-manifest',
+    apply: 'build',
+    generateBundle(_options, bundle) {
+      const files = Object.keys(bundle)
+        .filter((name) => name !== 'sw.js' && !name.endsWith('.map'))
+        .sort();
+      const sw = bundle['sw.js'];
+      if (!sw || sw.type !== 'chunk' || !sw.code.includes(MANIFEST_PLACEHOLDER)) this.error('the service worker chunk (sw.js) with its manifest placeholder is missing');
+      sw.code = sw.code.replace(MANIFEST_PLACEHOLDER, JSON.stringify(files).replace(/\\/g, '\\\\').replace(/'/g, "\\'"));
+    },
+  };
+}
+
+export default defineConfig({
+  root: here('.'),
+  base: './',
+  resolve: {
+    alias: [
+      { find: /^taquba-workflow\/browser\/worker$/, replacement: here('../src/browser/worker.ts') },
+      { find: /^taquba-workflow\/browser$/, replacement: here('../src/browser/index.ts') },
+      { find: /^taquba-workflow$/, replacement: here('../src/index.ts') },
+    ],
+  },
+  worker: { format: 'es' },
+  build: {
+    outDir: here('dist'),
+    emptyOutDir: true,
+    target: 'es2022',
+    rollupOptions: {
+      input: { index: here('index.html'), sw: here('src/service-worker.ts') },
+      output: { entryFileNames: (chunk) => (chunk.name === 'sw' ? 'sw.js' : 'assets/[name]-[hash].js') },
+    },
+  },
+  plugins: [precacheManifest()],
+  server: { host: '127.0.0.1' },
+  preview: { host: '127.0.0.1' },
+  logLevel: 'warn',
+});

@@ -6,7 +6,7 @@ export class BlockCache<V> {
   private readonly map = new Map<string, { value: V; bytes: number }>();
   private used = 0;
 
-  constructor(private readonly capacityBytes: number) {}
+  constructor(readonly capacityBytes: number) {}
 
   get(key: string): V | undefined {
     const hit = this.map.get(key);

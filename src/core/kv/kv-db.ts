@@ -45,6 +45,13 @@ export interface TransactionOptions extends CommitOptions {
 const OPEN_ATTEMPTS = 16;
 /** WAL ids fenced per round at open (see recover). */
 const FENCE_WINDOW = 4;
+/**
+ * Share of the block cache a flushed run may fill with its own blocks (a whole default memtable
+ * fits), and a compaction's output (it replaces tables whose cached blocks are then dropped; it
+ * can be far larger than the cache, so only its first part is warmed).
+ */
+const FLUSH_WARM_FRACTION = 0.5;
+const COMPACTION_WARM_FRACTION = 0.25;
 
 export class KvDb implements KvReadable, TransactionHost {
   private readonly tree: LsmTree;
@@ -429,6 +436,8 @@ export class KvDb implements KvReadable, TransactionHost {
       blockBytes: this.options.blockBytes,
       targetBytes: Number.POSITIVE_INFINITY,
       allocateId: () => this.nextSstId++,
+      warmBytes: this.tree.warmBytes(FLUSH_WARM_FRACTION),
+      stored: (table) => this.tree.tableStored(table),
     });
     await this.options.faults?.('flush:manifest-put', { walEnd: oldest.walEnd });
     let retiredFrom = 0;
@@ -494,7 +503,13 @@ export class KvDb implements KvReadable, TransactionHost {
       this.store,
       this.options.path,
       mergeRuns(readers, this.options.mergeOperator, atBottom, () => this.closing),
-      { blockBytes: this.options.blockBytes, targetBytes: this.options.targetSstBytes, allocateId: () => this.nextSstId++ },
+      {
+        blockBytes: this.options.blockBytes,
+        targetBytes: this.options.targetSstBytes,
+        allocateId: () => this.nextSstId++,
+        warmBytes: this.tree.warmBytes(COMPACTION_WARM_FRACTION),
+        stored: (table) => this.tree.tableStored(table),
+      },
     );
     if (this.closing) return false;
     await this.options.faults?.('compact:manifest-put', { inputs: inputs.length });

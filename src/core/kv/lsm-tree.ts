@@ -19,8 +19,9 @@ import type { SortedRun, SstMeta } from './manifest.js';
 import type { Memtable } from './memtable.js';
 import { resolveChain } from './merge-resolution.js';
 import { pastUpper, type Bounds } from './scan-range.js';
-import type { Block } from './sst-format.js';
-import { SstReader } from './sst-reader.js';
+import type { Block, TableIndex } from './sst-format.js';
+import { SstReader, blockCacheKey } from './sst-reader.js';
+import type { BuiltTable } from './sst-builder.js';
 import type { MergeOperator } from './types.js';
 
 /** Tables of one manifest version, pinned by reads in progress so GC waits for them. */
@@ -65,6 +66,8 @@ type Source = AsyncIterator<VersionedEntry> | Iterator<VersionedEntry>;
 
 export class LsmTree {
   readonly cache: BlockCache<Block>;
+  /** Indexes of tables stored but not yet published, by id (see tableStored). */
+  private readonly freshIndexes = new Map<number, TableIndex>();
   immutables: Memtable[] = [];
   tables: TableSet = new TableSet([]);
 
@@ -78,13 +81,36 @@ export class LsmTree {
     this.cache = new BlockCache<Block>(cacheBytes);
   }
 
+  /**
+   * A table this writer just stored: its first blocks go into the cache and its index waits for
+   * the reader that `buildTableSet` makes once the table is published. Fresh tables are read
+   * next (a queue's claim scan walks straight into a just-flushed table), and without this each
+   * of those reads would be a store round trip. How many blocks come is the caller's budget
+   * (see `warmBytes`).
+   */
+  tableStored(table: BuiltTable): void {
+    const id = table.meta.id;
+    this.freshIndexes.set(id, table.index);
+    for (let i = 0; i < table.warm.length; i++) this.cache.set(blockCacheKey(id, i), table.warm[i], table.warm[i].bytes);
+  }
+
+  /** Cache bytes a table write may fill with its own blocks: `fraction` of the cache (0 when it is off). */
+  warmBytes(fraction: number): number {
+    return Math.floor(this.cache.capacityBytes * fraction);
+  }
+
   /** Reader objects for a manifest's runs, reusing open ones (and their loaded indexes). */
   buildTableSet(runs: readonly SortedRun[]): TableSet {
     const existing = new Map<number, SstReader>();
     for (const run of this.tables.runs) for (const t of run) existing.set(t.meta.id, t);
-    return new TableSet(
-      runs.map((run) => run.map((meta) => existing.get(meta.id) ?? new SstReader(meta, sstObjectKey(this.path, meta.id), this.store, this.cache))),
-    );
+    const reader = (meta: SstMeta): SstReader => {
+      const open = existing.get(meta.id);
+      if (open) return open;
+      const index = this.freshIndexes.get(meta.id);
+      this.freshIndexes.delete(meta.id);
+      return new SstReader(meta, sstObjectKey(this.path, meta.id), this.store, this.cache, index);
+    };
+    return new TableSet(runs.map((run) => run.map(reader)));
   }
 
   /** The value of `key` at `snapshot` (Infinity = latest). */

@@ -4,9 +4,22 @@ import { sealWithChecksum } from './format.js';
 import type { VersionedEntry } from './entry.js';
 import type { SstMeta } from './manifest.js';
 import { buildBloomFilter } from './bloom-filter.js';
-import { encodeEntry, encodeIndex, sealBlock, type BlockIndex } from './sst-format.js';
+import { decodeBlockBody, encodeEntry, encodeIndex, sealBlock, type Block, type BlockIndex, type TableIndex } from './sst-format.js';
 
-/** Builds one table from entries added in strictly ascending key order. */
+/** A finished table: see SstBuilder.finish. */
+export interface BuiltTable {
+  readonly bytes: Uint8Array;
+  readonly meta: SstMeta;
+  readonly index: TableIndex;
+  readonly warm: readonly Block[];
+}
+
+/**
+ * Builds one table from entries added in strictly ascending key order. With a warm budget it also
+ * keeps its first data blocks decoded (up to about that many cache bytes), so the caller can put
+ * them in the block cache once the table is stored: a fresh table is the likeliest to be read
+ * next, and without this its first reads would all go to the store.
+ */
 export class SstBuilder {
   private readonly blocks: Uint8Array[] = [];
   private readonly index: BlockIndex = { firstKeys: [], offsets: [], lengths: [] };
@@ -17,9 +30,14 @@ export class SstBuilder {
   private minKey: Uint8Array | undefined;
   private maxKey: Uint8Array | undefined;
   private maxSeq = 0;
+  private readonly warm: Block[] = [];
   count = 0;
 
-  constructor(private readonly blockBytes: number) {}
+  constructor(
+    private readonly blockBytes: number,
+    /** Cache bytes of decoded blocks to keep for warming (0 = none). */
+    private warmBytesLeft = 0,
+  ) {}
 
   /** Bytes written so far (an estimate of the final size). */
   get estimatedSize(): number {
@@ -44,17 +62,29 @@ export class SstBuilder {
     this.index.offsets.push(this.offset);
     this.index.lengths.push(block.length);
     this.blocks.push(block);
+    if (this.warmBytesLeft > 0) {
+      // Decoding here, block by block, spreads the cost over the caller's sliced loop. Only a
+      // prefix of the blocks is kept, so warm[i] is always block i.
+      const decoded = decodeBlockBody(block.subarray(0, block.length - 4), 'sst-builder');
+      this.warm.push(decoded);
+      this.warmBytesLeft -= decoded.bytes;
+    }
     this.offset += block.length;
     this.current = new ByteWriter(this.blockBytes + 256);
     this.currentFirstKey = undefined;
   }
 
-  /** The table's bytes and its manifest entry. Throws if nothing was added. */
-  finish(id: number): { bytes: Uint8Array; meta: SstMeta } {
+  /**
+   * The table's bytes, its manifest entry, its index as a reader would load it, and its first
+   * data blocks decoded (`warm[i]` is block i; empty without a warm budget). Throws if nothing
+   * was added.
+   */
+  finish(id: number): BuiltTable {
     this.finishBlock();
     invariant(this.minKey !== undefined && this.maxKey !== undefined, 'sst-builder:non-empty');
     const index = encodeIndex(this.index);
-    const filter = sealWithChecksum(new ByteWriter(0).bytes(buildBloomFilter(this.filterKeys)));
+    const bloom = buildBloomFilter(this.filterKeys);
+    const filter = sealWithChecksum(new ByteWriter(0).bytes(bloom));
     const bytes = concatBytes(...this.blocks, index, filter);
     const meta: SstMeta = {
       id,
@@ -68,6 +98,12 @@ export class SstBuilder {
       count: this.count,
       maxSeq: this.maxSeq,
     };
-    return { bytes, meta };
+    // First keys are copied: the entries' keys may be views into larger buffers (a replayed WAL
+    // object), which a long-lived index must not pin.
+    const loaded: TableIndex = {
+      blocks: { firstKeys: this.index.firstKeys.map((k) => k.slice()), offsets: this.index.offsets, lengths: this.index.lengths },
+      filter: bloom,
+    };
+    return { bytes, meta, index: loaded, warm: this.warm };
   }
 }

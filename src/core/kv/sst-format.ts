@@ -29,6 +29,12 @@ export interface BlockIndex {
   readonly lengths: number[];
 }
 
+/** What a reader needs before it can find anything in a table: block index and Bloom filter. */
+export interface TableIndex {
+  readonly blocks: BlockIndex;
+  readonly filter: Uint8Array;
+}
+
 export function encodeEntry(w: ByteWriter, e: VersionedEntry): void {
   w.lenBytes(e.key).varint(e.seq);
   writeKind(w, e.kind);
@@ -36,7 +42,15 @@ export function encodeEntry(w: ByteWriter, e: VersionedEntry): void {
 }
 
 export function decodeBlock(bytes: Uint8Array, object: string): Block {
-  const body = openChecksummed(bytes, object);
+  return decodeBlockBody(openChecksummed(bytes, object), object);
+}
+
+/**
+ * Decodes a block's body (its bytes without the checksum trailer). Entries are views into
+ * `body`, so a cached block holds exactly its own bytes. The builder uses this directly on a
+ * block it just sealed: there is nothing to verify.
+ */
+export function decodeBlockBody(body: Uint8Array, object: string): Block {
   const r = new ByteReader(body, corruptReader(object));
   const keys: Uint8Array[] = [];
   const seqs: number[] = [];

@@ -6,17 +6,18 @@ import { bloomMayContain } from './bloom-filter.js';
 import type { VersionedEntry } from './entry.js';
 import { corruptReader, openChecksummed } from './format.js';
 import type { SstMeta } from './manifest.js';
-import { decodeBlock, decodeIndex, lowerBound, type Block, type BlockIndex } from './sst-format.js';
+import { decodeBlock, decodeIndex, lowerBound, type Block, type TableIndex } from './sst-format.js';
 
-interface TableIndex {
-  readonly blocks: BlockIndex;
-  readonly filter: Uint8Array;
+/** The block cache's key for block `i` of table `id`. */
+export function blockCacheKey(id: number, i: number): string {
+  return `${id}:${i}`;
 }
 
 /**
- * Reads one table lazily: its index and filter on first use (one ranged get), data blocks on
- * demand through the shared block cache. A table deleted under the reader (compaction, then GC)
- * surfaces as NOT_FOUND so the caller can reload the manifest.
+ * Reads one table lazily: its index and filter on first use (one ranged get; none when the
+ * writer hands over the index of a table it just wrote), data blocks on demand through the
+ * shared block cache. A table deleted under the reader (compaction, then GC) surfaces as
+ * NOT_FOUND so the caller can reload the manifest.
  */
 export class SstReader {
   private index: TableIndex | undefined;
@@ -27,7 +28,10 @@ export class SstReader {
     private readonly objectKey: string,
     private readonly store: ObjectStore,
     private readonly cache: BlockCache<Block>,
-  ) {}
+    index?: TableIndex,
+  ) {
+    this.index = index;
+  }
 
   private async fetch(offset: number, length: number): Promise<Uint8Array> {
     const obj = await this.store.get(this.objectKey, { range: { offset, length } });
@@ -51,7 +55,7 @@ export class SstReader {
   }
 
   private async block(i: number, index: TableIndex, fillCache: boolean): Promise<Block> {
-    const cacheKey = `${this.meta.id}:${i}`;
+    const cacheKey = blockCacheKey(this.meta.id, i);
     const cached = this.cache.get(cacheKey);
     if (cached) return cached;
     const block = decodeBlock(await this.fetch(index.blocks.offsets[i], index.blocks.lengths[i]), this.objectKey);

@@ -3,7 +3,7 @@ import type { ObjectStore } from '../objects/object-store.js';
 import type { VersionedEntry } from './entry.js';
 import { sstObjectKey } from './format.js';
 import type { SstMeta } from './manifest.js';
-import { SstBuilder } from './sst-builder.js';
+import { SstBuilder, type BuiltTable } from './sst-builder.js';
 
 const YIELD_EVERY = 4096;
 
@@ -11,26 +11,42 @@ function yieldToEventLoop(): Promise<void> {
   return systemClock.sleep(0);
 }
 
+export interface SortedRunOptions {
+  readonly blockBytes: number;
+  readonly targetBytes: number;
+  /** Hands out table ids (the caller persists the counter in the manifest). */
+  readonly allocateId: () => number;
+  /** Cache bytes of decoded blocks to hand to `stored` over the whole run (default 0). */
+  readonly warmBytes?: number;
+  /**
+   * Called once per table right after its put succeeded, with its index and its first blocks
+   * decoded, so the reader of a fresh table starts warm.
+   */
+  readonly stored?: (table: BuiltTable) => void;
+}
+
 /**
  * Writes entries (ascending, one per key) as a sorted run: one or more tables split at
  * `targetBytes`, each stored with a create-only put. Returns the run's metadata in key order.
- * `allocateId` hands out table ids (the caller persists the counter in the manifest).
  */
 export async function writeSortedRun(
   store: ObjectStore,
   path: string,
   entries: AsyncIterable<VersionedEntry> | Iterable<VersionedEntry>,
-  options: { blockBytes: number; targetBytes: number; allocateId: () => number },
+  options: SortedRunOptions,
 ): Promise<SstMeta[]> {
   const run: SstMeta[] = [];
-  let builder = new SstBuilder(options.blockBytes);
+  let warmLeft = options.warmBytes ?? 0;
+  let builder = new SstBuilder(options.blockBytes, warmLeft);
   const finish = async (): Promise<void> => {
     if (builder.count === 0) return;
     const id = options.allocateId();
-    const { bytes, meta } = builder.finish(id);
-    await store.put(sstObjectKey(path, id), bytes, { ifNoneMatch: '*' });
-    run.push(meta);
-    builder = new SstBuilder(options.blockBytes);
+    const table = builder.finish(id);
+    await store.put(sstObjectKey(path, id), table.bytes, { ifNoneMatch: '*' });
+    run.push(table.meta);
+    options.stored?.(table);
+    for (const b of table.warm) warmLeft -= b.bytes;
+    builder = new SstBuilder(options.blockBytes, Math.max(0, warmLeft));
   };
   if (Symbol.asyncIterator in entries) {
     for await (const entry of entries) {

@@ -10,13 +10,15 @@
  * optional step-output replay.
  *
  * Single process: submitter, workers, signaller and canceller share one `Queue` handle (the
- * store's single writer). `status` and `cancel` see the runs this instance submitted or has
- * claimed a step of.
+ * store's single writer). `cancel` and `readStatus` find every active run of the store (through
+ * its durable records when this instance has not seen it); the synchronous `status` sees the
+ * runs this instance submitted or has claimed a step of.
  */
 import type { Clock } from '../clock.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Queue } from '../queue/index.js';
+import { cancelRun, readRunStatus } from './cancellation.js';
 import type { RuntimeContext } from './context.js';
 import { show, validateRunId } from './errors.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -29,7 +31,6 @@ import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntim
 import { clearBufferedSignal, sendSignal, type SignalOutcome } from './signals.js';
 import type { Step, StepRunner } from './step.js';
 import { submitRun, type RunSpec, type SubmitOutcome } from './submit.js';
-import { terminationEffects } from './termination.js';
 import type { TerminalHook } from './terminal-hook.js';
 import { runWorkerLoop } from './worker-loop.js';
 
@@ -106,29 +107,44 @@ export class WorkflowRuntime {
   }
 
   /**
-   * Cancels an active run of this instance. A waiting step (pending, scheduled, or waiting on a
-   * signal) is removed and the run's termination (record deleted, marker, notification) commits
-   * with the removal, before this resolves. A running step sees `step.signal` fire; whatever it
-   * returns is discarded (a runner `cancel` keeps its reason) and the run settles cancelled when
-   * it returns; `status` shows `cancelling` meanwhile.
-   * Resolves false when this instance does not know the run (unknown, terminated, another
-   * instance's, or not yet seen after a restart). Rejects with CLOSED or store errors.
+   * Cancels an active run. A waiting step (pending, scheduled after a delay or a retry backoff,
+   * or waiting on a signal) is removed and the run's termination (record deleted, marker,
+   * notification) commits with the removal, before this resolves. A running step sees
+   * `step.signal` fire; whatever it returns is discarded (a runner `cancel` keeps its reason) and
+   * the run settles cancelled when it returns; `status` shows `cancelling` meanwhile.
+   * Runs this instance has not seen (submitted by an earlier process, before a restart or a tab
+   * takeover) are found through their durable run record and step pointer (see cancellation.ts
+   * for why this goes beyond the reference's in-process scope).
+   * Resolves false for an unknown or already terminated run, and for a run whose step was
+   * dead-lettered (it has failed). Rejects with INVALID_ARGUMENT (run id), CORRUPT_DATA (the
+   * run's records are inconsistent or undecodable), CLOSED or store errors.
    */
   async cancel(runId: string): Promise<boolean> {
     validateRunId(runId);
-    const entry = this.ctx.registry.get(runId);
-    if (!entry) return false;
-    entry.cancelRequested = true;
-    const effects = terminationEffects(this.ctx, { runId, status: 'cancelled', result: null, error: null, headers: entry.headers, finalStep: entry.currentStep });
-    const { outcome } = await this.ctx.queue.cancelWith(entry.currentJobId, effects);
-    if (outcome === 'removed') this.ctx.registry.removeIf(runId, entry);
-    return true;
+    return cancelRun(this.ctx, runId);
   }
 
-  /** What this instance knows about an active run, or null. INVALID_ARGUMENT for a bad run id. */
+  /**
+   * What this instance knows about an active run, or null. Synchronous, so it answers from the
+   * in-process registry only: a run of an earlier process shows up once one of its steps is
+   * claimed here. `readStatus` also reads the store. INVALID_ARGUMENT for a bad run id.
+   */
   status(runId: string): RunStatus | null {
     validateRunId(runId);
     return this.ctx.registry.status(runId);
+  }
+
+  /**
+   * The status of an active run, from the registry when this instance knows the run, else from
+   * the store (run record, step pointer and the step's job): `pending` while the step waits
+   * (claimable, delayed, backing off or waiting on a signal), `running` or `cancelling` while it
+   * is claimed. Null for an unknown or terminated run, and for a run whose step was
+   * dead-lettered (it has failed). Rejects with INVALID_ARGUMENT (run id), CORRUPT_DATA, CLOSED
+   * or store errors.
+   */
+  async readStatus(runId: string): Promise<RunStatus | null> {
+    validateRunId(runId);
+    return readRunStatus(this.ctx, runId);
   }
 
   /**

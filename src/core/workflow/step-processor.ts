@@ -69,7 +69,11 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     return;
   }
   const d: Delivery = { ctx, claim, runId: parsed.runId, step: parsed.step, headers: userHeaders(job.headers) };
-  ctx.registry.running(d.runId, d.step, job.id, d.headers, claim);
+  const entry = ctx.registry.running(d.runId, d.step, job.id, d.headers, claim);
+  // A cancel that reached the job before this delivery registered (a persisted flag from an
+  // earlier process, or a cancel found through the durable records in the claim's window):
+  // `status` reports `cancelling` like for any other cancelled running step.
+  if (claim.signal.aborted) entry.cancelRequested = true;
 
   let signal: ResolvedSignal = NO_SIGNAL;
   if (waitsForSignal(job)) {

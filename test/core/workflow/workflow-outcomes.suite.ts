@@ -306,5 +306,133 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
         expect(hook.calls).toBe(1);
       });
     });
+
+    // The browser host's new leader after a tab takeover, and any restarted process, must be able
+    // to cancel runs it has not seen start (the reference's registry-only cancel returned false).
+    describe('cancellation after a restart', () => {
+      const HOUR = 3_600_000;
+      /** Step 0 parks the run: `sig` on a signal, `delay` on a timer, `flaky` in a retry backoff. */
+      const parking = async (step: Step) => {
+        if (step.runId === 'sig') return StepOutcome.continueOnSignal(b('waiting'), 'approve:sig', 24 * HOUR);
+        if (step.runId === 'delay') return StepOutcome.continueAfter(b('later'), 24 * HOUR);
+        if (step.runId === 'flaky') throw StepError.transient('try again in an hour');
+        return StepOutcome.succeed(b('done'));
+      };
+
+      it('cancels runs parked on a signal, a delay and a retry backoff that this process never saw', async () => {
+        const h = await makeHarness(factory, { defaultQueueConfig: { retryBackoffBaseMs: HOUR } });
+        const a = h.start(parking, new NoopTerminalHook(), { memoRetentionMs: 60_000 });
+        for (const runId of ['sig', 'delay', 'flaky']) await a.runtime.submit({ runId, headers: { who: runId }, maxAttemptsPerStep: 5 });
+        await eventually(async () => (await h.queue.stats(QUEUE)).scheduled === 3, 5000, 'three parked runs');
+        await h.restart();
+
+        // Not started: cancel alone must commit the terminations (notifications included).
+        let calls = 0;
+        const counting = async () => {
+          calls++;
+          return StepOutcome.succeed(b('should not run'));
+        };
+        const hook = new RecordingHook();
+        const runtime = h.runtime(counting, hook, { memoRetentionMs: 60_000 });
+        expect(runtime.status('sig')).toBeNull(); // the synchronous status is registry-only
+        expect(await runtime.readStatus('sig')).toEqual({ runId: 'sig', state: 'pending', currentStep: 1 });
+        expect(await runtime.readStatus('delay')).toEqual({ runId: 'delay', state: 'pending', currentStep: 1 });
+        expect(await runtime.readStatus('flaky')).toEqual({ runId: 'flaky', state: 'pending', currentStep: 0 });
+
+        for (const runId of ['sig', 'delay', 'flaky']) expect(await runtime.cancel(runId), runId).toBe(true);
+        for (const runId of ['sig', 'delay', 'flaky']) {
+          expect(await runtime.readStatus(runId), runId).toBeNull();
+          expect(await h.queue.kvGet(b(`workflow/runs/${runId}`)), runId).toBeUndefined();
+          expect(await h.queue.kvGet(b(`workflow/steps/${runId}`)), runId).toBeUndefined();
+        }
+        expect(await kvKeys(h.queue, 'workflow/terminals/')).toHaveLength(3);
+        // Only the three notifications are left, claimable now.
+        expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 3, scheduled: 0, claimed: 0, dead: 0 });
+        expect(await runtime.cancel('sig')).toBe(false);
+
+        h.start(counting, hook);
+        const outcomes = await hook.waitFor(3);
+        expect(outcomes.map((o) => o.runId).sort()).toEqual(['delay', 'flaky', 'sig']);
+        for (const o of outcomes) expect(o).toMatchObject({ status: 'cancelled', error: null, result: null, headers: { who: o.runId }, finalStep: o.runId === 'flaky' ? 0 : 1 });
+        // A late signal finds no waiter (the removed job left only a stale index) and wakes nothing.
+        expect(await runtime.signal('approve:sig', b('too late'))).toBe('buffered');
+        expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, scheduled: 0, claimed: 0 });
+        await settle();
+        expect(calls).toBe(0);
+        expect(hook.calls).toBe(3);
+      });
+
+      it('after a restart, cancel and readStatus answer false and null for unknown and finished runs', async () => {
+        const h = await makeHarness(factory);
+        const hook = new RecordingHook();
+        const a = h.start(parking, hook);
+        await a.runtime.submit({ runId: 'finished' });
+        await hook.first();
+        await h.restart();
+        const runtime = h.runtime(parking, new NoopTerminalHook());
+        for (const runId of ['finished', 'never-submitted']) {
+          expect(await runtime.cancel(runId), runId).toBe(false);
+          expect(await runtime.readStatus(runId), runId).toBeNull();
+        }
+        await expect(runtime.readStatus('bad id')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      });
+
+      it('a run whose parked step is claimed by the new process is cancelled through the registry', async () => {
+        const h = await makeHarness(factory);
+        const a = h.start(async (step) => StepOutcome.continueAfter(b(`from ${step.stepNumber}`), 10_000), new NoopTerminalHook());
+        await a.runtime.submit({ runId: 'claimed-later' });
+        await eventually(async () => (await h.queue.stats(QUEUE)).scheduled === 1);
+        await h.restart();
+
+        const hook = new RecordingHook();
+        const entered = deferred();
+        const release = deferred();
+        let sawAbort = false;
+        const { runtime } = h.start(async (step) => {
+          entered.resolve();
+          await release.promise;
+          sawAbort = step.signal.aborted;
+          return StepOutcome.succeed(b('discarded'));
+        }, hook);
+        await h.advance(10_000);
+        await entered.promise;
+        expect(runtime.status('claimed-later')).toEqual({ runId: 'claimed-later', state: 'running', currentStep: 1 });
+        expect(await runtime.cancel('claimed-later')).toBe(true);
+        expect(runtime.status('claimed-later')).toMatchObject({ state: 'cancelling', currentStep: 1 });
+        expect(await runtime.readStatus('claimed-later')).toMatchObject({ state: 'cancelling', currentStep: 1 });
+        release.resolve();
+        expect(await hook.first()).toMatchObject({ runId: 'claimed-later', status: 'cancelled', error: null, result: null, finalStep: 1 });
+        expect(sawAbort).toBe(true);
+        await settle();
+        expect(hook.calls).toBe(1);
+        expect(await runtime.readStatus('claimed-later')).toBeNull();
+        expect(await runtime.cancel('claimed-later')).toBe(false);
+      });
+
+      it('a running step of a run this runtime never registered is cancelled through its job (persisted flag and claim signal)', async () => {
+        const h = await makeHarness(factory);
+        const hook = new RecordingHook();
+        const entered = deferred();
+        const release = deferred();
+        // The worker's runtime registers the run; a second runtime on the same queue (empty
+        // registry) stands in for a caller that only has the durable records.
+        const worker = h.start(async () => {
+          entered.resolve();
+          await release.promise;
+          return StepOutcome.succeed(b('discarded'));
+        }, hook);
+        await worker.runtime.submit({ runId: 'foreign' });
+        await entered.promise;
+        const other = h.runtime(parking, new NoopTerminalHook());
+        expect(await other.readStatus('foreign')).toEqual({ runId: 'foreign', state: 'running', currentStep: 0 });
+        expect(await other.cancel('foreign')).toBe(true);
+        expect(await other.readStatus('foreign')).toEqual({ runId: 'foreign', state: 'cancelling', currentStep: 0 });
+        release.resolve();
+        expect(await hook.first()).toMatchObject({ runId: 'foreign', status: 'cancelled', error: null });
+        await settle();
+        expect(hook.calls).toBe(1);
+        expect(await other.readStatus('foreign')).toBeNull();
+      });
+    });
   });
 }

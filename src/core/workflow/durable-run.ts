@@ -1,0 +1,45 @@
+/**
+ * A run as the store records it, read without the in-process registry: the run record, the step
+ * pointer and the queue job the pointer names. This is what `cancel` and `readStatus` fall back
+ * to for runs this process has not seen yet (after a restart, or in the browser after a tab
+ * takeover, a run parked on a signal or a timer appears in the registry only once its step is
+ * claimed here, which may be hours away).
+ *
+ * The three reads are separate snapshots, so a settlement can commit between them. Every
+ * settlement moves the record, pointer and job together (an advance acks the job and repoints in
+ * one transaction; a termination deletes record and pointer with the job's last transition), so
+ * a mixed view shows up as a pointer whose job is gone or done, or a record without a pointer:
+ * both are reported as `moved` and the caller reads again.
+ */
+import type { JobRecord } from '../queue/index.js';
+import type { RuntimeContext } from './context.js';
+import { runRecordKey, stepPointerKey } from './keys.js';
+import { decodeStepPointer } from './records.js';
+
+export type DurableRun =
+  /** No run record: never submitted, or terminated (its id is released). */
+  | { readonly type: 'absent' }
+  /** The run's current step job waits (pending or scheduled) or runs (claimed). */
+  | { readonly type: 'active'; readonly step: number; readonly job: JobRecord }
+  /** The current step job was dead-lettered outside a worker; reconciliation will fail the run. */
+  | { readonly type: 'dead'; readonly step: number; readonly job: JobRecord }
+  /** A settlement committed between the reads; read again. */
+  | { readonly type: 'moved' };
+
+/** Reads of a run that keeps moving before `cancel` / `readStatus` give up with CONFLICT. */
+export const DURABLE_READ_ATTEMPTS = 5;
+
+/** One read of the run's durable state. Rejects with CORRUPT_DATA (undecodable pointer), CLOSED or store errors. */
+export async function readDurableRun(ctx: RuntimeContext, runId: string): Promise<DurableRun> {
+  if ((await ctx.queue.kvGet(runRecordKey(runId))) === undefined) return { type: 'absent' };
+  const pointerBytes = await ctx.queue.kvGet(stepPointerKey(runId));
+  // Record and pointer are written and deleted together: the run terminated after the first read
+  // (and maybe a new run took the id). A record that really lacks its pointer is reported by
+  // the caller once its attempts run out.
+  if (pointerBytes === undefined) return { type: 'moved' };
+  const pointer = decodeStepPointer(pointerBytes);
+  const job = await ctx.queue.getJob(pointer.jobId);
+  if (job === undefined || job.status === 'done') return { type: 'moved' };
+  if (job.status === 'dead') return { type: 'dead', step: pointer.step, job };
+  return { type: 'active', step: pointer.step, job };
+}

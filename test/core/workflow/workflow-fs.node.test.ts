@@ -1,0 +1,32 @@
+/**
+ * The workflow suites on the filesystem store, over a temp directory per test: what the browser
+ * and S3 projects run on their stores, here for the store a Node process restarts on (restarts,
+ * crash recovery, cancellation of runs an earlier process left parked).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { FileSystemObjectStore } from '../../../src/node/fs-store.js';
+import { defineMemoSuite } from './memo.suite.js';
+import { defineWorkflowBasicsSuite } from './workflow-basics.suite.js';
+import { defineWorkflowEffectsSuite } from './workflow-effects.suite.js';
+import { defineWorkflowOutcomesSuite } from './workflow-outcomes.suite.js';
+import { defineWorkflowSignalsSuite } from './workflow-signals.suite.js';
+
+const roots: string[] = [];
+afterAll(async () => {
+  await Promise.all(roots.map((root) => rm(root, { recursive: true, force: true })));
+});
+
+async function fsStore(): Promise<FileSystemObjectStore> {
+  const root = await mkdtemp(join(tmpdir(), 'taquba-workflow-'));
+  roots.push(root);
+  return new FileSystemObjectStore({ root });
+}
+
+defineWorkflowBasicsSuite('filesystem store', fsStore);
+defineWorkflowOutcomesSuite('filesystem store', fsStore);
+defineWorkflowSignalsSuite('filesystem store', fsStore);
+defineWorkflowEffectsSuite('filesystem store', fsStore);
+defineMemoSuite('filesystem store', fsStore);

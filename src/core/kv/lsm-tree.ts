@@ -91,7 +91,7 @@ export class LsmTree {
   tableStored(table: BuiltTable): void {
     const id = table.meta.id;
     this.freshIndexes.set(id, table.index);
-    for (let i = 0; i < table.warm.length; i++) this.cache.set(blockCacheKey(id, i), table.warm[i], table.warm[i].bytes);
+    for (let i = 0; i < table.warm.length; i++) this.cache.set(blockCacheKey(id, i), table.warm[i]);
   }
 
   /** Cache bytes a table write may fill with its own blocks: `fraction` of the cache (0 when it is off). */

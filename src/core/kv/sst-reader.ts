@@ -8,6 +8,15 @@ import { corruptReader, openChecksummed } from './format.js';
 import type { SstMeta } from './manifest.js';
 import { decodeBlock, decodeIndex, lowerBound, type Block, type TableIndex } from './sst-format.js';
 
+/**
+ * Read-ahead: a miss that continues a forward walk (within one iteration, or where the previous
+ * iteration's last fetch ended) fetches the following blocks too, in the same ranged get. The
+ * window starts at two blocks and doubles per sequential miss up to this many bytes, so a claim
+ * scan crawling a cold table one block per call soon costs one store read per many calls, while
+ * a random read still fetches one block.
+ */
+const READ_AHEAD_MAX_BYTES = 64 * 1024;
+
 /** The block cache's key for block `i` of table `id`. */
 export function blockCacheKey(id: number, i: number): string {
   return `${id}:${i}`;
@@ -22,6 +31,10 @@ export function blockCacheKey(id: number, i: number): string {
 export class SstReader {
   private index: TableIndex | undefined;
   private indexLoading: Promise<TableIndex> | undefined;
+  /** The block after the last range an iteration fetched (-1: none yet). */
+  private nextSequential = -1;
+  /** The current read-ahead window in bytes (0: one block). */
+  private aheadBytes = 0;
 
   constructor(
     readonly meta: SstMeta,
@@ -54,13 +67,45 @@ export class SstReader {
     return this.indexLoading;
   }
 
-  private async block(i: number, index: TableIndex, fillCache: boolean): Promise<Block> {
-    const cacheKey = blockCacheKey(this.meta.id, i);
-    const cached = this.cache.get(cacheKey);
-    if (cached) return cached;
-    const block = decodeBlock(await this.fetch(index.blocks.offsets[i], index.blocks.lengths[i]), this.objectKey);
-    if (fillCache) this.cache.set(cacheKey, block, block.bytes);
-    return block;
+  /** Block `i`: cached, joining a load in flight, or fetched alone. */
+  private block(i: number, index: TableIndex, fillCache: boolean): Block | Promise<Block> {
+    const key = blockCacheKey(this.meta.id, i);
+    return this.cache.get(key) ?? this.cache.loading(key, fillCache) ?? this.fetchBlocks(i, 0, index, fillCache)[0];
+  }
+
+  /**
+   * Fetches block `first` and the blocks after it that fit in `maxBytes` and are neither cached
+   * nor loading, in one ranged get. Each is registered with the cache as a load in flight, so
+   * concurrent misses share it. Returns one promise per block, from `first` on.
+   */
+  private fetchBlocks(first: number, maxBytes: number, index: TableIndex, fillCache: boolean): Promise<Block>[] {
+    const { offsets, lengths } = index.blocks;
+    let end = first + 1;
+    let bytes = lengths[first];
+    while (end < offsets.length && bytes + lengths[end] <= maxBytes) {
+      const key = blockCacheKey(this.meta.id, end);
+      if (this.cache.has(key) || this.cache.loading(key, false) !== undefined) break;
+      bytes += lengths[end];
+      end++;
+    }
+    const base = offsets[first];
+    const range = this.fetch(base, offsets[end - 1] + lengths[end - 1] - base);
+    const blocks: Promise<Block>[] = [];
+    for (let i = first; i < end; i++) {
+      // Decoded one block per callback: a 64 KiB range is not one long synchronous stretch.
+      const block = range.then((data) => decodeBlock(data.subarray(offsets[i] - base, offsets[i] - base + lengths[i]), this.objectKey));
+      this.cache.track(blockCacheKey(this.meta.id, i), block, fillCache);
+      blocks.push(block);
+    }
+    return blocks;
+  }
+
+  /** Bytes to fetch at a miss of block `b`: 0 (one block) unless it continues a forward walk. */
+  private readAheadFor(b: number, walking: boolean, index: TableIndex): number {
+    if (walking || b === this.nextSequential) {
+      this.aheadBytes = Math.min(READ_AHEAD_MAX_BYTES, Math.max(2 * index.blocks.lengths[b], 2 * this.aheadBytes));
+    } else this.aheadBytes = 0;
+    return this.aheadBytes;
   }
 
   /** The table's version of `key`, or undefined. */
@@ -82,8 +127,22 @@ export class SstReader {
     const index = await this.loadIndex();
     let b = start ? Math.max(0, lowerBound(index.blocks.firstKeys, start, true) - 1) : 0;
     let first = true;
+    // Blocks this iteration fetched ahead, from block `aheadFrom` on.
+    let ahead: Promise<Block>[] = [];
+    let aheadFrom = 0;
     for (; b < index.blocks.firstKeys.length; b++) {
-      const block = await this.block(b, index, fillCache);
+      let next: Block | Promise<Block> | undefined = b - aheadFrom < ahead.length ? ahead[b - aheadFrom] : undefined;
+      if (next === undefined) {
+        const key = blockCacheKey(this.meta.id, b);
+        next = this.cache.get(key) ?? this.cache.loading(key, fillCache);
+      }
+      if (next === undefined) {
+        ahead = this.fetchBlocks(b, this.readAheadFor(b, !first, index), index, fillCache);
+        aheadFrom = b;
+        this.nextSequential = b + ahead.length;
+        next = ahead[0];
+      }
+      const block = await next;
       let i = first && start ? lowerBound(block.keys, start, exclusive) : 0;
       first = false;
       for (; i < block.keys.length; i++) {

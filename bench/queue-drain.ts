@@ -11,10 +11,15 @@
  *   cpu_us_per_job    process CPU (user + system, every thread) over enqueue + drain, per job:
  *                     the stable number on a shared machine; fields split it by phase
  *
- * Environment: BENCH_QUEUE_JOBS (default 20000).
+ * The claim records also carry `store_reads_per_claim`: object-store gets (whole and ranged)
+ * during the drain per claim call that returned jobs; a warm engine should need none.
+ *
+ * Environment: BENCH_QUEUE_JOBS (default 20000); BENCH_QUEUE_REOPEN=1 closes and reopens the
+ * queue between enqueue and drain (a restart: cold block cache), marked `reopened: true`.
  */
 import { Queue, runWorkerConcurrent, type Claim } from '../src/core/queue/index.js';
 import type { ObjectStore } from '../src/core/objects/object-store.js';
+import { CountingObjectStore } from '../src/core/objects/counting-store.js';
 import { durationMs, log, now, percentile, runFor, type BenchContext, type Benchmark } from './harness.js';
 
 const PAYLOAD_BYTES = 100;
@@ -73,9 +78,11 @@ async function run(ctx: BenchContext): Promise<void> {
     await raw.dispose();
   }
   const handle = await ctx.freshStore('queue');
+  const reopen = process.env.BENCH_QUEUE_REOPEN === '1';
   try {
     await warmUp(handle.store);
-    const queue = await Queue.open(handle.store, 'bench', { livenessHeartbeatMs: null });
+    const store = new CountingObjectStore(handle.store);
+    let queue = await Queue.open(store, 'bench', { livenessHeartbeatMs: null });
     try {
       const p = payload(3);
       // ---- enqueue ----
@@ -92,7 +99,12 @@ async function run(ctx: BenchContext): Promise<void> {
         }),
       );
       const enqueueMs = now() - t0;
+      if (reopen) {
+        await queue.close();
+        queue = await Queue.open(store, 'bench', { livenessHeartbeatMs: null });
+      }
       const cpu1 = cpuMicros();
+      store.reset();
       // ---- drain ----
       const claimLatencies: number[] = [];
       const windows: number[][] = Array.from({ length: WINDOWS }, () => []);
@@ -123,20 +135,24 @@ async function run(ctx: BenchContext): Promise<void> {
       );
       const drainMs = now() - t1;
       const cpu2 = cpuMicros();
+      const counts = store.snapshot();
+      const storeReads = counts.get.calls + counts.rangedGet.calls;
       const stats = await queue.stats(QUEUE);
       if (stats.pending !== 0 || stats.claimed !== 0 || stats.done !== jobs) throw new Error(`drain incomplete: ${JSON.stringify(stats)}`);
 
       const windowP99 = windows.map((w) => percentile(w, 99));
-      const common = { jobs, payload_bytes: PAYLOAD_BYTES, concurrency: CONCURRENCY };
+      const common = { jobs, payload_bytes: PAYLOAD_BYTES, concurrency: CONCURRENCY, ...(reopen ? { reopened: true } : {}) };
+      const reads = { store_reads: storeReads, store_reads_per_claim: storeReads / claimLatencies.length };
       ctx.emit('enqueue_per_s', (jobs * 1000) / enqueueMs, 'jobs/s', { ...common, batch: BATCH, producers: PRODUCERS, duration_ms: Math.round(enqueueMs) });
       ctx.emit('processed_per_s', (jobs * 1000) / drainMs, 'jobs/s', { ...common, duration_ms: Math.round(drainMs), ratio_to_raw_puts: (jobs * 1000) / drainMs / rawRate });
-      ctx.emit('claim_p50_ms', percentile(claimLatencies, 50), 'ms', { ...common, claims: claimLatencies.length, jobs_per_claim: jobs / claimLatencies.length });
+      ctx.emit('claim_p50_ms', percentile(claimLatencies, 50), 'ms', { ...common, claims: claimLatencies.length, jobs_per_claim: jobs / claimLatencies.length, ...reads });
       ctx.emit('claim_p99_ms', percentile(claimLatencies, 99), 'ms', {
         ...common,
         claims: claimLatencies.length,
         window_p99_max_ms: Math.max(...windowP99.filter(Number.isFinite)),
         window_p99_ms: windowP99.map((v) => Math.round(v * 100) / 100),
         max_ms: Math.max(...claimLatencies),
+        ...reads,
       });
       ctx.emit('raw_puts_per_s', rawRate, 'ops/s', { value_bytes: PAYLOAD_BYTES });
       ctx.emit('cpu_us_per_job', (cpu2 - cpu0) / jobs, 'us', {
@@ -147,7 +163,8 @@ async function run(ctx: BenchContext): Promise<void> {
       log(
         `  enqueue ${((jobs * 1000) / enqueueMs).toFixed(0)}/s, drain ${((jobs * 1000) / drainMs).toFixed(0)}/s, ` +
           `claim p50 ${percentile(claimLatencies, 50).toFixed(2)} ms p99 ${percentile(claimLatencies, 99).toFixed(2)} ms, ` +
-          `cpu ${((cpu2 - cpu0) / jobs).toFixed(0)} us/job (enqueue ${((cpu1 - cpu0) / jobs).toFixed(0)}, drain ${((cpu2 - cpu1) / jobs).toFixed(0)}), raw ${rawRate.toFixed(0)}/s`,
+          `cpu ${((cpu2 - cpu0) / jobs).toFixed(0)} us/job (enqueue ${((cpu1 - cpu0) / jobs).toFixed(0)}, drain ${((cpu2 - cpu1) / jobs).toFixed(0)}), ` +
+          `store reads ${storeReads} (${(storeReads / claimLatencies.length).toFixed(2)}/claim)${reopen ? ', reopened' : ''}, raw ${rawRate.toFixed(0)}/s`,
       );
     } finally {
       await queue.close();

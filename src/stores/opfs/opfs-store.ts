@@ -27,8 +27,9 @@ export interface OpfsObjectStoreOptions {
  *     '.', '..' or one with '/' or '\'; keys already exclude those): only '%', '@' and a leading
  *     '.' are escaped as %25, %40 and %2e;
  *   - the last segment names a file; every other segment names a directory with a '@' suffix.
- * `db/wal/0001` is `<directory>/db@/wal@/0001`. Names starting with '.' are never objects:
- * temporary files are `.tmp-<random>` and listings skip them.
+ * `db/wal/0001` is `<directory>/db@/wal@/0001`. Names starting with '.' are never objects (a
+ * leading '.' of a segment is escaped): temporary files are `.tmp-<random>`, listings and reads
+ * skip them, and opening the store removes those a crashed put left behind.
  *
  * Every file starts with a 16-byte header: 'TQO' 0x01 (format 1), then the object's version (12
  * random bytes, shown as 24 hex digits). The version is read from the same file snapshot as the
@@ -163,6 +164,43 @@ async function withKeyLock<T>(lockKey: string, fn: () => Promise<T>): Promise<T>
   }
 }
 
+/*
+ * Temporary files of puts in flight in this realm, by name (64 random bits each), module-level
+ * like the key locks: a sweep by another store instance on the same directory in this worker
+ * must not remove a temp file between its write and its move.
+ */
+const tempsInFlight = new Set<string>();
+
+/**
+ * Removes the `.tmp-*` files below `dir` (walking only this store's `@` directories) and returns
+ * how many. Skips files of puts in flight here, and files another context still holds open (a
+ * dying writer's access handle: NoModificationAllowedError) or removed meanwhile.
+ */
+async function sweepTemps(dir: OpfsDirectoryHandle): Promise<number> {
+  const temps: string[] = [];
+  const subdirs: OpfsDirectoryHandle[] = [];
+  for await (const [name, handle] of dir.entries()) {
+    if (handle.kind === 'directory') {
+      if (name.endsWith(DIR_SUFFIX)) subdirs.push(handle);
+    } else if (name.startsWith(TEMP_PREFIX) && !tempsInFlight.has(name)) {
+      temps.push(name);
+    }
+  }
+  // Removed after the walk of this directory: removing entries while iterating is unspecified.
+  let removed = 0;
+  for (const name of temps) {
+    try {
+      await dir.removeEntry(name);
+      removed++;
+    } catch (e) {
+      const n = domErrorName(e);
+      if (n !== 'NotFoundError' && n !== 'NoModificationAllowedError') throw e;
+    }
+  }
+  for (const sub of subdirs) removed += await sweepTemps(sub);
+  return removed;
+}
+
 function parseDirectory(directory: unknown): string[] {
   const names = typeof directory === 'string' && directory !== '' ? directory.split('/') : [];
   if (names.length === 0 || names.some((n) => n === '' || n === '.' || n === '..' || n.includes('\\') || n.includes('\0'))) {
@@ -213,8 +251,10 @@ async function openPath(names: readonly string[], create: boolean): Promise<Opfs
  * - delete removes the file; empty directories are left in place.
  *
  * Nothing touches a browser API until the first call (or {@link OpfsObjectStore.open}), so
- * importing this module anywhere is safe. Crashed puts can leave `.tmp-*` files behind; they are
- * never listed or read. In an incognito profile the OPFS lives in memory.
+ * importing this module anywhere is safe. A put killed before its move (the worker terminated,
+ * the tab closed) leaves its `.tmp-*` file behind: never listed or read, and removed by the next
+ * {@link OpfsObjectStore.open} (see {@link OpfsObjectStore.sweepTempFiles}). In an incognito
+ * profile the OPFS lives in memory.
  *
  * Errors: INVALID_ARGUMENT (bad key, prefix or range), PRECONDITION_FAILED (put preconditions;
  * nothing is written), CORRUPT_DATA (a file in the directory without this store's header),
@@ -243,13 +283,35 @@ export class OpfsObjectStore implements ObjectStore {
   }
 
   /**
-   * Creates a store and its directory. Rejects with INVALID_CONFIG, UNSUPPORTED_PLATFORM (no OPFS,
-   * or not inside a dedicated worker), STORE_PERMISSION or STORE_UNAVAILABLE.
+   * Creates a store and its directory, and removes the temporary files crashed puts left in it
+   * ({@link OpfsObjectStore.sweepTempFiles}). This is the directory's writer's entry point (the
+   * browser host calls it holding the store's Web Lock). Rejects with INVALID_CONFIG,
+   * UNSUPPORTED_PLATFORM (no OPFS, or not inside a dedicated worker), STORE_PERMISSION or
+   * STORE_UNAVAILABLE.
    */
   static async open(options: OpfsObjectStoreOptions): Promise<OpfsObjectStore> {
     const store = new OpfsObjectStore(options);
-    await store.rootDir();
+    await store.sweepTempFiles();
     return store;
+  }
+
+  /**
+   * Removes every `.tmp-*` file in the store's directory tree and resolves with how many were
+   * removed. Such a file is the unfinished write of a put whose worker died before the move; it
+   * is invisible to reads and listings and would otherwise stay forever. Temp files of puts in
+   * flight in this worker are left alone, as are files another context holds open. Run it as
+   * the directory's single writer: a put in flight in another worker (a writer that should no
+   * longer be writing) can lose its temp file and fail with STORE_UNAVAILABLE. Walks every
+   * directory of the store (entries only, no file is read). Rejects with STORE_PERMISSION,
+   * STORE_UNAVAILABLE, UNSUPPORTED_PLATFORM or CLOSED.
+   */
+  async sweepTempFiles(): Promise<number> {
+    const root = await this.rootDir();
+    try {
+      return await sweepTemps(root);
+    } catch (e) {
+      throw toOpfsError('open', `directory=${this.directory} (sweeping temporary files)`, e);
+    }
   }
 
   /**
@@ -315,16 +377,22 @@ export class OpfsObjectStore implements ObjectStore {
       // The precondition is checked only under the lock, after the write: checking it before as
       // well would cost every conditional put one to three more round trips to the browser
       // process, to save a wasted temp write in the rare case where it fails.
-      const temp = await this.writeTemp(dir, bytes);
-      let moved = false;
+      const tempName = TEMP_PREFIX + hex(crypto.getRandomValues(new Uint8Array(8)));
+      tempsInFlight.add(tempName);
       try {
-        await withKeyLock(this.lockKey(key), async () => {
-          await this.checkPrecondition(dir, name, key, options);
-          await temp.move(name);
-          moved = true;
-        });
+        const temp = await this.writeTemp(dir, tempName, bytes);
+        let moved = false;
+        try {
+          await withKeyLock(this.lockKey(key), async () => {
+            await this.checkPrecondition(dir, name, key, options);
+            await temp.move(name);
+            moved = true;
+          });
+        } finally {
+          if (!moved) await dir.removeEntry(tempName).catch(() => undefined);
+        }
       } finally {
-        if (!moved) await dir.removeEntry(temp.name).catch(() => undefined);
+        tempsInFlight.delete(tempName);
       }
       return { version };
     } catch (e) {
@@ -422,9 +490,8 @@ export class OpfsObjectStore implements ObjectStore {
     }
   }
 
-  /** Writes `bytes` to a new temporary file in `dir` through a sync access handle, flushed and closed. */
-  private async writeTemp(dir: OpfsDirectoryHandle, bytes: Uint8Array): Promise<OpfsFileHandle> {
-    const tempName = TEMP_PREFIX + hex(crypto.getRandomValues(new Uint8Array(8)));
+  /** Writes `bytes` to the new temporary file `tempName` in `dir` through a sync access handle, flushed and closed. */
+  private async writeTemp(dir: OpfsDirectoryHandle, tempName: string, bytes: Uint8Array): Promise<OpfsFileHandle> {
     const file = await dir.getFileHandle(tempName, { create: true });
     try {
       const access = await file.createSyncAccessHandle!();

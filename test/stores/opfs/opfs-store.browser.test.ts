@@ -140,6 +140,56 @@ describe('OpfsObjectStore in a dedicated worker', () => {
     expect(fromText((await store.get('k/obj'))!.data)).toBe('new');
   });
 
+  it('opening the store removes temporary files crashed puts left behind; objects and foreign files stay', async () => {
+    const { store, directory } = await open('sweep');
+    const root = directory.split('/');
+    const { version } = await store.put('k/obj', text('kept'));
+    await store.put('top', text('also kept'));
+    // What puts killed after creating their temp file leave, at every depth; and a dot file that
+    // is not ours to remove.
+    await client.call('writeRaw', [...root, 'k@', '.tmp-deadbeefdeadbeef'], text('torn garbage, no header'));
+    await client.call('writeRaw', [...root, '.tmp-0123456789abcdef'], new Uint8Array(0));
+    await client.call('writeRaw', [...root, 'deep@', 'er@', '.tmp-ffffffffffffffff'], new Uint8Array(5));
+    await client.call('writeRaw', [...root, '.keep'], text('foreign'));
+    // Listings never show them, from the root or from inside their directory.
+    expect(await collect(store)).toEqual(['k/obj', 'top']);
+    expect(await collect(store, 'k/')).toEqual(['k/obj']);
+    await store.close();
+
+    const reopened = await client.open(directory);
+    try {
+      expect(await client.call('listRaw', root)).toEqual(['.keep', 'deep@/', 'deep@/er@/', 'k@/', 'k@/obj', 'top']);
+      expect(await reopened.get('k/obj')).toEqual({ data: text('kept'), version });
+      expect(fromText((await reopened.get('top'))!.data)).toBe('also kept');
+      expect(await collect(reopened)).toEqual(['k/obj', 'top']);
+      // Nothing left to sweep; a new leftover is counted.
+      expect(await client.call('sweepTempFiles', reopened.id)).toBe(0);
+      await client.call('writeRaw', [...root, 'k@', '.tmp-0000000000000001'], new Uint8Array(1));
+      expect(await client.call('sweepTempFiles', reopened.id)).toBe(1);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('a sweep leaves the temporary files of puts in flight in the same worker alone', async () => {
+    const { store, directory } = await open('sweep-in-flight');
+    const other = await client.open(directory);
+    try {
+      // Puts of one key queue on its lock with their temp files written and closed: only the
+      // in-flight registry keeps those from the sweeps that both stores run meanwhile.
+      let settled = false;
+      const puts = Promise.all(Array.from({ length: 48 }, (_, i) => store.put('p/hot', new Uint8Array(64 * 1024).fill(i)))).finally(() => (settled = true));
+      const removed: number[] = [];
+      while (!settled) removed.push(await client.call<number>('sweepTempFiles', removed.length % 2 ? store.id : other.id));
+      await puts;
+      expect(removed.length).toBeGreaterThan(0);
+      expect(removed.every((n) => n === 0)).toBe(true);
+      expect(await client.call('listRaw', directory.split('/'))).toEqual(['p@/', 'p@/hot']);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('a put leaves no temporary file behind, also when its precondition fails', async () => {
     const { store, directory } = await open('no-temp');
     await store.put('a/x', text('1'), { ifNoneMatch: '*' });

@@ -87,6 +87,7 @@ const handlers: Record<string, (...args: never[]) => unknown> = {
     await iterators.get(iterId)?.return?.();
     iterators.delete(iterId);
   },
+  sweepTempFiles: (id: number) => store(id).sweepTempFiles(),
   // Closed stores stay registered, so later calls reach them and reject with CLOSED.
   close: (id: number) => store(id).close(),
   async deleteDirectory(directory: string, bucket?: string) {

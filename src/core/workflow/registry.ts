@@ -2,7 +2,8 @@
  * The in-process run registry: what this runtime instance knows about active runs. It answers
  * `status` and routes `cancel`, and it remembers the input hash of runs submitted here so a
  * duplicate submission is answered without I/O. It is not durable: after a restart a run appears
- * here only once one of its steps is claimed by this process.
+ * here only once one of its steps is claimed by this process; until then `cancel` and
+ * `readStatus` find the run through its durable records (cancellation.ts).
  *
  * Transitions: submit → pending(0); claim → running(n) (creating the entry if unknown);
  * advance → pending(n+1) (cancel flag kept); termination → removed. A transient retry leaves

@@ -6,35 +6,62 @@
 const BITS_PER_KEY = 10;
 const PROBES = 7;
 
-function hashes(key: Uint8Array): [number, number] {
+/** The two hashes of `key`, written to `out[at]` and `out[at + 1]`. */
+function hashInto(key: Uint8Array, out: Uint32Array, at: number): void {
   let h1 = 0x811c9dc5;
   let h2 = 0x01000193 ^ key.length;
   for (let i = 0; i < key.length; i++) {
     h1 = Math.imul(h1 ^ key[i], 0x01000193);
     h2 = Math.imul(h2 ^ key[i], 0x5bd1e995) ^ (h2 >>> 15);
   }
-  return [h1 >>> 0, (h2 | 1) >>> 0];
+  out[at] = h1 >>> 0;
+  out[at + 1] = (h2 | 1) >>> 0;
 }
 
-export function buildBloomFilter(keys: readonly Uint8Array[]): Uint8Array {
-  const bits = Math.max(64, keys.length * BITS_PER_KEY);
-  const filter = new Uint8Array(Math.ceil(bits / 8));
-  const nbits = filter.length * 8;
-  for (const key of keys) {
-    const [h1, h2] = hashes(key);
-    for (let i = 0; i < PROBES; i++) {
-      const bit = (h1 + Math.imul(i, h2)) >>> 0;
-      const at = bit % nbits;
-      filter[at >>> 3] |= 1 << (at & 7);
+/**
+ * Builds a filter key by key. Hashing is the costly part and happens in `add`, so a table writer
+ * that adds entries in slices between event-loop turns pays for it in those slices; `finish`
+ * only sets bits (hashing every key of a large table there was one long synchronous stretch).
+ */
+export class BloomFilterBuilder {
+  private hashes = new Uint32Array(2048);
+  private count = 0;
+
+  add(key: Uint8Array): void {
+    if (2 * this.count + 2 > this.hashes.length) {
+      const grown = new Uint32Array(this.hashes.length * 2);
+      grown.set(this.hashes);
+      this.hashes = grown;
     }
+    hashInto(key, this.hashes, 2 * this.count);
+    this.count++;
   }
-  return filter;
+
+  finish(): Uint8Array {
+    const bits = Math.max(64, this.count * BITS_PER_KEY);
+    const filter = new Uint8Array(Math.ceil(bits / 8));
+    const nbits = filter.length * 8;
+    const hashes = this.hashes;
+    for (let k = 0; k < 2 * this.count; k += 2) {
+      const h1 = hashes[k];
+      const h2 = hashes[k + 1];
+      for (let i = 0; i < PROBES; i++) {
+        const at = ((h1 + Math.imul(i, h2)) >>> 0) % nbits;
+        filter[at >>> 3] |= 1 << (at & 7);
+      }
+    }
+    return filter;
+  }
 }
+
+const probe = new Uint32Array(2);
 
 export function bloomMayContain(filter: Uint8Array, key: Uint8Array): boolean {
   const nbits = filter.length * 8;
   if (nbits === 0) return true;
-  const [h1, h2] = hashes(key);
+  hashInto(key, probe, 0);
+  const h1 = probe[0];
+  const h2 = probe[1];
   for (let i = 0; i < PROBES; i++) {
     const at = ((h1 + Math.imul(i, h2)) >>> 0) % nbits;
     if ((filter[at >>> 3] & (1 << (at & 7))) === 0) return false;

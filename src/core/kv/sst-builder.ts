@@ -1,14 +1,15 @@
 import { invariant } from '../errors.js';
-import { ByteWriter, concatBytes } from '../bytes.js';
+import { ByteWriter } from '../bytes.js';
 import { sealWithChecksum } from './format.js';
 import type { VersionedEntry } from './entry.js';
 import type { SstMeta } from './manifest.js';
-import { buildBloomFilter } from './bloom-filter.js';
+import { BloomFilterBuilder } from './bloom-filter.js';
 import { decodeBlockBody, encodeEntry, encodeIndex, sealBlock, type Block, type BlockIndex, type TableIndex } from './sst-format.js';
 
 /** A finished table: see SstBuilder.finish. */
 export interface BuiltTable {
-  readonly bytes: Uint8Array;
+  /** The table's bytes in order (data blocks, index, filter); they add up to `meta.size`. */
+  readonly parts: readonly Uint8Array[];
   readonly meta: SstMeta;
   readonly index: TableIndex;
   readonly warm: readonly Block[];
@@ -23,7 +24,7 @@ export interface BuiltTable {
 export class SstBuilder {
   private readonly blocks: Uint8Array[] = [];
   private readonly index: BlockIndex = { firstKeys: [], offsets: [], lengths: [] };
-  private readonly filterKeys: Uint8Array[] = [];
+  private readonly filter = new BloomFilterBuilder();
   private current = new ByteWriter(4096);
   private currentFirstKey: Uint8Array | undefined;
   private offset = 0;
@@ -47,7 +48,7 @@ export class SstBuilder {
   add(entry: VersionedEntry): void {
     if (this.currentFirstKey === undefined) this.currentFirstKey = entry.key;
     encodeEntry(this.current, entry);
-    this.filterKeys.push(entry.key);
+    this.filter.add(entry.key);
     this.minKey ??= entry.key;
     this.maxKey = entry.key;
     if (entry.seq > this.maxSeq) this.maxSeq = entry.seq;
@@ -75,7 +76,8 @@ export class SstBuilder {
   }
 
   /**
-   * The table's bytes, its manifest entry, its index as a reader would load it, and its first
+   * The table's bytes (in parts: joining them is a big copy, left to the caller to slice), its
+   * manifest entry, its index as a reader would load it, and its first
    * data blocks decoded (`warm[i]` is block i; empty without a warm budget). Throws if nothing
    * was added.
    */
@@ -83,12 +85,12 @@ export class SstBuilder {
     this.finishBlock();
     invariant(this.minKey !== undefined && this.maxKey !== undefined, 'sst-builder:non-empty');
     const index = encodeIndex(this.index);
-    const bloom = buildBloomFilter(this.filterKeys);
+    const bloom = this.filter.finish();
     const filter = sealWithChecksum(new ByteWriter(0).bytes(bloom));
-    const bytes = concatBytes(...this.blocks, index, filter);
+    const parts = [...this.blocks, index, filter];
     const meta: SstMeta = {
       id,
-      size: bytes.length,
+      size: this.offset + index.length + filter.length,
       indexOffset: this.offset,
       indexLength: index.length,
       filterOffset: this.offset + index.length,
@@ -104,6 +106,6 @@ export class SstBuilder {
       blocks: { firstKeys: this.index.firstKeys.map((k) => k.slice()), offsets: this.index.offsets, lengths: this.index.lengths },
       filter: bloom,
     };
-    return { bytes, meta, index: loaded, warm: this.warm };
+    return { parts, meta, index: loaded, warm: this.warm };
   }
 }

@@ -6,6 +6,11 @@
  *
  * Keys are held as binary strings (one UTF-16 unit per byte): string comparison is native and
  * orders exactly like bytes, which makes every tree step far cheaper than a byte loop.
+ *
+ * Beside the ordered tree, a hash map from key to slot serves point work: a write to a key that
+ * is already here (a claim deleting its pending key, a counter merge) appends to the slot in one
+ * hash lookup instead of a failed tree insert plus a tree lookup, and a point read of the
+ * memtables costs a hash lookup each. The tree is touched only to add a new key and to seek.
  */
 import { toBinaryString } from '../bytes.js';
 import { BTree, type BTreeMap } from '../sorted-map.js';
@@ -15,6 +20,8 @@ import type { MergeOperator } from './types.js';
 
 /** Bytes of bookkeeping charged per version on top of key and value, so small writes still count. */
 const VERSION_OVERHEAD = 48;
+/** Bytes charged per key for its hash map entry. */
+const KEY_INDEX_OVERHEAD = 32;
 
 interface Slot {
   readonly key: Uint8Array;
@@ -25,6 +32,7 @@ const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1
 
 export class Memtable {
   private readonly map: BTreeMap<string, Slot> = new BTree<string, Slot>(undefined, compareStrings);
+  private readonly slots = new Map<string, Slot>();
   /** Approximate heap bytes held. */
   bytes = 0;
   /** Highest seq applied. */
@@ -33,7 +41,7 @@ export class Memtable {
   constructor(private readonly merge: MergeOperator | undefined) {}
 
   get size(): number {
-    return this.map.size;
+    return this.slots.size;
   }
 
   /**
@@ -43,12 +51,14 @@ export class Memtable {
    */
   add(entry: VersionedEntry, floorSeq: number, id = toBinaryString(entry.key)): void {
     if (entry.seq > this.maxSeq) this.maxSeq = entry.seq;
-    // Most keys are new (job ids are unique): try the insert first, one tree descent.
-    if (this.map.set(id, { key: entry.key, versions: [entry] }, false)) {
-      this.bytes += entry.key.length * 2 + entry.value.length + VERSION_OVERHEAD;
+    const slot = this.slots.get(id);
+    if (slot === undefined) {
+      const fresh: Slot = { key: entry.key, versions: [entry] };
+      this.map.set(id, fresh);
+      this.slots.set(id, fresh);
+      this.bytes += entry.key.length * 2 + entry.value.length + VERSION_OVERHEAD + KEY_INDEX_OVERHEAD;
       return;
     }
-    const slot = this.map.get(id)!;
     this.bytes += entry.value.length + VERSION_OVERHEAD;
     const versions = slot.versions;
     versions.unshift(entry);
@@ -68,7 +78,7 @@ export class Memtable {
 
   /** The versions of the key whose binary string is `id`, newest first (do not mutate). */
   versions(id: string): readonly VersionedEntry[] | undefined {
-    return this.map.get(id)?.versions;
+    return this.slots.get(id)?.versions;
   }
 
   /** The first key >= `id` (or > when `exclusive`), with its versions. */

@@ -23,9 +23,22 @@ export default defineConfig({
           name: 'node',
           environment: 'node',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.browser.test.ts', '**/node_modules/**'],
+          exclude: ['test/**/*.browser.test.ts', 'test/demo/**', '**/node_modules/**'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          // The demo app end to end: its build served on 127.0.0.1, driven through Playwright
+          // in real Chromium with a persistent profile per test (see test/demo/demo-browser.ts).
+          name: 'demo',
+          environment: 'node',
+          include: ['test/demo/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
+          globalSetup: ['test/demo/setup.ts'],
         },
       },
       {

@@ -26,8 +26,11 @@ function precacheManifest(): Plugin {
   };
 }
 
-export default defineConfig({
+export default defineConfig(({ command }) => ({
   root: here('.'),
+  // The service worker is registered by builds only (the dev server serves modules it would
+  // cache stale). Not `import.meta.env.PROD`: that follows NODE_ENV, which a test runner sets.
+  define: { __OFFLINE_BUILD__: JSON.stringify(command === 'build') },
   base: './',
   resolve: {
     alias: [
@@ -50,4 +53,4 @@ export default defineConfig({
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
   logLevel: 'warn',
-});
+}));

@@ -57,8 +57,10 @@ sw.addEventListener('fetch', (event) => {
   event.respondWith(
     (async () => {
       const cache = await caches.open(CACHE);
-      // Navigations (any query string) get the app shell.
-      const cached = request.mode === 'navigate' ? await cache.match(new URL('./', sw.registration.scope).href) : await cache.match(request, { ignoreSearch: true });
+      // Navigations (any query string) get the app shell. `ignoreVary`: the server varies on
+      // request headers (Origin, Accept-Encoding) that differ between the precache request and
+      // the page's own requests, and a cached file is the same file either way.
+      const cached = request.mode === 'navigate' ? await cache.match(new URL('./', sw.registration.scope).href, { ignoreVary: true }) : await cache.match(request, { ignoreSearch: true, ignoreVary: true });
       if (cached) return cached;
       return fetch(request);
     })(),

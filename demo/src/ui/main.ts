@@ -461,7 +461,7 @@ function boot(): void {
   // Re-render countdowns between polls.
   setInterval(() => selected && renderDetail(), 1_000);
 
-  if (import.meta.env.PROD && 'serviceWorker' in navigator) {
+  if (__OFFLINE_BUILD__ && 'serviceWorker' in navigator) {
     navigator.serviceWorker.register('./sw.js').catch((e: unknown) => console.warn('offline support unavailable:', e));
   }
   document.title = `Durable agent (${store === 'opfs' ? 'OPFS' : 'IndexedDB'}) · taquba-workflow`;

@@ -1,0 +1,134 @@
+/**
+ * The demo, end to end, in real Chromium on a persistent profile: what a person sees when they
+ * start an agent task, reload in the middle of it, approve or reject it from another tab, close
+ * the tab that executes it, or go offline. Each test reads visible text and roles only.
+ */
+import { copyFile, mkdir } from 'node:fs/promises';
+import { afterEach, beforeEach, expect, inject, test } from 'vitest';
+import { connected, expectStatus, launchDemo, modelCallCounter, runDetail, runInList, startTask, tabRole, type DemoBrowser } from './demo-browser.js';
+
+const url = inject('demoUrl');
+let browser: DemoBrowser;
+
+beforeEach(async () => {
+  browser = await launchDemo(url);
+});
+
+afterEach(async () => {
+  await browser.close();
+});
+
+test('a reload during research loses no completed model call; the run finishes after approval', async () => {
+  const page = await browser.open();
+  expect(await connected(page)).toBe('leader');
+  await startTask(page, { topic: 'reload during research', researchCalls: 3, tokenDelayMs: 40 });
+
+  // The first call has completed (counted once its answer is memoized) and its step is filing
+  // notes: reload now, before the step's settlement commits.
+  await page.getByText(/^1 real/).waitFor();
+  await page.reload();
+  expect(await connected(page)).toBe('leader');
+  await expectStatus(page, 'Waiting for approval');
+
+  const detail = runDetail(page);
+  await expect.poll(() => detail.getByText(/memo hit \(model not called again\)/).count()).toBeGreaterThanOrEqual(1);
+  await detail.getByRole('button', { name: 'Approve' }).click();
+  await expectStatus(page, 'Succeeded');
+  await detail.getByText('Published brief').waitFor();
+
+  // 3 research calls + 1 draft, each made once for real; the interrupted one was read back.
+  const calls = await modelCallCounter(page);
+  expect(calls).toEqual({ real: 4, memoHits: 1, repeated: 0 });
+
+  await mkdir('test-results', { recursive: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.screenshot({ path: 'test-results/demo.png' });
+  if (process.env.UPDATE_DEMO_SCREENSHOT) await copyFile('test-results/demo.png', 'docs/images/demo.png');
+  expect(browser.errors).toEqual([]);
+});
+
+test('a decision sent from a second tab before the run reaches approval is not lost', async () => {
+  const first = await browser.open();
+  expect(await connected(first)).toBe('leader');
+  await startTask(first, { topic: 'approve from another tab', researchCalls: 3, tokenDelayMs: 30 });
+
+  const second = await browser.open();
+  expect(await connected(second)).toBe('follower');
+  await runInList(second, 'approve from another tab').click();
+  await runDetail(second).getByRole('button', { name: 'Approve' }).click();
+  await runDetail(second).getByText(/Approval (recorded|delivered)/).waitFor();
+
+  // The first tab executes every step; the run never stops at the approval step.
+  await expectStatus(first, 'Succeeded');
+  await expectStatus(second, 'Succeeded');
+  expect(await tabRole(second).textContent()).toMatch(/standing by/);
+  expect(browser.errors).toEqual([]);
+});
+
+test('closing the executing tab hands the run to the other tab', async () => {
+  const first = await browser.open();
+  await startTask(first, { topic: 'close the leader', researchCalls: 3, tokenDelayMs: 60 });
+  await runDetail(first).getByText(/running · attempt 1/).waitFor();
+
+  const second = await browser.open();
+  expect(await connected(second)).toBe('follower');
+  await first.close();
+
+  await tabRole(second).getByText('executes the steps').waitFor();
+  await runInList(second, 'close the leader').click();
+  await expectStatus(second, 'Waiting for approval');
+  await runDetail(second).getByRole('button', { name: 'Approve' }).click();
+  await expectStatus(second, 'Succeeded');
+  expect((await modelCallCounter(second)).repeated).toBe(0);
+  expect(browser.errors).toEqual([]);
+});
+
+test('after the first visit the app loads and runs offline', async () => {
+  const page = await browser.open();
+  // Setup, not an assertion: the service worker has cached the build.
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+  });
+  await browser.context.setOffline(true);
+  await page.reload();
+  expect(await connected(page)).toBe('leader');
+  await page.getByRole('heading', { name: 'Durable agent' }).waitFor();
+
+  await startTask(page, { topic: 'offline run', researchCalls: 1 });
+  await expectStatus(page, 'Waiting for approval');
+  await runDetail(page).getByRole('button', { name: 'Approve' }).click();
+  await expectStatus(page, 'Succeeded');
+  expect(browser.errors).toEqual([]);
+});
+
+test('a rejection fails the run with its reason; cancelling stops a running step', async () => {
+  const page = await browser.open();
+  await startTask(page, { topic: 'to be rejected', researchCalls: 1 });
+  await expectStatus(page, 'Waiting for approval');
+  const detail = runDetail(page);
+  await detail.getByLabel('Reason').fill('numbers are missing');
+  await detail.getByRole('button', { name: 'Reject' }).click();
+  await expectStatus(page, 'Failed');
+  await detail.getByText('Reason: rejected: numbers are missing').waitFor();
+
+  await startTask(page, { topic: 'to be cancelled', researchCalls: 3, tokenDelayMs: 200 });
+  await detail.getByText(/running · attempt 1/).waitFor();
+  await detail.getByRole('button', { name: 'Cancel run' }).click();
+  await expectStatus(page, 'Cancelled');
+  await expect.poll(() => detail.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+  expect(browser.errors).toEqual([]);
+});
+
+test('a rate-limited call is retried; a model outage ends in the dead letters', async () => {
+  const page = await browser.open();
+  await startTask(page, { topic: 'flaky model', researchCalls: 2, flaky: true });
+  const detail = runDetail(page);
+  await detail.getByText(/attempt 1 failed: .*rate limited/).waitFor();
+  await expectStatus(page, 'Waiting for approval');
+
+  await startTask(page, { topic: 'model outage', researchCalls: 1, outage: true });
+  await expectStatus(page, 'Failed');
+  const dead = page.getByRole('list').filter({ hasText: 'model unavailable' });
+  await dead.getByText(/3\/3 attempts/).waitFor();
+  expect(browser.errors).toEqual([]);
+});

@@ -21,6 +21,7 @@ import { resolveChain } from './merge-resolution.js';
 import { pastUpper, type Bounds } from './scan-range.js';
 import type { Block, TableIndex } from './sst-format.js';
 import { SstReader, blockCacheKey } from './sst-reader.js';
+import type { CursorStep, TableCursor } from './table-cursor.js';
 import type { BuiltTable } from './sst-builder.js';
 import type { MergeOperator } from './types.js';
 
@@ -62,7 +63,63 @@ function tableFor(run: readonly SstReader[], key: Uint8Array): SstReader | undef
   return t && compareBytes(t.meta.minKey, key) <= 0 ? t : undefined;
 }
 
-type Source = AsyncIterator<VersionedEntry> | Iterator<VersionedEntry>;
+/** One ordered input of a scan; see TableCursor for why steps are synchronous when they can be. */
+interface Source {
+  next(): CursorStep;
+}
+
+/** A synchronous iterator as a Source. */
+function sourceOf(iterator: Iterator<VersionedEntry>): Source {
+  return {
+    next: () => {
+      const r = iterator.next();
+      return r.done ? undefined : r.value;
+    },
+  };
+}
+
+/** A sorted run's tables one after another, within the scan's bounds. */
+class RunSource implements Source {
+  private t = 0;
+  private cursor: TableCursor | undefined;
+
+  constructor(
+    private readonly run: readonly SstReader[],
+    private readonly bounds: Bounds,
+  ) {
+    const lower = bounds.lower;
+    if (lower) while (this.t < run.length && compareBytes(run[this.t].meta.maxKey, lower) < 0) this.t++;
+  }
+
+  next(): CursorStep {
+    for (;;) {
+      if (this.cursor === undefined) {
+        const table = this.run[this.t];
+        if (table === undefined) return undefined;
+        if (this.bounds.upper && compareBytes(table.meta.minKey, this.bounds.upper) >= 0) return undefined;
+        this.cursor = table.cursor(this.bounds.lower, this.bounds.lowerExclusive, this.bounds.fillCache);
+      }
+      const step = this.cursor.next();
+      if (step instanceof Promise) return step.then((e) => (e === undefined ? this.nextTable() : this.check(e)));
+      if (step !== undefined) return this.check(step);
+      this.cursor = undefined;
+      this.t++;
+    }
+  }
+
+  private nextTable(): CursorStep {
+    this.cursor = undefined;
+    this.t++;
+    return this.next();
+  }
+
+  private check(e: VersionedEntry): VersionedEntry | undefined {
+    if (!pastUpper(e.key, this.bounds)) return e;
+    this.t = this.run.length;
+    this.cursor = undefined;
+    return undefined;
+  }
+}
 
 export class LsmTree {
   readonly cache: BlockCache<Block>;
@@ -156,12 +213,15 @@ export class LsmTree {
     const tables = this.tables;
     tables.activeReads++;
     const sources: Source[] = [];
-    if (overlay) sources.push(overlay[Symbol.iterator]());
-    for (const mem of [this.memtable, ...this.immutables]) sources.push(this.memtableCursor(mem, bounds, snapshot));
-    for (const run of tables.runs) sources.push(this.runCursor(run, bounds));
+    if (overlay) sources.push(sourceOf(overlay[Symbol.iterator]()));
+    for (const mem of [this.memtable, ...this.immutables]) sources.push(sourceOf(this.memtableCursor(mem, bounds, snapshot)));
+    for (const run of tables.runs) sources.push(new RunSource(run, bounds));
     const heads: (VersionedEntry | undefined)[] = [];
     try {
-      for (const s of sources) heads.push(await nextOf(s, bounds));
+      for (const s of sources) {
+        const head = nextOf(s, bounds);
+        heads.push(head instanceof Promise ? await head : head);
+      }
       let yielded = 0;
       for (;;) {
         let min: Uint8Array | undefined;
@@ -177,7 +237,8 @@ export class LsmTree {
             chain.push(h);
             resolved = h.kind !== 'merge';
           }
-          heads[i] = await nextOf(sources[i], bounds);
+          const head = nextOf(sources[i], bounds);
+          heads[i] = head instanceof Promise ? await head : head;
         }
         const r = resolveChain(min, chain, this.merge, true);
         if (r.kind === 'put') {
@@ -187,7 +248,6 @@ export class LsmTree {
       }
     } finally {
       tables.activeReads--;
-      for (const s of sources) void s.return?.();
     }
   }
 
@@ -207,28 +267,19 @@ export class LsmTree {
     }
   }
 
-  private async *runCursor(run: readonly SstReader[], bounds: Bounds): AsyncGenerator<VersionedEntry> {
-    for (const table of run) {
-      if (bounds.lower && compareBytes(table.meta.maxKey, bounds.lower) < 0) continue;
-      if (bounds.upper && compareBytes(table.meta.minKey, bounds.upper) >= 0) return;
-      for await (const e of table.iterate(bounds.lower, bounds.lowerExclusive, bounds.fillCache)) {
-        if (pastUpper(e.key, bounds)) return;
-        yield e;
-      }
-    }
+}
+
+/** The source's next entry at or past the lower bound (the overlay is not pre-filtered). */
+function nextOf(source: Source, bounds: Bounds): CursorStep {
+  for (;;) {
+    const step = source.next();
+    if (step instanceof Promise) return step.then((e) => (e === undefined || !belowLower(e, bounds) ? e : nextOf(source, bounds)));
+    if (step === undefined || !belowLower(step, bounds)) return step;
   }
 }
 
-async function nextOf(source: Source, bounds: Bounds): Promise<VersionedEntry | undefined> {
-  for (;;) {
-    const r = await source.next();
-    if (r.done) return undefined;
-    const e = r.value;
-    // The overlay is not pre-filtered by bounds; skip what lies below the lower bound.
-    if (bounds.lower) {
-      const c = compareBytes(e.key, bounds.lower);
-      if (c < 0 || (c === 0 && bounds.lowerExclusive)) continue;
-    }
-    return e;
-  }
+function belowLower(e: VersionedEntry, bounds: Bounds): boolean {
+  if (!bounds.lower) return false;
+  const c = compareBytes(e.key, bounds.lower);
+  return c < 0 || (c === 0 && bounds.lowerExclusive);
 }

@@ -7,6 +7,7 @@ import type { VersionedEntry } from './entry.js';
 import { corruptReader, openChecksummed } from './format.js';
 import type { SstMeta } from './manifest.js';
 import { decodeBlock, decodeIndex, lowerBound, type Block, type TableIndex } from './sst-format.js';
+import { TableCursor } from './table-cursor.js';
 
 /**
  * Read-ahead: a miss that continues a forward walk (within one iteration, or where the previous
@@ -53,7 +54,8 @@ export class SstReader {
     return obj.data;
   }
 
-  private loadIndex(): Promise<TableIndex> {
+  /** @internal */
+  loadIndex(): Promise<TableIndex> {
     if (this.index) return Promise.resolve(this.index);
     this.indexLoading ??= (async () => {
       const { indexOffset, indexLength, filterLength } = this.meta;
@@ -121,34 +123,44 @@ export class SstReader {
     return { key: block.keys[i], seq: block.seqs[i], kind: block.kinds[i], value: block.values[i] };
   }
 
-  /** Entries from `start` (inclusive unless `exclusive`) to the end of the table, in key order. */
+  /**
+   * A cursor over entries from `start` (inclusive unless `exclusive`) to the end of the table, in
+   * key order, that answers synchronously while its blocks are cached (see TableCursor).
+   */
+  cursor(start: Uint8Array | undefined, exclusive: boolean, fillCache: boolean): TableCursor {
+    return new TableCursor(this, start, exclusive, fillCache);
+  }
+
+  /** The same entries as an async iterator (for compaction, which reads whole tables). */
   async *iterate(start: Uint8Array | undefined, exclusive: boolean, fillCache: boolean): AsyncGenerator<VersionedEntry> {
-    if (start && compareBytes(start, this.meta.maxKey) > 0) return;
-    const index = await this.loadIndex();
-    let b = start ? Math.max(0, lowerBound(index.blocks.firstKeys, start, true) - 1) : 0;
-    let first = true;
-    // Blocks this iteration fetched ahead, from block `aheadFrom` on.
-    let ahead: Promise<Block>[] = [];
-    let aheadFrom = 0;
-    for (; b < index.blocks.firstKeys.length; b++) {
-      let next: Block | Promise<Block> | undefined = b - aheadFrom < ahead.length ? ahead[b - aheadFrom] : undefined;
-      if (next === undefined) {
-        const key = blockCacheKey(this.meta.id, b);
-        next = this.cache.get(key) ?? this.cache.loading(key, fillCache);
-      }
-      if (next === undefined) {
-        ahead = this.fetchBlocks(b, this.readAheadFor(b, !first, index), index, fillCache);
-        aheadFrom = b;
-        this.nextSequential = b + ahead.length;
-        next = ahead[0];
-      }
-      const block = await next;
-      let i = first && start ? lowerBound(block.keys, start, exclusive) : 0;
-      first = false;
-      for (; i < block.keys.length; i++) {
-        yield { key: block.keys[i], seq: block.seqs[i], kind: block.kinds[i], value: block.values[i] };
-      }
+    const cursor = this.cursor(start, exclusive, fillCache);
+    for (;;) {
+      const next = cursor.next();
+      const entry = next instanceof Promise ? await next : next;
+      if (entry === undefined) return;
+      yield entry;
     }
+  }
+
+  /** @internal The index if loaded (no wait). */
+  get loadedIndex(): TableIndex | undefined {
+    return this.index;
+  }
+
+  /** @internal Block `b` if cached, its load if one is in flight, else undefined. */
+  cachedOrLoading(b: number, fillCache: boolean): Block | Promise<Block> | undefined {
+    const key = blockCacheKey(this.meta.id, b);
+    return this.cache.get(key) ?? this.cache.loading(key, fillCache);
+  }
+
+  /**
+   * @internal Fetches block `b` for a forward walk, with read-ahead when it continues one
+   * (`walking`: the caller already read the block before it). One promise per block from `b` on.
+   */
+  fetchForWalk(b: number, walking: boolean, index: TableIndex, fillCache: boolean): Promise<Block>[] {
+    const blocks = this.fetchBlocks(b, this.readAheadFor(b, walking, index), index, fillCache);
+    this.nextSequential = b + blocks.length;
+    return blocks;
   }
 
   /** Heap held by this table's index and filter once loaded. */

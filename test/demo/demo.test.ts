@@ -129,6 +129,6 @@ test('a rate-limited call is retried; a model outage ends in the dead letters', 
   await startTask(page, { topic: 'model outage', researchCalls: 1, outage: true });
   await expectStatus(page, 'Failed');
   const dead = page.getByRole('list').filter({ hasText: 'model unavailable' });
-  await dead.getByText(/3\/3 attempts/).waitFor();
+  await dead.getByText(/5\/5 attempts/).waitFor();
   expect(browser.errors).toEqual([]);
 });

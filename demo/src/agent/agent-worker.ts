@@ -23,7 +23,8 @@ serveWorkflowRuntime({
   queueOptions: {
     // A durable timer (approval timeout, retry backoff) fires within half a second.
     schedulerIntervalMs: 500,
-    defaultQueueConfig: { maxAttempts: 3, retryBackoffBaseMs: 1_000, retryBackoffMaxMs: 10_000, leaseMs: 30_000 },
+    // A step interrupted by a reload or a closed tab counts as an attempt: leave room for a few.
+    defaultQueueConfig: { maxAttempts: 5, retryBackoffBaseMs: 500, retryBackoffMaxMs: 10_000, leaseMs: 30_000 },
   },
   runtimeOptions: { maxConcurrentSteps: 4 },
 });

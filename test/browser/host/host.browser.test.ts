@@ -117,6 +117,32 @@ describe('worker host', () => {
     expect(await a.event('terminal', (e) => e.runId === 'held')).toMatchObject({ status: 'cancelled' });
   });
 
+  it('dead steps are listed from any tab, page by page', async () => {
+    const log = newLog();
+    const name = uniqueName('dead');
+    const a = host('indexeddb', name, log);
+    await a.role('leader');
+    expect(await a.client.listDeadSteps()).toEqual([]);
+    for (const runId of ['poison-1', 'poison-2']) {
+      await a.client.submit({ runId, input: planInput({ steps: 3, poisonAt: 1 }) });
+      expect(await a.event('terminal', (e) => e.runId === runId)).toMatchObject({ status: 'failed' });
+    }
+    const b = host('indexeddb', name, log);
+    await b.role('follower');
+    const dead = await b.client.listDeadSteps();
+    expect(dead).toHaveLength(2);
+    expect(dead.map((d) => d.runId).sort()).toEqual(['poison-1', 'poison-2']);
+    for (const d of dead) {
+      expect(d).toMatchObject({ stepNumber: 1, notification: false, attempts: 1 });
+      expect(d.lastError).toContain('poisoned input');
+      expect(d.failedAt).toBeTypeOf('number');
+    }
+    const first = await b.client.listDeadSteps({ limit: 1 });
+    expect(first).toEqual([dead[0]]);
+    expect(await b.client.listDeadSteps({ afterJobId: first[0]!.jobId })).toEqual([dead[1]]);
+    await expect(b.client.listDeadSteps({ limit: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'invalid_limit' } });
+  });
+
   it('a worker terminated mid-step: a new worker resumes the run without redoing memoized work', async () => {
     const log = newLog();
     const name = uniqueName('terminate');

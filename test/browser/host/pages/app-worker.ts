@@ -10,6 +10,7 @@
  *   afterAt    at this step, continue after `ms` (a durable timer)
  *   signalAt   at this step, park the run on `key` for `timeoutMs`
  *   failOnceAt this step throws a transient error on its first attempt
+ *   poisonAt   this step throws a permanent error (its job dead-letters at once)
  * Every step runs a memoized computation (`work`, logged as `computed` when it really runs) and
  * stages the KV write `exec/<runId>/<step>` = host id; the hook stages `done/<runId>` = status.
  */
@@ -33,6 +34,7 @@ export interface Plan {
   readonly afterAt?: { readonly step: number; readonly ms: number };
   readonly signalAt?: { readonly step: number; readonly key: string; readonly timeoutMs: number };
   readonly failOnceAt?: number;
+  readonly poisonAt?: number;
   readonly failWith?: string;
 }
 
@@ -73,6 +75,7 @@ async function runStep(step: Step): Promise<StepOutcome> {
     return StepOutcome.cancel('released by a cancel');
   }
   if (plan.failOnceAt === n && step.attempt === 1) throw StepError.transient('flaky dependency');
+  if (plan.poisonAt === n) throw StepError.permanent('poisoned input');
   if (plan.delayMs) await sleep(plan.delayMs);
   if (n >= plan.steps - 1) return plan.failWith ? StepOutcome.fail(plan.failWith) : StepOutcome.succeed(utf8(`done:${step.runId}`));
   if (plan.signalAt?.step === n) return StepOutcome.continueOnSignal(step.payload, plan.signalAt.key, plan.signalAt.timeoutMs);

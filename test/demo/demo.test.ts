@@ -50,13 +50,14 @@ test('a reload during research loses no completed model call; the run finishes a
 test('a decision sent from a second tab before the run reaches approval is not lost', async () => {
   const first = await browser.open();
   expect(await connected(first)).toBe('leader');
-  await startTask(first, { topic: 'approve from another tab', researchCalls: 3, tokenDelayMs: 30 });
+  // Four research calls of ~1.5 s each: the approval below arrives long before the approval step.
+  await startTask(first, { topic: 'approve from another tab', researchCalls: 4, tokenDelayMs: 50 });
 
   const second = await browser.open();
   expect(await connected(second)).toBe('follower');
   await runInList(second, 'approve from another tab').click();
   await runDetail(second).getByRole('button', { name: 'Approve' }).click();
-  await runDetail(second).getByText(/Approval (recorded|delivered)/).waitFor();
+  await runDetail(second).getByText('Approval recorded: the run will read it when it reaches the approval step.').waitFor();
 
   // The first tab executes every step; the run never stops at the approval step.
   await expectStatus(first, 'Succeeded');

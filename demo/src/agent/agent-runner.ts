@@ -28,7 +28,7 @@ import { modelFor } from './model.js';
 
 const SYSTEM_PROMPT = 'You are a careful research assistant. Answer in three short sentences.';
 /** Work after a model call (the agent "files its notes"): the window in which a reload finds the answer memoized. */
-const AFTER_CALL_MS = 400;
+const AFTER_CALL_MS = 800;
 /** Longest stream update rate: one message per this many ms per step. */
 const STREAM_INTERVAL_MS = 60;
 

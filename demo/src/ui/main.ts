@@ -23,7 +23,7 @@ import {
   type StoreKind,
   type TaskSpec,
 } from '../shared/agent-state.js';
-import { loadModelSettings, modelCalls, saveModelSettings, summarize, type ModelSettings } from '../shared/demo-db.js';
+import { loadModelSettings, modelCalls, saveModelSettings, summarize, type ModelCallRecord, type ModelCallSummary, type ModelSettings } from '../shared/demo-db.js';
 import { h, replaceChildren } from './dom.js';
 import { isActive, LiveSteps, statusOf, timeline, type RunRow } from './run-model.js';
 
@@ -199,7 +199,7 @@ function renderDetail(): void {
         h(
           'span',
           { class: 'step-facts' },
-          `waiting for signal "${approvalKey(row.runId)}"${waiting ? ` · escalates in ${seconds(waiting.until - Date.now())}` : ''}`,
+          `waiting for signal "${approvalKey(row.runId)}"${waiting ? ` · ${row.escalated ? 'gives up' : 'escalates'} in ${seconds(waiting.until - Date.now())}` : ''}`,
         ),
       );
     } else if (!r && active && status.kind === 'retry' && entry.stepNumber === row.view?.currentStep && state === 'pending') {
@@ -263,17 +263,22 @@ function short(text: string): string {
   return text.length > 90 ? `${text.slice(0, 90)}…` : text;
 }
 
-const summarizeCalls = {
-  records: [] as Awaited<ReturnType<typeof modelCalls>>,
+/** The model-call log of this store (demo-db.ts), as the header's counter and per run. */
+class ModelCallCounter {
+  private records: ModelCallRecord[] = [];
+
   async load(): Promise<void> {
     this.records = await modelCalls(store);
     const all = summarize(this.records);
     $('model-calls').textContent = `${all.calls} real · ${all.memoHits} memo hits · ${all.repeated} repeated`;
-  },
-  forRun(runId: string) {
+  }
+
+  forRun(runId: string): ModelCallSummary {
     return summarize(this.records, runId);
-  },
-};
+  }
+}
+
+const summarizeCalls = new ModelCallCounter();
 
 function render(): void {
   renderRuns();

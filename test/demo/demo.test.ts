@@ -133,3 +133,31 @@ test('a rate-limited call is retried; a model outage ends in the dead letters', 
   await dead.getByText(/5\/5 attempts/).waitFor();
   expect(browser.errors).toEqual([]);
 });
+
+test('an unanswered approval escalates once, then fails the run', async () => {
+  const page = await browser.open();
+  await startTask(page, { topic: 'nobody answers', researchCalls: 1, approvalTimeoutS: 2 });
+  await expectStatus(page, 'Waiting for approval (escalated)');
+  await runDetail(page).getByText(/gives up in/).waitFor();
+  await expectStatus(page, 'Failed');
+  await runDetail(page).getByText('Reason: no decision after escalation').waitFor();
+  expect(browser.errors).toEqual([]);
+});
+
+test('the same agent runs on OPFS when chosen, with its own runs', async () => {
+  const page = await browser.open();
+  await startTask(page, { topic: 'on indexeddb', researchCalls: 1 });
+  await expectStatus(page, 'Waiting for approval');
+
+  await Promise.all([page.waitForEvent('load'), page.getByLabel('Storage').selectOption('opfs')]);
+  expect(await connected(page)).toBe('leader');
+  await page.getByRole('list', { name: 'Runs' }).getByText('No runs yet.').waitFor();
+  await startTask(page, { topic: 'on opfs', researchCalls: 2 });
+  await expectStatus(page, 'Waiting for approval');
+  await page.reload();
+  await runInList(page, 'on opfs').click();
+  await runDetail(page).getByRole('button', { name: 'Approve' }).click();
+  await expectStatus(page, 'Succeeded');
+  expect(await page.getByRole('list', { name: 'Runs' }).getByText('on indexeddb').count()).toBe(0);
+  expect(browser.errors).toEqual([]);
+});

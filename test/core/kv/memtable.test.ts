@@ -44,7 +44,7 @@ describe('Memtable', () => {
     expect(m.size).toBe(1);
   });
 
-  it('charges a new key more than a new version of an existing one (its key and its index entry)', () => {
+  it('charges a new key more than a new version of an existing one (its key)', () => {
     const m = new Memtable(undefined);
     m.add(put('key', 1, 'x'), 0);
     const first = m.bytes;

@@ -18,16 +18,18 @@ export interface ObjectStoreCounts {
   readonly rangedGet: OperationCount;
   readonly put: OperationCount;
   readonly delete: OperationCount;
+  /** Batch deletes (`deleteMany` requests), plus the keys they named. */
+  readonly deleteMany: OperationCount & { readonly objects: number };
   /** Listings, plus the objects they yielded. */
   readonly list: OperationCount & { readonly objects: number };
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-type Kind = 'get' | 'rangedGet' | 'put' | 'delete' | 'list';
+type Kind = 'get' | 'rangedGet' | 'put' | 'delete' | 'deleteMany' | 'list';
 
-function zeroCounts(): { [K in Kind]: Mutable<OperationCount> } & { list: { objects: number } } {
+function zeroCounts(): { [K in Kind]: Mutable<OperationCount> } & { list: { objects: number }; deleteMany: { objects: number } } {
   const zero = (): Mutable<OperationCount> => ({ calls: 0, failures: 0, bytes: 0 });
-  return { get: zero(), rangedGet: zero(), put: zero(), delete: zero(), list: { ...zero(), objects: 0 } };
+  return { get: zero(), rangedGet: zero(), put: zero(), delete: zero(), deleteMany: { ...zero(), objects: 0 }, list: { ...zero(), objects: 0 } };
 }
 
 /**
@@ -37,16 +39,27 @@ function zeroCounts(): { [K in Kind]: Mutable<OperationCount> } & { list: { obje
  */
 export class CountingObjectStore implements ObjectStore {
   private counts = zeroCounts();
+  /** Present exactly when the inner store has it, so callers see the same capabilities. */
+  readonly deleteMany?: (keys: readonly string[]) => Promise<void>;
 
   constructor(
     /** The wrapped store. */
     readonly inner: ObjectStore,
-  ) {}
+  ) {
+    const batch = inner.deleteMany?.bind(inner);
+    if (batch) {
+      this.deleteMany = async (keys) => {
+        this.counts.deleteMany.calls++;
+        this.counts.deleteMany.objects += keys.length;
+        return this.track(this.counts.deleteMany, () => batch(keys));
+      };
+    }
+  }
 
   /** A copy of the counters now; later calls do not change it. */
   snapshot(): ObjectStoreCounts {
-    const { get, rangedGet, put, list } = this.counts;
-    return { get: { ...get }, rangedGet: { ...rangedGet }, put: { ...put }, delete: { ...this.counts.delete }, list: { ...list } };
+    const { get, rangedGet, put, deleteMany, list } = this.counts;
+    return { get: { ...get }, rangedGet: { ...rangedGet }, put: { ...put }, delete: { ...this.counts.delete }, deleteMany: { ...deleteMany }, list: { ...list } };
   }
 
   /** Sets every counter back to zero. */

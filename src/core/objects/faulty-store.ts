@@ -143,7 +143,15 @@ export class FaultyObjectStore implements ObjectStore {
   ) {
     this.random = options.random ?? createSeededRandom(options.seed ?? 1);
     this.clock = options.clock ?? systemClock;
+    const batch = inner.deleteMany?.bind(inner);
+    if (batch) {
+      // One batch is one `delete` call for the rules (its key: the first key of the batch).
+      this.deleteMany = async (keys) => this.run(this.plan('delete', keys[0] ?? ''), () => batch(keys));
+    }
   }
+
+  /** Present exactly when the inner store has it. Faults as for `delete`. */
+  readonly deleteMany?: (keys: readonly string[]) => Promise<void>;
 
   /** Adds a rule; it sees calls that start from now on. */
   addRule(rule: FaultRule): FaultRuleHandle {

@@ -54,6 +54,14 @@ export interface ObjectStore {
   /** Removes `key`; deleting an absent key succeeds. */
   delete(key: string): Promise<void>;
 
+  /**
+   * Optional: removes every key of `keys` in as few requests as the store allows (S3's
+   * DeleteObjects takes 1000 a request). Absent keys succeed. Rejects when any key could not be
+   * deleted (some may have been); a store without a batch API leaves this out, and callers go
+   * through `deleteObjects`, which falls back to `delete` per key.
+   */
+  deleteMany?(keys: readonly string[]): Promise<void>;
+
   /** Every object whose key starts with `prefix`, in ascending key order (UTF-16 code unit order). */
   list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo>;
 }

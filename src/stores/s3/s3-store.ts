@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { systemClock } from '../../core/clock.js';
 import { InvalidConfigError, PreconditionFailedError, StoreUnavailableError, type ErrorDetails } from '../../core/errors.js';
 import { validateGetRange, validateListPrefix, validateObjectKey } from '../../core/objects/keys.js';
@@ -7,6 +7,8 @@ import { classifyS3Error, S3RequestTimeout, s3ErrorFacts, toS3StoreError } from 
 import { resolveS3StoreOptions, type ResolvedS3StoreOptions, type S3ObjectStoreOptions } from './s3-options.js';
 
 const EMPTY = new Uint8Array(0);
+/** Keys per DeleteObjects request: S3's maximum. */
+const DELETE_BATCH = 1000;
 
 /**
  * An ObjectStore on an S3 bucket (AWS S3, Cloudflare R2, MinIO, or any S3-compatible service with
@@ -152,6 +154,40 @@ export class S3ObjectStore implements ObjectStore {
         if (classifyS3Error(e) !== 'not-found') throw e;
       }
     });
+  }
+
+  /**
+   * Deletes `keys` with DeleteObjects, 1000 a request (S3's limit), in quiet mode (the answer
+   * lists only failures). Absent keys succeed. The requests are retried like any other; a key
+   * S3 reports as not deleted rejects the call with STORE_UNAVAILABLE (`details.failed`: how
+   * many, `details.key` / `s3Code`: the first) once every batch was sent. Rejects with
+   * INVALID_ARGUMENT for a bad key before sending anything.
+   */
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    for (const key of keys) validateObjectKey(key);
+    const failed: { key: string; code: string; message: string }[] = [];
+    for (let start = 0; start < keys.length; start += DELETE_BATCH) {
+      const batch = keys.slice(start, start + DELETE_BATCH);
+      const answer = await this.retrying('deleteMany', { key: batch[0], count: batch.length }, (signal) =>
+        this.client.send(
+          new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Quiet: true, Objects: batch.map((key) => ({ Key: this.prefix + key })) } }),
+          { abortSignal: signal },
+        ),
+      );
+      for (const error of answer.Errors ?? []) {
+        if (error.Code === 'NoSuchKey') continue;
+        failed.push({ key: (error.Key ?? '').slice(this.prefix.length), code: error.Code ?? 'unknown', message: error.Message ?? '' });
+      }
+    }
+    if (failed.length > 0) {
+      const first = failed[0]!;
+      throw new StoreUnavailableError(`${failed.length} of ${keys.length} deletes failed; first: key=${first.key} s3Code=${first.code} ${first.message}`.trim(), {
+        op: 'deleteMany',
+        key: first.key,
+        s3Code: first.code,
+        failed: failed.length,
+      });
+    }
   }
 
   /**

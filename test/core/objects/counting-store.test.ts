@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CountingObjectStore, MemoryObjectStore } from '../../../src/core/objects/index.js';
+import { CountingObjectStore, deleteObjects, MemoryObjectStore } from '../../../src/core/objects/index.js';
 import { describeObjectStoreConformance } from './object-store.conformance.js';
 
 const bytes = (n: number): Uint8Array => new Uint8Array(n);
@@ -21,8 +21,27 @@ describe('CountingObjectStore', () => {
       rangedGet: { calls: 1, failures: 0, bytes: 3 },
       put: { calls: 2, failures: 0, bytes: 15 },
       delete: { calls: 1, failures: 0, bytes: 0 },
+      deleteMany: { calls: 0, failures: 0, bytes: 0, objects: 0 },
       list: { calls: 1, failures: 0, bytes: 0, objects: 1 },
     });
+  });
+
+  it('has deleteMany exactly when the inner store has it, and counts its requests and keys', async () => {
+    expect(new CountingObjectStore(new MemoryObjectStore()).deleteMany).toBeUndefined();
+    const batches: string[][] = [];
+    const inner = new MemoryObjectStore() as MemoryObjectStore & { deleteMany(keys: readonly string[]): Promise<void> };
+    inner.deleteMany = async (keys) => {
+      batches.push([...keys]);
+      for (const key of keys) await inner.delete(key);
+    };
+    const store = new CountingObjectStore(inner);
+    await store.put('a', bytes(1));
+    await store.put('b', bytes(1));
+    await deleteObjects(store, ['a', 'b', 'c']);
+    expect(batches).toEqual([['a', 'b', 'c']]);
+    expect(store.snapshot().deleteMany).toEqual({ calls: 1, failures: 0, bytes: 0, objects: 3 });
+    expect(store.snapshot().delete.calls).toBe(0);
+    expect(await inner.get('a')).toBeUndefined();
   });
 
   it('counts rejected calls as failures', async () => {
@@ -49,7 +68,7 @@ describe('CountingObjectStore', () => {
     expect(before.put.calls).toBe(1);
     store.reset();
     const zero = { calls: 0, failures: 0, bytes: 0 };
-    expect(store.snapshot()).toEqual({ get: zero, rangedGet: zero, put: zero, delete: zero, list: { ...zero, objects: 0 } });
+    expect(store.snapshot()).toEqual({ get: zero, rangedGet: zero, put: zero, delete: zero, deleteMany: { ...zero, objects: 0 }, list: { ...zero, objects: 0 } });
     expect((await store.inner.get('b'))?.data.length).toBe(3);
   });
 });

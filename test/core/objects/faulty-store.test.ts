@@ -31,6 +31,23 @@ function setup(options?: ConstructorParameters<typeof FaultyObjectStore>[1]): { 
 describeObjectStoreConformance('FaultyObjectStore without rules', async () => ({ store: new FaultyObjectStore(new MemoryObjectStore()) }));
 
 describe('FaultyObjectStore', () => {
+  it('has deleteMany exactly when the inner store has it; a delete rule fails a whole batch', async () => {
+    expect(new FaultyObjectStore(new MemoryObjectStore()).deleteMany).toBeUndefined();
+    const inner = new MemoryObjectStore() as MemoryObjectStore & { deleteMany(keys: readonly string[]): Promise<void> };
+    inner.deleteMany = async (keys) => {
+      for (const key of keys) await inner.delete(key);
+    };
+    const faulty = new FaultyObjectStore(inner);
+    await faulty.put('x/1', text('1'));
+    await faulty.put('x/2', text('2'));
+    faulty.addRule({ type: 'fail', ops: ['delete'], keyPrefix: 'x/' });
+    const failure = (await outcome(faulty.deleteMany!(['x/1', 'x/2']))) as TaqubaError;
+    expect(failure.details).toMatchObject({ injected: true, op: 'delete', key: 'x/1' });
+    expect(await listKeys(inner)).toEqual(['x/1', 'x/2']);
+    expect(await outcome(faulty.deleteMany!(['x/1', 'x/2']))).toBe('ok');
+    expect(await listKeys(inner)).toEqual([]);
+  });
+
   it('fails the nth matching call of a kind under a key prefix, and only that one', async () => {
     const { inner, faulty } = setup();
     const rule = faulty.addRule({ type: 'fail', ops: ['put'], keyPrefix: 'db/wal/', nth: 3 });

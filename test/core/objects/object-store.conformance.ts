@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isTaqubaError, type ErrorCode } from '../../../src/core/errors.js';
+import { deleteObjects } from '../../../src/core/objects/delete-objects.js';
 import type { ObjectStore } from '../../../src/core/objects/object-store.js';
 
 export interface ConformanceStore {
@@ -234,6 +235,24 @@ export function describeObjectStoreConformance(name: string, makeStore: () => Pr
         await store.put('d/p/q', text('2'));
         await store.delete('d/p');
         expect(await collect(store.list(''))).toEqual(['d/p/q']);
+      });
+
+      // Through the store's batch API when it has one (S3), else single deletes.
+      it('deleteObjects removes every named key, absent ones included, and nothing else', async () => {
+        const keys = Array.from({ length: 30 }, (_, i) => `b/${String(i).padStart(2, '0')}`);
+        for (const key of keys) await store.put(key, text(key));
+        await store.put('b/keep', text('keep'));
+        await deleteObjects(store, [...keys.filter((_, i) => i % 3 !== 0), 'b/absent']);
+        expect(await collect(store.list('b/'))).toEqual([...keys.filter((_, i) => i % 3 === 0), 'b/keep']);
+        await deleteObjects(store, []);
+        expect(await collect(store.list('b/'))).toHaveLength(11);
+      });
+
+      it('deleteObjects rejects a bad key with INVALID_ARGUMENT before deleting anything', async () => {
+        await store.put('b/first', text('1'));
+        await expect(deleteObjects(store, ['b/first', ''])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+        if (store.deleteMany) await expect(store.deleteMany(['b/first', '../x'])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+        expect(await collect(store.list('b/'))).toEqual(['b/first']);
       });
     });
 

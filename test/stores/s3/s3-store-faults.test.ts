@@ -51,6 +51,18 @@ describe.skipIf(S3_EXTERNAL)('S3ObjectStore under injected faults', () => {
     expect(await store.get('k')).toBeUndefined();
   });
 
+  it('retries a batch delete (DeleteObjects) that is throttled', async () => {
+    const store = newStore();
+    for (let i = 0; i < 5; i++) await store.put(`m/${i}`, text(String(i)));
+    server.injectFault({ type: 'status', status: 503, method: 'POST' });
+    const posts = count('POST');
+    await store.deleteMany(['m/0', 'm/1', 'm/2', 'm/absent']);
+    expect(count('POST') - posts).toBe(2);
+    const keys: string[] = [];
+    for await (const info of store.list('m/')) keys.push(info.key);
+    expect(keys).toEqual(['m/3', 'm/4']);
+  });
+
   it('retries a request that hangs past the deadline', async () => {
     const store = newStore();
     await store.put('k', text('v'));

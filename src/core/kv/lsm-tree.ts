@@ -19,7 +19,7 @@ import type { SortedRun, SstMeta } from './manifest.js';
 import type { Memtable } from './memtable.js';
 import { resolveChain } from './merge-resolution.js';
 import { pastUpper, type Bounds } from './scan-range.js';
-import type { Block, TableIndex } from './sst-format.js';
+import type { CachedBlock, TableIndex } from './sst-format.js';
 import { SstReader, blockCacheKey } from './sst-reader.js';
 import type { CursorStep, TableCursor } from './table-cursor.js';
 import type { BuiltTable } from './sst-builder.js';
@@ -122,7 +122,7 @@ class RunSource implements Source {
 }
 
 export class LsmTree {
-  readonly cache: BlockCache<Block>;
+  readonly cache: BlockCache<CachedBlock>;
   /** Indexes of tables stored but not yet published, by id (see tableStored). */
   private readonly freshIndexes = new Map<number, TableIndex>();
   immutables: Memtable[] = [];
@@ -135,7 +135,7 @@ export class LsmTree {
     public memtable: Memtable,
     cacheBytes: number,
   ) {
-    this.cache = new BlockCache<Block>(cacheBytes);
+    this.cache = new BlockCache<CachedBlock>(cacheBytes);
   }
 
   /**

@@ -4,7 +4,7 @@ import { sealWithChecksum } from './format.js';
 import type { VersionedEntry } from './entry.js';
 import type { SstMeta } from './manifest.js';
 import { BloomFilterBuilder } from './bloom-filter.js';
-import { decodeBlockBody, encodeEntry, encodeIndex, sealBlock, type Block, type BlockIndex, type TableIndex } from './sst-format.js';
+import { encodeEntry, encodeIndex, sealBlock, sealedBlock, type BlockIndex, type SealedBlock, type TableIndex } from './sst-format.js';
 
 /** A finished table: see SstBuilder.finish. */
 export interface BuiltTable {
@@ -12,12 +12,12 @@ export interface BuiltTable {
   readonly parts: readonly Uint8Array[];
   readonly meta: SstMeta;
   readonly index: TableIndex;
-  readonly warm: readonly Block[];
+  readonly warm: readonly SealedBlock[];
 }
 
 /**
  * Builds one table from entries added in strictly ascending key order. With a warm budget it also
- * keeps its first data blocks decoded (up to about that many cache bytes), so the caller can put
+ * keeps its first data blocks (up to about that many cache bytes), so the caller can put
  * them in the block cache once the table is stored: a fresh table is the likeliest to be read
  * next, and without this its first reads would all go to the store.
  */
@@ -31,12 +31,12 @@ export class SstBuilder {
   private minKey: Uint8Array | undefined;
   private maxKey: Uint8Array | undefined;
   private maxSeq = 0;
-  private readonly warm: Block[] = [];
+  private readonly warm: SealedBlock[] = [];
   count = 0;
 
   constructor(
     private readonly blockBytes: number,
-    /** Cache bytes of decoded blocks to keep for warming (0 = none). */
+    /** Cache bytes of blocks to keep for warming (0 = none). */
     private warmBytesLeft = 0,
   ) {}
 
@@ -64,11 +64,10 @@ export class SstBuilder {
     this.index.lengths.push(block.length);
     this.blocks.push(block);
     if (this.warmBytesLeft > 0) {
-      // Decoding here, block by block, spreads the cost over the caller's sliced loop. Only a
-      // prefix of the blocks is kept, so warm[i] is always block i.
-      const decoded = decodeBlockBody(block.subarray(0, block.length - 4), 'sst-builder');
-      this.warm.push(decoded);
-      this.warmBytesLeft -= decoded.bytes;
+      // Kept as written (decoded on first read); only a prefix, so warm[i] is always block i.
+      const sealed = sealedBlock(block);
+      this.warm.push(sealed);
+      this.warmBytesLeft -= sealed.bytes;
     }
     this.offset += block.length;
     this.current = new ByteWriter(this.blockBytes + 256);
@@ -78,7 +77,7 @@ export class SstBuilder {
   /**
    * The table's bytes (in parts: joining them is a big copy, left to the caller to slice), its
    * manifest entry, its index as a reader would load it, and its first
-   * data blocks decoded (`warm[i]` is block i; empty without a warm budget). Throws if nothing
+   * data blocks as sealed (`warm[i]` is block i; empty without a warm budget). Throws if nothing
    * was added.
    */
   finish(id: number): BuiltTable {

@@ -23,6 +23,31 @@ export interface Block {
   readonly bytes: number;
 }
 
+/**
+ * A data block as its writer sealed it (the body, without the checksum), put in the cache when a
+ * fresh table is stored and decoded on its first read (see SstReader), so a warmed block that is
+ * never read costs no decoding. `bytes` counts the body plus a little bookkeeping.
+ */
+export interface SealedBlock {
+  readonly body: Uint8Array;
+  readonly bytes: number;
+}
+
+/** What the block cache holds. */
+export type CachedBlock = Block | SealedBlock;
+
+export function isSealed(block: CachedBlock): block is SealedBlock {
+  return 'body' in block;
+}
+
+/** Bookkeeping charged per sealed block on top of its body. */
+const SEALED_OVERHEAD = 64;
+
+export function sealedBlock(block: Uint8Array): SealedBlock {
+  const body = block.subarray(0, block.length - 4);
+  return { body, bytes: body.length + SEALED_OVERHEAD };
+}
+
 export interface BlockIndex {
   readonly firstKeys: Uint8Array[];
   readonly offsets: number[];

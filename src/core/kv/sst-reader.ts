@@ -6,7 +6,7 @@ import { bloomMayContain } from './bloom-filter.js';
 import type { VersionedEntry } from './entry.js';
 import { corruptReader, openChecksummed } from './format.js';
 import type { SstMeta } from './manifest.js';
-import { decodeBlock, decodeIndex, lowerBound, type Block, type TableIndex } from './sst-format.js';
+import { decodeBlock, decodeBlockBody, decodeIndex, isSealed, lowerBound, type Block, type CachedBlock, type SealedBlock, type TableIndex } from './sst-format.js';
 import { TableCursor } from './table-cursor.js';
 
 /**
@@ -41,7 +41,7 @@ export class SstReader {
     readonly meta: SstMeta,
     private readonly objectKey: string,
     private readonly store: ObjectStore,
-    private readonly cache: BlockCache<Block>,
+    private readonly cache: BlockCache<CachedBlock>,
     index?: TableIndex,
   ) {
     this.index = index;
@@ -71,8 +71,14 @@ export class SstReader {
 
   /** Block `i`: cached, joining a load in flight, or fetched alone. */
   private block(i: number, index: TableIndex, fillCache: boolean): Block | Promise<Block> {
-    const key = blockCacheKey(this.meta.id, i);
-    return this.cache.get(key) ?? this.cache.loading(key, fillCache) ?? this.fetchBlocks(i, 0, index, fillCache)[0];
+    return this.cachedOrLoading(i, fillCache) ?? this.fetchBlocks(i, 0, index, fillCache)[0];
+  }
+
+  /** A block the writer cached as sealed, decoded now and cached decoded in its place. */
+  private unseal(key: string, sealed: SealedBlock): Block {
+    const block = decodeBlockBody(sealed.body, this.objectKey);
+    this.cache.set(key, block);
+    return block;
   }
 
   /**
@@ -150,7 +156,10 @@ export class SstReader {
   /** @internal Block `b` if cached, its load if one is in flight, else undefined. */
   cachedOrLoading(b: number, fillCache: boolean): Block | Promise<Block> | undefined {
     const key = blockCacheKey(this.meta.id, b);
-    return this.cache.get(key) ?? this.cache.loading(key, fillCache);
+    const hit = this.cache.get(key);
+    if (hit !== undefined) return isSealed(hit) ? this.unseal(key, hit) : hit;
+    // Loads are always of decoded blocks (fetchBlocks); the check only narrows the type.
+    return this.cache.loading(key, fillCache)?.then((loaded) => (isSealed(loaded) ? this.unseal(key, loaded) : loaded));
   }
 
   /**

@@ -39,11 +39,11 @@ export interface SortedRunOptions {
   readonly targetBytes: number;
   /** Hands out table ids (the caller persists the counter in the manifest). */
   readonly allocateId: () => number;
-  /** Cache bytes of decoded blocks to hand to `stored` over the whole run (default 0). */
+  /** Cache bytes of blocks to hand to `stored` over the whole run (default 0). */
   readonly warmBytes?: number;
   /**
-   * Called once per table right after its put succeeded, with its index and its first blocks
-   * decoded, so the reader of a fresh table starts warm.
+   * Called once per table right after its put succeeded, with its index and its first blocks,
+   * so the reader of a fresh table starts warm.
    */
   readonly stored?: (table: BuiltTable) => void;
 }

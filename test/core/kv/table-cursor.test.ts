@@ -11,7 +11,7 @@ import { BlockCache } from '../../../src/core/kv/block-cache.js';
 import type { VersionedEntry } from '../../../src/core/kv/entry.js';
 import { sstObjectKey } from '../../../src/core/kv/format.js';
 import type { BuiltTable } from '../../../src/core/kv/sst-builder.js';
-import type { Block } from '../../../src/core/kv/sst-format.js';
+import { isSealed, type CachedBlock } from '../../../src/core/kv/sst-format.js';
 import { SstReader } from '../../../src/core/kv/sst-reader.js';
 import { writeSortedRun } from '../../../src/core/kv/table-writer.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
@@ -19,14 +19,17 @@ import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 const key = (i: number): Uint8Array => utf8(`key-${String(i).padStart(5, '0')}`);
 const value = (i: number): Uint8Array => utf8(`v${i}`);
 
+let lastCache: BlockCache<CachedBlock> | undefined;
+
 async function table(warm: boolean): Promise<SstReader> {
   const store = new MemoryObjectStore();
   const entries: VersionedEntry[] = Array.from({ length: 500 }, (_, i) => ({ key: key(i), seq: i + 1, kind: 'put' as const, value: value(i) }));
   const built: BuiltTable[] = [];
   await writeSortedRun(store, 'kv', entries, { blockBytes: 256, targetBytes: Number.POSITIVE_INFINITY, allocateId: () => 7, warmBytes: warm ? 1 << 20 : 0, stored: (t) => built.push(t) });
-  const cache = new BlockCache<Block>(1 << 20);
+  const cache = new BlockCache<CachedBlock>(1 << 20);
   const t = built[0];
   for (let i = 0; i < t.warm.length; i++) cache.set(`7:${i}`, t.warm[i]);
+  lastCache = cache;
   return new SstReader(t.meta, sstObjectKey('kv', 7), store, cache, warm ? t.index : undefined);
 }
 
@@ -57,6 +60,19 @@ describe('TableCursor', () => {
       n++;
     }
     expect(n).toBe(490);
+  });
+
+  it('decodes a block the writer cached sealed on its first read, and caches it decoded', async () => {
+    const reader = await table(true);
+    const cache = lastCache!;
+    expect(isSealed(cache.get('7:0')!)).toBe(true);
+    const before = cache.usedBytes;
+    const first = reader.cursor(undefined, false, true).next();
+    expect(first).not.toBeInstanceOf(Promise);
+    expect((first as VersionedEntry).key).toEqual(key(0));
+    expect(isSealed(cache.get('7:0')!)).toBe(false);
+    expect(isSealed(cache.get('7:1')!)).toBe(true);
+    expect(cache.usedBytes).toBeGreaterThan(before); // decoded blocks are charged their heap
   });
 
   it('ends at once for a start past the table', async () => {

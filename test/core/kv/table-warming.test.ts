@@ -11,7 +11,7 @@ import { BlockCache } from '../../../src/core/kv/block-cache.js';
 import type { VersionedEntry } from '../../../src/core/kv/entry.js';
 import { sstObjectKey } from '../../../src/core/kv/format.js';
 import type { BuiltTable } from '../../../src/core/kv/sst-builder.js';
-import { decodeIndex, type Block } from '../../../src/core/kv/sst-format.js';
+import { decodeBlockBody, decodeIndex, type CachedBlock } from '../../../src/core/kv/sst-format.js';
 import { SstReader } from '../../../src/core/kv/sst-reader.js';
 import { writeSortedRun } from '../../../src/core/kv/table-writer.js';
 import { CountingObjectStore } from '../../../src/core/objects/counting-store.js';
@@ -114,10 +114,10 @@ describe('writeSortedRun warming', () => {
       expect(t.index.blocks).toEqual(index);
       expect(t.warm.length).toBe(index.offsets.length);
       // A reader with an empty cache and no handed-over index reads the same entries.
-      const reader = new SstReader(t.meta, sstObjectKey('kv', t.meta.id), store, new BlockCache<Block>(0));
+      const reader = new SstReader(t.meta, sstObjectKey('kv', t.meta.id), store, new BlockCache<CachedBlock>(0));
       const read: VersionedEntry[] = [];
       for await (const e of reader.iterate(undefined, false, false)) read.push(e);
-      const warmed = t.warm.flatMap((b) => b.keys.map((k, i) => ({ key: k, seq: b.seqs[i], kind: b.kinds[i], value: b.values[i] })));
+      const warmed = t.warm.map((s) => decodeBlockBody(s.body, 'test')).flatMap((b) => b.keys.map((k, i) => ({ key: k, seq: b.seqs[i], kind: b.kinds[i], value: b.values[i] })));
       expect(warmed).toEqual(read);
     }
   });

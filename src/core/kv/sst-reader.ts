@@ -16,7 +16,7 @@ import { TableCursor } from './table-cursor.js';
  * scan crawling a cold table one block per call soon costs one store read per many calls, while
  * a random read still fetches one block.
  */
-const READ_AHEAD_MAX_BYTES = 64 * 1024;
+const READ_AHEAD_MAX_BYTES = 256 * 1024;
 
 /** The block cache's key for block `i` of table `id`. */
 export function blockCacheKey(id: number, i: number): string {
@@ -100,7 +100,7 @@ export class SstReader {
     const range = this.fetch(base, offsets[end - 1] + lengths[end - 1] - base);
     const blocks: Promise<Block>[] = [];
     for (let i = first; i < end; i++) {
-      // Decoded one block per callback: a 64 KiB range is not one long synchronous stretch.
+      // Decoded one block per callback: a 256 KiB range is not one long synchronous stretch.
       const block = range.then((data) => decodeBlock(data.subarray(offsets[i] - base, offsets[i] - base + lengths[i]), this.objectKey));
       this.cache.track(blockCacheKey(this.meta.id, i), block, fillCache);
       blocks.push(block);

@@ -112,7 +112,7 @@ describe('SstReader: read-ahead', () => {
     const { store, reader, cache, blocks } = await setup();
     expect(blocks).toBeGreaterThan(100);
     expect(await walk(reader, true)).toBe(KEYS);
-    // 1, 2, 4, ... blocks up to 64 KiB (~250 blocks of 256 bytes) per read.
+    // 2, 4, 8, ... blocks per read, up to the read-ahead limit.
     expect(reads(store)).toBeLessThanOrEqual(10);
     expect(cache.usedBytes).toBeGreaterThan(0);
     store.reset();

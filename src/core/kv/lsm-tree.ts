@@ -266,7 +266,6 @@ export class LsmTree {
       if (v) yield v[0].kind === 'merge' ? resolveChain(key, v, this.merge, false) : v[0];
     }
   }
-
 }
 
 /** The source's next entry at or past the lower bound (the overlay is not pre-filtered). */

@@ -74,10 +74,13 @@ export class SstReader {
     return this.cachedOrLoading(i, fillCache) ?? this.fetchBlocks(i, 0, index, fillCache)[0];
   }
 
-  /** A block the writer cached as sealed, decoded now and cached decoded in its place. */
-  private unseal(key: string, sealed: SealedBlock): Block {
+  /**
+   * A block the writer cached as sealed, decoded now; cached decoded in its place unless the
+   * reader asked not to fill the cache (compaction: the table is about to be replaced).
+   */
+  private unseal(key: string, sealed: SealedBlock, fillCache: boolean): Block {
     const block = decodeBlockBody(sealed.body, this.objectKey);
-    this.cache.set(key, block);
+    if (fillCache) this.cache.set(key, block);
     return block;
   }
 
@@ -157,9 +160,9 @@ export class SstReader {
   cachedOrLoading(b: number, fillCache: boolean): Block | Promise<Block> | undefined {
     const key = blockCacheKey(this.meta.id, b);
     const hit = this.cache.get(key);
-    if (hit !== undefined) return isSealed(hit) ? this.unseal(key, hit) : hit;
+    if (hit !== undefined) return isSealed(hit) ? this.unseal(key, hit, fillCache) : hit;
     // Loads are always of decoded blocks (fetchBlocks); the check only narrows the type.
-    return this.cache.loading(key, fillCache)?.then((loaded) => (isSealed(loaded) ? this.unseal(key, loaded) : loaded));
+    return this.cache.loading(key, fillCache)?.then((loaded) => (isSealed(loaded) ? this.unseal(key, loaded, fillCache) : loaded));
   }
 
   /**

@@ -108,3 +108,16 @@ describe('scan turns', () => {
     await db.close();
   });
 });
+
+describe('sealed blocks and compaction reads', () => {
+  it('a read that must not fill the cache decodes a sealed block without replacing it', async () => {
+    const reader = await table(true);
+    const cache = lastCache!;
+    const before = cache.usedBytes;
+    let n = 0;
+    for await (const _ of reader.iterate(undefined, false, false)) n++;
+    expect(n).toBe(500);
+    expect(isSealed(cache.get('7:0')!)).toBe(true);
+    expect(cache.usedBytes).toBe(before);
+  });
+});

@@ -11,7 +11,8 @@ interface Loading<V> {
 }
 
 /**
- * A byte-bounded LRU of decoded table blocks, shared by all tables of one engine, plus the loads
+ * A byte-bounded LRU of table blocks (decoded, or as written for a fresh table's blocks until
+ * their first read: see SealedBlock), shared by all tables of one engine, plus the loads
  * in flight: concurrent misses of one block wait for the same store read instead of each issuing
  * their own (a burst of reads of a cold table would otherwise fetch each block many times).
  * Map iteration order is insertion order, so re-inserting on hit makes the first key the LRU.

@@ -11,7 +11,8 @@
  *                     with 64 concurrent writers each looping a single-key KvDb transaction
  *
  * Fields: `steps_per_s` carries the object requests per step of the worker phase (`puts_per_step`,
- * `gets_per_step`, `lists_per_step`, `deletes_per_step`; the emulator serves one request at a time,
+ * `gets_per_step`, `lists_per_step`, `deletes_per_step` (DELETE and DeleteObjects requests) and
+ * `deleted_objects_per_step`; the emulator serves one request at a time,
  * so these bound the chain); `raw_puts_per_s` carries `concurrent_16_puts_per_s` (16 putters at
  * once: the server's request throughput, for reference only).
  *
@@ -171,7 +172,9 @@ async function run(ctx: BenchContext): Promise<void> {
       puts_per_step: perStep(ops.put.calls),
       gets_per_step: perStep(ops.get.calls + ops.rangedGet.calls),
       lists_per_step: perStep(ops.list.calls),
-      deletes_per_step: perStep(ops.delete.calls),
+      // Delete requests: single DELETEs plus DeleteObjects batches (the engine batches on S3).
+      deletes_per_step: perStep(ops.delete.calls + ops.deleteMany.calls),
+      deleted_objects_per_step: perStep(ops.delete.calls + ops.deleteMany.objects),
     });
     ctx.emit('raw_puts_per_s', raw.putsPerSecond, 'ops/s', { value_bytes: PAYLOAD_BYTES, server: target.where, concurrent_16_puts_per_s: Math.round(raw16.perSecond), ops: raw.count, duration_ms: Math.round(raw.ms) });
     ctx.emit('commits_per_put', commitsPerPutValue, 'commits/put', {

@@ -2,11 +2,16 @@ import { systemClock } from '../clock.js';
 import type { ObjectStore } from '../objects/object-store.js';
 
 const YIELD_EVERY = 64;
+/** Keys per batch request on a store with `deleteMany` (S3's DeleteObjects limit). */
+const BATCH_KEYS = 1000;
 
 /**
- * Deletes objects the manifest no longer needs, a few at a time, off the flush and compaction
- * path (on S3 a flush would otherwise wait for one DELETE per retired WAL object). Best effort:
- * a failed delete leaves an orphan that the next writer's open collects.
+ * Deletes objects the manifest no longer needs, off the flush and compaction path (on S3 a flush
+ * would otherwise wait for one DELETE per retired WAL object). A store with a batch API
+ * (`deleteMany`) gets one request for everything queued at once, up to BATCH_KEYS keys, which
+ * on S3 turns a flush's dozens of DELETEs into one request that does not hold up the next WAL
+ * PUT; other stores get single deletes, a few at a time. Best effort: a failed delete leaves an
+ * orphan that the next writer's open collects.
  */
 export class DeleteQueue {
   private readonly keys: string[] = [];
@@ -20,15 +25,18 @@ export class DeleteQueue {
 
   add(keys: Iterable<string>): void {
     for (const key of keys) this.keys.push(key);
-    while (this.running < this.concurrency && this.keys.length > 0) void this.worker();
+    const workers = this.store.deleteMany ? 1 : this.concurrency;
+    while (this.running < workers && this.keys.length > 0) void this.worker();
   }
 
   private async worker(): Promise<void> {
     this.running++;
     try {
       let sinceYield = 0;
-      for (let key = this.keys.shift(); key !== undefined; key = this.keys.shift()) {
-        await this.store.delete(key).catch(() => undefined);
+      const deleteMany = this.store.deleteMany?.bind(this.store);
+      while (this.keys.length > 0) {
+        if (deleteMany) await deleteMany(this.keys.splice(0, BATCH_KEYS)).catch(() => undefined);
+        else await this.store.delete(this.keys.shift()!).catch(() => undefined);
         // A store that answers at once (memory) would otherwise run thousands of deletes in
         // one unbroken chain of microtasks and starve timers.
         if (++sinceYield % YIELD_EVERY === 0) await systemClock.sleep(0);

@@ -20,7 +20,7 @@ import { Queue } from '../src/core/queue/index.js';
 import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain } from './chain-workload.js';
 import type { BenchContext, Benchmark } from './harness.js';
 
-const RUNS = 500;
+const RUNS = 1500;
 const WARMUP_RUNS = 500;
 /** Fixed, so the origin (and the persistent profile's storage for it) is the same on every run. */
 const PORT = 5219;

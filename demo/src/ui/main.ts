@@ -152,6 +152,10 @@ function renderDetail(): void {
   $('detail').hidden = row === undefined;
   if (!row) return;
   const status = statusOf(row);
+  // Only a status change is announced (the timeline re-renders every second for its countdowns).
+  const announcement = `${row.meta.topic}: ${status.text}`;
+  const announcer = $('status-announcer');
+  if (announcer.textContent !== announcement) announcer.textContent = announcement;
   const summary = summarizeCalls.forRun(row.runId);
   replaceChildren(
     $('run-header'),

@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 import { CHROMIUM_ARGS, resolveChromium } from './test/setup/chromium.js';
 import { PERSISTENT_PROFILE_DIR } from './test/setup/browser-profile.js';
 import { tabCommands } from './test/setup/browser-tabs.js';
+import { libraryAliases } from './demo/library-alias.js';
 
 // Resolved up front because the provider needs the path in its options. A failure here must not
 // break the Node project, so it only warns; the browser project then reports the launch error.
@@ -29,6 +30,7 @@ export default defineConfig({
         },
       },
       {
+        resolve: { alias: libraryAliases },
         test: {
           // The demo app end to end: its build served on 127.0.0.1, driven through Playwright
           // in real Chromium with a persistent profile per test (see test/demo/demo-browser.ts).

@@ -1,10 +1,11 @@
 /**
- * The demo app's build. The library is taken from this repository's sources (`../src`), so the
- * demo always runs the code under test. The build also emits `sw.js` (demo/src/service-worker.ts)
+ * The demo app's build. The library is taken from this repository's sources (`../src`, see
+ * library-alias.ts), so the demo always runs the code under test. The build also emits `sw.js` (demo/src/service-worker.ts)
  * at the root, with the list of every built file injected, so the app works offline.
  */
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vite';
+import { libraryAliases } from './library-alias.js';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
 
@@ -32,13 +33,7 @@ export default defineConfig(({ command }) => ({
   // cache stale). Not `import.meta.env.PROD`: that follows NODE_ENV, which a test runner sets.
   define: { __OFFLINE_BUILD__: JSON.stringify(command === 'build') },
   base: './',
-  resolve: {
-    alias: [
-      { find: /^taquba-workflow\/browser\/worker$/, replacement: here('../src/browser/worker.ts') },
-      { find: /^taquba-workflow\/browser$/, replacement: here('../src/browser/index.ts') },
-      { find: /^taquba-workflow$/, replacement: here('../src/index.ts') },
-    ],
-  },
+  resolve: { alias: libraryAliases },
   worker: { format: 'es' },
   build: {
     outDir: here('dist'),

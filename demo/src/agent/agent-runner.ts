@@ -21,10 +21,21 @@ import {
   type Decision,
   type LiveMessage,
   type StepRecord,
-  type StoreKind,
 } from '../shared/agent-state.js';
-import { loadModelSettings, recordModelCall } from '../shared/demo-db.js';
+import type { ModelCallRecord, ModelSettings } from '../shared/demo-db.js';
 import { modelFor } from './model.js';
+
+/** What the agent needs from its surroundings (the worker wires the real ones; tests their own). */
+export interface AgentEnvironment {
+  /** The model to use, read at every call (the user may change it while runs are active). */
+  loadModelSettings(): Promise<ModelSettings>;
+  /** Logs a completed model call or a memo hit. */
+  recordModelCall(record: Omit<ModelCallRecord, 'store'>): Promise<void>;
+  /** Streams progress to every tab. */
+  post(message: LiveMessage): void;
+  /** Work after a model call before the step returns. Default AFTER_CALL_MS. */
+  readonly afterCallMs?: number;
+}
 
 const SYSTEM_PROMPT = 'You are a careful research assistant. Answer in three short sentences.';
 /** Work after a model call (the agent "files its notes"): the window in which a reload finds the answer memoized. */
@@ -39,11 +50,7 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   });
 
 export class AgentRunner implements StepRunner {
-  private readonly live: BroadcastChannel;
-
-  constructor(private readonly store: StoreKind, liveChannel: string) {
-    this.live = new BroadcastChannel(liveChannel);
-  }
+  constructor(private readonly env: AgentEnvironment) {}
 
   async runStep(step: Step): Promise<StepOutcome> {
     const state = decodeJson<AgentState>(step.payload);
@@ -67,7 +74,7 @@ export class AgentRunner implements StepRunner {
         if (state.task.flaky && state.index === 1 && step.attempt === 1) throw StepError.transient('model rate limited (simulated 429), retrying');
         const question = researchQuestions(state.task.topic, state.task.researchCalls)[state.index]!;
         output = await callModel(question);
-        await sleep(AFTER_CALL_MS, step.signal);
+        await sleep(this.env.afterCallMs ?? AFTER_CALL_MS, step.signal);
         const notes = [...state.notes, output];
         const next: AgentState =
           state.index + 1 < state.task.researchCalls ? { ...state, index: state.index + 1, notes } : { ...state, phase: 'draft', notes };
@@ -76,7 +83,7 @@ export class AgentRunner implements StepRunner {
       }
       case 'draft': {
         output = await callModel(`Write a short brief on ${state.task.topic} from these notes:\n${state.notes.join('\n')}`);
-        await sleep(AFTER_CALL_MS, step.signal);
+        await sleep(this.env.afterCallMs ?? AFTER_CALL_MS, step.signal);
         const next: AgentState = { ...state, phase: 'decide', draft: output };
         outcome = StepOutcome.continueOnSignal(encodeJson(next), approvalKey(step.runId), state.task.approvalTimeoutMs);
         break;
@@ -136,7 +143,7 @@ export class AgentRunner implements StepRunner {
       MODEL_MEMO_KEY,
       async () => {
         called = true;
-        const model = modelFor(await loadModelSettings());
+        const model = modelFor(await this.env.loadModelSettings());
         return model.complete(
           { system: SYSTEM_PROMPT, prompt },
           {
@@ -146,21 +153,17 @@ export class AgentRunner implements StepRunner {
               const now = performance.now();
               if (now - lastSent < STREAM_INTERVAL_MS) return;
               lastSent = now;
-              this.post({ type: 'tokens', runId: step.runId, stepNumber: step.stepNumber, text: soFar });
+              this.env.post({ type: 'tokens', runId: step.runId, stepNumber: step.stepNumber, text: soFar });
             },
           },
         );
       },
       { validate: (v) => typeof v === 'string' },
     );
-    this.post({ type: 'tokens', runId: step.runId, stepNumber: step.stepNumber, text });
+    this.env.post({ type: 'tokens', runId: step.runId, stepNumber: step.stepNumber, text });
     // Logged after the memo put: a call counts as completed once its answer is durable.
-    await recordModelCall({ store: this.store, runId: step.runId, stepNumber: step.stepNumber, memoHit: !called, at: Date.now() });
-    this.post({ type: 'model-call', runId: step.runId, stepNumber: step.stepNumber, memoHit: !called });
+    await this.env.recordModelCall({ runId: step.runId, stepNumber: step.stepNumber, memoHit: !called, at: Date.now() });
+    this.env.post({ type: 'model-call', runId: step.runId, stepNumber: step.stepNumber, memoHit: !called });
     return { text, memoHit: !called };
-  }
-
-  private post(message: LiveMessage): void {
-    this.live.postMessage(message);
   }
 }

@@ -5,14 +5,21 @@
  */
 import { serveWorkflowRuntime } from 'taquba-workflow/browser/worker';
 import { decodeJson, encodeJson, keys, liveChannelName, STORE_NAME, type OutcomeRecord, type StoreKind } from '../shared/agent-state.js';
+import { loadModelSettings, recordModelCall } from '../shared/demo-db.js';
 import { AgentRunner } from './agent-runner.js';
 
 const store: StoreKind = self.name === 'agent-opfs' ? 'opfs' : 'indexeddb';
 
+const live = new BroadcastChannel(liveChannelName(store));
+
 serveWorkflowRuntime({
   store,
   name: STORE_NAME,
-  runner: new AgentRunner(store, liveChannelName(store)),
+  runner: new AgentRunner({
+    loadModelSettings,
+    recordModelCall: (record) => recordModelCall({ ...record, store }),
+    post: (message) => live.postMessage(message),
+  }),
   terminalHook: {
     async onTermination(outcome, effects) {
       const article = outcome.result === null ? null : decodeJson<{ article: string }>(outcome.result).article;

@@ -218,6 +218,31 @@ describe('worker host', () => {
     expect(log.of('run', (e) => e.runId === held.runId && e.step === 1).map((e) => `${e.host}:${e.attempt}`)).toEqual([`${a.hostId}:1`, `${b.hostId}:2`]);
   });
 
+  it('after a takeover, runs parked on a signal or a timer by the old leader can be cancelled', async () => {
+    const log = newLog();
+    const name = uniqueName('cancel-parked');
+    const a = host('indexeddb', name, log);
+    await a.role('leader');
+    const b = host('indexeddb', name, log);
+    await b.role('follower');
+    const onSignal = await a.client.submit({ input: planInput({ steps: 3, signalAt: { step: 0, key: 'never', timeoutMs: 3_600_000 } }) });
+    const onTimer = await a.client.submit({ input: planInput({ steps: 3, afterAt: { step: 0, ms: 3_600_000 } }) });
+    await a.event('waiting-for-signal', (e) => e.runId === onSignal.runId);
+    await waitFor(async () => (await a.client.status(onTimer.runId))?.state === 'scheduled', 'the timer run parked');
+
+    a.worker.terminate();
+    await b.role('leader');
+    expect(await b.client.status(onSignal.runId)).toMatchObject({ state: 'waiting-for-signal', currentStep: 1 });
+    expect(await b.client.cancel(onSignal.runId)).toBe(true);
+    expect(await b.client.cancel(onTimer.runId)).toBe(true);
+    for (const { runId } of [onSignal, onTimer]) {
+      expect(await b.event('terminal', (e) => e.runId === runId)).toMatchObject({ status: 'cancelled', executor: b.hostId });
+    }
+    expect(await b.client.cancel(onSignal.runId)).toBe(false);
+    // Nothing of either run ran again under the new leader.
+    expect(log.of('run', (e) => e.host === b.hostId)).toEqual([]);
+  });
+
   it('a graceful close hands the store over: in-flight steps finish first, nothing runs twice', async () => {
     const log = newLog();
     const name = uniqueName('handover');

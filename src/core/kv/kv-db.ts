@@ -329,7 +329,7 @@ export class KvDb implements KvReadable, TransactionHost {
       if (w.tracked) this.recentWrites.set(id, seq);
       entries.push(entry);
     }
-    const stored = this.wal.append(encodeCommit({ seq, entries }));
+    const stored = this.wal.append(encodeCommit({ seq, entries }), options.durable !== false);
     if (this.tree.memtable.bytes >= this.options.memtableBytes) {
       this.freeze(this.wal.cut());
       this.startFlushes();

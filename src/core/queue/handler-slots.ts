@@ -1,3 +1,8 @@
+/** One started job: whether it still holds its handler slot. */
+interface SlotJob {
+  holdsSlot: boolean;
+}
+
 /**
  * Slot accounting shared by the queue's and the workflow runtime's worker loops. Jobs are
  * counted, not collected. A job holds a handler slot while user code runs; once its settlement's
@@ -41,23 +46,30 @@ export class HandlerSlots {
    * is issued; the slot frees then (or when `run` settles, whichever comes first).
    */
   start(run: (issued: () => void) => Promise<unknown>): void {
-    let holdsSlot = true;
-    const issued = (): void => {
-      if (!holdsSlot) return;
-      holdsSlot = false;
-      this.running--;
-      this.settling++;
-      this.wakeLoop();
-    };
-    const finished = (): void => {
-      if (holdsSlot) {
-        holdsSlot = false;
-        this.running--;
-      } else this.settling--;
-      this.wakeLoop();
-    };
+    const job: SlotJob = { holdsSlot: true };
     this.running++;
-    void run(issued).then(finished, finished);
+    // Inline arrows rather than named local functions: a per-call closure with a name costs a
+    // name definition per job under transpilers that keep names (tsx, esbuild's keepNames).
+    void run(() => this.issue(job)).then(
+      () => this.finish(job),
+      () => this.finish(job),
+    );
+  }
+
+  private issue(job: SlotJob): void {
+    if (!job.holdsSlot) return;
+    job.holdsSlot = false;
+    this.running--;
+    this.settling++;
+    this.wakeLoop();
+  }
+
+  private finish(job: SlotJob): void {
+    if (job.holdsSlot) {
+      job.holdsSlot = false;
+      this.running--;
+    } else this.settling--;
+    this.wakeLoop();
   }
 
   /** Resolves once every started job has settled. */

@@ -27,9 +27,14 @@ export class DeliveredStep implements Step {
     readonly attempt: number,
     readonly maxAttempts: number,
     readonly signalPayload: Uint8Array | null,
-    readonly signal: AbortSignal,
+    private readonly cancel: { readonly signal: AbortSignal },
     readonly lease: LeaseHandle,
   ) {}
+
+  /** The delivery's cancel signal, created on first read (most runners never look at it). */
+  get signal(): AbortSignal {
+    return this.cancel.signal;
+  }
 
   get memo(): Memo {
     return (this.memoHandle ??= this.ctx.memo.newMemo(this.runId, this.stepNumber));

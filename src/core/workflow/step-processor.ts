@@ -73,7 +73,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
   // A cancel that reached the job before this delivery registered (a persisted flag from an
   // earlier process, or a cancel found through the durable records in the claim's window):
   // `status` reports `cancelling` like for any other cancelled running step.
-  if (claim.signal.aborted) entry.cancelRequested = true;
+  if (claim.cancelRequested) entry.cancelRequested = true;
 
   let signal: ResolvedSignal = NO_SIGNAL;
   if (waitsForSignal(job)) {
@@ -85,7 +85,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     }
   }
 
-  if (claim.signal.aborted || ctx.registry.isCancelRequested(d.runId)) {
+  if (claim.cancelRequested || ctx.registry.isCancelRequested(d.runId)) {
     await terminate(d, 'cancelled', null, null, signal.deletes, NO_KV_EFFECTS);
     return;
   }
@@ -108,9 +108,10 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     outcome = replayedOutcome(replayed, ctx.clock.now());
     staged = replayed.effects;
   } else {
-    // The claim's own signal: it fires when a cancel of this job is requested (a step cannot
-    // abort a signal it was handed, so no child signal is needed).
-    const step = new DeliveredStep(ctx, d.runId, d.step, job.payload, d.headers, job.id, job.attempts, job.maxAttempts, signal.payload, claim.signal, claim.lease);
+    // The claim's own signal (created only if the runner reads it): it fires when a cancel of
+    // this job is requested (a step cannot abort a signal it was handed, so no child signal is
+    // needed).
+    const step = new DeliveredStep(ctx, d.runId, d.step, job.payload, d.headers, job.id, job.attempts, job.maxAttempts, signal.payload, claim, claim.lease);
     try {
       outcome = validateOutcome(await ctx.runner.runStep(step));
     } catch (e) {
@@ -122,7 +123,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     failureWrites = sealed.onFailure;
   }
 
-  const externalCancel = claim.signal.aborted || ctx.registry.isCancelRequested(d.runId);
+  const externalCancel = claim.cancelRequested || ctx.registry.isCancelRequested(d.runId);
   if (outcome?.type === 'cancel') {
     if (!(await writeReplayOrFail(d, replayed, outcome, staged, externalCancel))) return;
     await terminate(d, 'cancelled', null, outcome.reason, signal.deletes, staged);

@@ -1,10 +1,11 @@
 /**
- * Store round trips of one run on an idle runtime. A 3-step run needs 1 durable submit and 3
- * durable acks; each step's claim is a non-durable commit that must ride the ack's WAL put rather
- * than start one of its own (which the ack would then wait behind: 7 sequential puts per run
- * instead of 4, the main cost of workflow.latency on the fs store).
+ * Costs of one run. Store round trips on an idle runtime: a 3-step run needs 1 durable submit and
+ * 3 durable acks; each step's claim is a non-durable commit that must ride the ack's WAL put
+ * rather than start one of its own (which the ack would then wait behind: 7 sequential puts per
+ * run instead of 4, the main cost of workflow.latency on the fs store). Allocations: a delivery's
+ * cancel signal (an AbortController) is created only if the runner reads `step.signal`.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import type { ObjectStore } from '../../../src/core/objects/object-store.js';
 import type { Claim } from '../../../src/core/queue/index.js';
@@ -12,6 +13,19 @@ import { HEADER_RUN_ID, HEADER_STEP, NoopTerminalHook, StepOutcome, type Step } 
 import { makeHarness } from './harness.js';
 
 const STEPS = 3;
+
+/** Counts AbortControllers created for delivery cancel signals (CancelState, lease-registry.ts). */
+const NativeAbortController = globalThis.AbortController;
+let deliverySignals = 0;
+class CountingAbortController extends NativeAbortController {
+  constructor() {
+    super();
+    if (new Error().stack?.includes('lease-registry')) deliverySignals++;
+  }
+}
+afterEach(() => {
+  globalThis.AbortController = NativeAbortController;
+});
 
 /** Counts puts of WAL objects. */
 class WalPutCounter implements ObjectStore {
@@ -51,5 +65,29 @@ describe('workflow step costs', () => {
     }
     expect(perRun).toEqual([4, 4, 4, 4, 4]);
     for (let i = 0; i < 5; i++) expect(await runtime.readStatus(`run-${i}`)).toBeNull(); // terminated
+  });
+
+  it('a delivery creates its cancel signal only when the runner reads step.signal', async () => {
+    const h = await makeHarness(() => new MemoryObjectStore());
+    globalThis.AbortController = CountingAbortController;
+    let reads = false;
+    const done = new Map<string, () => void>();
+    const runner = async (step: Step) => {
+      if (reads) expect(step.signal.aborted).toBe(false);
+      if (step.stepNumber < STEPS - 1) return StepOutcome.continueNow(step.payload);
+      queueMicrotask(() => done.get(step.runId)?.());
+      return StepOutcome.succeed(step.payload);
+    };
+    const { runtime } = h.start(runner, new NoopTerminalHook());
+    const runOne = async (runId: string): Promise<number> => {
+      const before = deliverySignals;
+      const finished = new Promise<void>((resolve) => done.set(runId, resolve));
+      await runtime.submit({ runId });
+      await finished;
+      return deliverySignals - before;
+    };
+    expect(await runOne('quiet')).toBe(0);
+    reads = true;
+    expect(await runOne('reader')).toBe(STEPS);
   });
 });

@@ -17,7 +17,7 @@ import { Queue } from '../src/core/queue/index.js';
 import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain } from './chain-workload.js';
 import { durationMs, log, now, percentile, runFor, type BenchContext, type Benchmark } from './harness.js';
 
-const RUNS = 500;
+const RUNS = 2000;
 // The first few hundred steps of a process run mostly unoptimised code; they are not measured.
 const WARMUP_RUNS = 500;
 

@@ -118,6 +118,24 @@ async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
 
 let tempCounter = 0;
 
+/**
+ * Whether `name` is the temp file of a put whose process is gone (temp names carry the writer's
+ * pid). A live process's temp is never touched: a reused pid only delays the sweep. Across pid
+ * namespaces (containers sharing one root) a live writer could look dead; run one writer process
+ * per root, as the process lock requires.
+ */
+function orphanedTemp(name: string): boolean {
+  if (!name.startsWith(TEMP_PREFIX)) return false;
+  const pid = Number(name.slice(TEMP_PREFIX.length, name.indexOf('-', TEMP_PREFIX.length)));
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return errnoOf(e) === 'ESRCH';
+  }
+}
+
 async function fsyncDirectory(dir: string): Promise<void> {
   const handle = await fsp.open(dir, 'r');
   try {
@@ -154,8 +172,9 @@ async function statIfExists(file: string): Promise<BigIntStats | undefined> {
  *
  * Targets POSIX filesystems (Linux, macOS). The root belongs to the store: never put other files
  * or symlinks in it, and give every store of one root the same path (the in-process lock is keyed
- * by the resolved path, not by a realpath). Crashed puts can leave `.tmp-*` files behind; they
- * are never listed or read. Versions assume microsecond (or finer) file timestamps, which ext4,
+ * by the resolved path, not by a realpath). Crashed puts can leave `.tmp-<pid>-*` files behind;
+ * they are never listed or read, and a listing that meets one whose process is gone deletes it
+ * (the engine lists its WAL and table directories at every open). Versions assume microsecond (or finer) file timestamps, which ext4,
  * XFS, btrfs, tmpfs and APFS all have. macOS `fsync` does not flush the drive's write cache. A put
  * that rejects with STORE_UNAVAILABLE after its rename (the directory fsync failed) may be visible.
  *
@@ -307,6 +326,11 @@ export class FileSystemObjectStore implements ObjectStore {
     for (const dirent of dirents) {
       const isDir = dirent.isDirectory();
       if (!isDir && !dirent.isFile()) continue;
+      if (!isDir && orphanedTemp(dirent.name)) {
+        // A put of a process that died before its rename; nobody will ever finish it.
+        await fsp.unlink(path.join(dir, dirent.name)).catch(() => undefined);
+        continue;
+      }
       if (isDir !== dirent.name.endsWith(DIR_SUFFIX)) continue;
       const segment = decodeSegment(isDir ? dirent.name.slice(0, -DIR_SUFFIX.length) : dirent.name);
       if (segment === undefined || !segment.startsWith(namePrefix)) continue;

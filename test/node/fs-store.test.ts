@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -75,6 +76,17 @@ describe('FileSystemObjectStore', () => {
     await fsp.writeFile(path.join(dir, 'plain-dir', 'x'), 'x');
     await fsp.symlink(path.join(dir, 'a'), path.join(dir, 'link'));
     expect(await keys(store)).toEqual(['l/a']);
+  });
+
+  it('a listing deletes the temp files of dead processes, never those of a live one', async () => {
+    await store.put('s/a', text('a'));
+    const dir = path.join(root, 's@');
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    await fsp.writeFile(path.join(dir, `.tmp-${dead}-0-dead`), 'partial');
+    await fsp.writeFile(path.join(dir, `.tmp-${process.pid}-9-live`), 'in flight');
+    await fsp.writeFile(path.join(dir, '.tmp-notapid'), 'foreign');
+    expect(await keys(store)).toEqual(['s/a']);
+    expect((await fsp.readdir(dir)).sort()).toEqual([`.tmp-${process.pid}-9-live`, '.tmp-notapid', 'a']);
   });
 
   it('leaves no temp file behind after puts, failed preconditions and deletes', async () => {

@@ -247,8 +247,10 @@ export class FileSystemObjectStore implements ObjectStore {
     const createOnly = options?.ifNoneMatch === '*';
     const expected = options?.ifMatch;
     try {
-      // Fail fast before writing anything; the check is repeated under the lock.
-      await this.checkPrecondition(key, file, createOnly, expected);
+      // A compare-and-swap fails fast before writing anything (the check is repeated under the
+      // lock). A create-only put does not check first: `link` refuses an existing target
+      // atomically, and a create-only put (a WAL object) almost never meets one.
+      if (!createOnly) await this.checkPrecondition(key, file, false, expected);
       const { temp, version } = await this.writeTemp(dir, data);
       let renamed = false;
       try {
@@ -266,11 +268,15 @@ export class FileSystemObjectStore implements ObjectStore {
             renamed = true;
           }
         });
-      } finally {
-        // After a link (or any failure) the temp name is still there.
-        if (!renamed) await fsp.unlink(temp).catch(() => undefined);
+      } catch (e) {
+        await fsp.unlink(temp).catch(() => undefined);
+        throw e;
       }
-      await fsyncDirectory(dir);
+      // After a link the temp name is still there. Its removal runs beside the directory fsync
+      // rather than before it (it need not be durable: if this process dies first, a later
+      // listing sweeps the orphan, see orphanedTemp).
+      const removeTemp = renamed ? undefined : fsp.unlink(temp).catch(() => undefined);
+      await Promise.all([fsyncDirectory(dir), removeTemp]);
       return { version };
     } catch (e) {
       throw toStoreError('put', `key=${key}`, e);

@@ -28,3 +28,10 @@ export function replaceChildren(container: Element, ...children: Node[]): void {
   container.replaceChildren(...children);
   if (focusKey !== undefined) container.querySelector<HTMLElement>(`[data-focus="${CSS.escape(focusKey)}"]`)?.focus();
 }
+
+/** The page's element with this id (the panels are fixed in index.html). */
+export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no element with id ${id}`);
+  return el as T;
+}

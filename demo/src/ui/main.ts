@@ -4,7 +4,6 @@
  * carry), and turns buttons into runtime calls. All state it shows is read back from the store,
  * so a reload (or another tab) shows the same thing.
  */
-import { decode } from '@msgpack/msgpack';
 import { connect, type DeadStepView, type HostEvent, type RunEvent, type WorkflowClient } from 'taquba-workflow/browser';
 import {
   approvalKey,
@@ -23,14 +22,13 @@ import {
   type StoreKind,
   type TaskSpec,
 } from '../shared/agent-state.js';
-import { loadModelSettings, modelCalls, saveModelSettings, summarize, type ModelCallRecord, type ModelCallSummary, type ModelSettings } from '../shared/demo-db.js';
-import { h, replaceChildren } from './dom.js';
-import { isActive, LiveSteps, statusOf, timeline, type RunRow } from './run-model.js';
+import { loadModelSettings, modelCalls, saveModelSettings, summarize, type ModelCallRecord, type ModelSettings } from '../shared/demo-db.js';
+import { byId as $ } from './dom.js';
+import { LiveSteps, type RunRow } from './run-model.js';
+import { renderDeadSteps, renderEntries, renderModelCalls, renderRunDetail, renderRuns } from './views.js';
 
 const STORE_SETTING = 'taquba-demo:store';
 const POLL_MS = 2_000;
-
-const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
 
 const store: StoreKind = localStorage.getItem(STORE_SETTING) === 'opfs' ? 'opfs' : 'indexeddb';
 // The worker learns its store from its name (the URL must stay a literal for the bundler).
@@ -41,6 +39,8 @@ const runs = new Map<string, RunRow>();
 let selected: string | null = new URL(location.href).searchParams.get('run');
 let stepRecords: StepRecord[] = [];
 let dead: readonly DeadStepView[] = [];
+/** The model-call log of this store (demo-db.ts), for the header's counter and per run. */
+let callLog: ModelCallRecord[] = [];
 let refreshing: Promise<void> | undefined;
 let refreshAgain = false;
 let firstStepEventSeen = false;
@@ -95,7 +95,7 @@ function refresh(): Promise<void> {
         stepRecords = selected ? (await allKv(keys.stepsPrefix(selected))).map(([, v]) => decodeJson<StepRecord>(v)) : [];
         dead = await client.listDeadSteps({ limit: 20 });
         render();
-        await renderEntries();
+        await loadEntries();
       } while (refreshAgain);
     } catch (e) {
       if ((e as { code?: string }).code !== 'CLOSED') showError(e);
@@ -114,129 +114,14 @@ function refreshSoon(): void {
 
 // ---- rendering ----
 
-function badge(row: RunRow): HTMLElement {
-  const status = statusOf(row);
-  return h('span', { class: `badge ${status.kind}` }, status.text);
-}
-
-function renderRuns(): void {
-  const items = [...runs.values()].map((row) =>
-    h(
-      'li',
-      {},
-      h(
-        'button',
-        {
-          type: 'button',
-          class: row.runId === selected ? 'run selected' : 'run',
-          'aria-current': row.runId === selected ? 'true' : null,
-          'data-focus': `run:${row.runId}`,
-          onclick: () => select(row.runId),
-        },
-        h('span', { class: 'run-topic' }, row.meta.topic),
-        badge(row),
-        h('span', { class: 'run-meta' }, `${new Date(row.meta.createdAt).toLocaleTimeString()} · ${row.runId}`),
-      ),
-    ),
-  );
-  replaceChildren($('runs'), ...(items.length > 0 ? items : [h('li', { class: 'empty' }, 'No runs yet.')]));
-}
-
-function seconds(ms: number): string {
-  return `${Math.max(0, Math.ceil(ms / 1000))} s`;
-}
-
 function renderDetail(): void {
   const row = selected ? runs.get(selected) : undefined;
-  $('detail-empty').hidden = row !== undefined;
-  $('detail').hidden = row === undefined;
-  if (!row) return;
-  const status = statusOf(row);
-  // Only a status change is announced (the timeline re-renders every second for its countdowns).
-  const announcement = `${row.meta.topic}: ${status.text}`;
-  const announcer = $('status-announcer');
-  if (announcer.textContent !== announcement) announcer.textContent = announcement;
-  const summary = summarizeCalls.forRun(row.runId);
-  replaceChildren(
-    $('run-header'),
-    h('p', { class: 'run-title' }, h('strong', {}, row.meta.topic), ' ', badge(row)),
-    h(
-      'p',
-      { class: 'run-meta' },
-      `Run ${row.runId} · started ${new Date(row.meta.createdAt).toLocaleTimeString()} · model calls for this run: ${summary.calls} (memo hits ${summary.memoHits}, repeated ${summary.repeated})`,
-    ),
-    ...(row.outcome?.error ? [h('p', { class: 'run-error' }, `Reason: ${row.outcome.error}`)] : []),
-  );
-  const active = isActive(row);
-  for (const id of ['approve', 'reject', 'cancel']) $<HTMLButtonElement>(id).disabled = !active || status.kind === 'cancelling';
-
-  const entries = timeline(row, stepRecords, live.of(row.runId)).map((entry) => {
-    const lines: (HTMLElement | string)[] = [];
-    const r = entry.record;
-    const l = entry.live;
-    let state = 'pending';
-    if (r) {
-      state = 'done';
-      lines.push(
-        h(
-          'span',
-          { class: 'step-facts' },
-          `attempt ${r.attempt} · ${r.durationMs} ms${r.usedModel ? (r.memoHit ? ' · memo hit (model not called again)' : ' · model called') : ''}`,
-        ),
-      );
-      if (r.output) lines.push(h('span', { class: 'step-output' }, r.output));
-    } else if (l) {
-      for (const f of l.failures) lines.push(h('span', { class: 'step-failure' }, `attempt ${f.attempt} failed: ${f.error}`));
-      if (l.running) {
-        state = 'running';
-        lines.push(h('span', { class: 'step-facts' }, `running · attempt ${l.attempt} of ${l.maxAttempts}`));
-        if (l.streamed) lines.push(h('span', { class: 'step-output streaming' }, l.streamed));
-      } else if (l.retryAt !== null) {
-        state = 'retry';
-        lines.push(h('span', { class: 'step-facts' }, `retry scheduled in ${seconds(l.retryAt - Date.now())}`));
-      }
-    }
-    if (!r && active && status.kind === 'waiting' && entry.stepNumber === row.view?.currentStep) {
-      state = 'waiting';
-      const waiting = l?.waiting ?? live.of(row.runId).find((s) => s.waiting)?.waiting;
-      lines.push(
-        h(
-          'span',
-          { class: 'step-facts' },
-          `waiting for signal "${approvalKey(row.runId)}"${waiting ? ` · ${row.escalated ? 'gives up' : 'escalates'} in ${seconds(waiting.until - Date.now())}` : ''}`,
-        ),
-      );
-    } else if (!r && active && status.kind === 'retry' && entry.stepNumber === row.view?.currentStep && state === 'pending') {
-      state = 'retry';
-      lines.push(h('span', { class: 'step-facts' }, 'retry scheduled'));
-    }
-    return h('li', { class: `step ${state}` }, h('span', { class: 'step-label' }, `Step ${entry.stepNumber + 1}: ${entry.label}`), ...lines);
-  });
-  replaceChildren($('timeline'), ...entries);
-
-  const article = row.outcome?.article;
-  replaceChildren($('article'), ...(article ? [h('h3', {}, 'Published brief'), h('pre', { class: 'article' }, article)] : []));
+  renderRunDetail(row, stepRecords, row ? live.of(row.runId) : [], summarize(callLog, row?.runId));
 }
 
-function renderDead(): void {
-  const items = dead.map((d) =>
-    h(
-      'li',
-      {},
-      h('strong', {}, d.runId ? `${d.runId} · step ${(d.stepNumber ?? 0) + 1}` : d.jobId),
-      h('span', { class: 'run-meta' }, ` · ${d.attempts}/${d.maxAttempts} attempts`),
-      h('div', { class: 'step-failure' }, d.lastError ?? ''),
-    ),
-  );
-  replaceChildren($('dead'), ...(items.length > 0 ? items : [h('li', { class: 'empty' }, 'No dead letters.')]));
-}
-
-async function renderEntries(): Promise<void> {
-  if (!selected) {
-    replaceChildren($('entries'));
-    return;
-  }
+async function loadEntries(): Promise<void> {
   const runId = selected;
+  if (!runId) return renderEntries([], []);
   const single = async (key: string): Promise<[string, Uint8Array][]> => {
     const value = await client.kvGet(key);
     return value ? [[key, value]] : [];
@@ -245,49 +130,19 @@ async function renderEntries(): Promise<void> {
   const memo = await Promise.all(
     stepRecords.filter((r) => r.usedModel).map(async (r) => [r.stepNumber, await client.memoGet(runId, r.stepNumber, MODEL_MEMO_KEY)] as const),
   );
-  if (runId !== selected) return;
-  replaceChildren(
-    $('entries'),
-    h('h3', {}, 'Caller KV'),
-    h('ul', { class: 'plain mono' }, ...kv.map(([k, v]) => h('li', {}, `${k} `, h('span', { class: 'run-meta' }, `(${v.byteLength} bytes)`)))),
-    h('h3', {}, 'Memo'),
-    memo.length === 0
-      ? h('p', { class: 'empty' }, 'No memoized model calls yet.')
-      : h(
-          'ul',
-          { class: 'plain' },
-          ...memo.map(([step, bytes]) =>
-            h('li', {}, h('span', { class: 'mono' }, `step ${step + 1} / ${MODEL_MEMO_KEY}`), ': ', bytes ? short(String(decode(bytes))) : h('em', {}, 'swept')),
-          ),
-        ),
-  );
+  if (runId === selected) renderEntries(kv, memo);
 }
 
-function short(text: string): string {
-  return text.length > 90 ? `${text.slice(0, 90)}…` : text;
+async function loadModelCalls(): Promise<void> {
+  callLog = await modelCalls(store);
+  renderModelCalls(summarize(callLog));
 }
 
-/** The model-call log of this store (demo-db.ts), as the header's counter and per run. */
-class ModelCallCounter {
-  private records: ModelCallRecord[] = [];
-
-  async load(): Promise<void> {
-    this.records = await modelCalls(store);
-    const all = summarize(this.records);
-    $('model-calls').textContent = `${all.calls} real · ${all.memoHits} memo hits · ${all.repeated} repeated`;
-  }
-
-  forRun(runId: string): ModelCallSummary {
-    return summarize(this.records, runId);
-  }
-}
-
-const summarizeCalls = new ModelCallCounter();
 
 function render(): void {
-  renderRuns();
+  renderRuns(runs.values(), selected, select);
   renderDetail();
-  renderDead();
+  renderDeadSteps(dead);
 }
 
 function select(runId: string): void {
@@ -435,7 +290,7 @@ function onLive(message: LiveMessage): void {
     live.streamed(message.runId, message.stepNumber, message.text);
     if (message.runId === selected) renderDetail();
   } else {
-    void summarizeCalls.load().then(() => message.runId === selected && renderDetail());
+    void loadModelCalls().then(() => message.runId === selected && renderDetail());
   }
 }
 
@@ -461,7 +316,7 @@ function boot(): void {
     $('persistence').textContent = granted === null ? 'unavailable' : granted ? 'granted' : 'not granted (the browser may evict it)';
   });
   void client.info().then((info) => onEvent({ type: 'role-changed', role: info.role, leader: info.leader, error: info.error }), showError);
-  void summarizeCalls.load();
+  void loadModelCalls();
   void loadModelForm();
   void refresh();
   setInterval(() => {

@@ -183,15 +183,34 @@ export type WireRunSpec = Omit<RunSpec, 'kvWrites'> & { readonly kvWrites?: read
  * tab forwards them to it. One method per operation, arguments and results structured-cloneable.
  */
 export interface RuntimeOperations {
+  /**
+   * Starts a run (idempotent on run id and input; a run id is drawn when the spec has none).
+   * Durable when it resolves. Rejects with INVALID_ARGUMENT, INPUT_MISMATCH, CORRUPT_DATA,
+   * CLOSED or STORE_*. A submission forwarded to a leader that goes away unanswered is sent
+   * again to the next one (it carries a run id, so that is idempotent).
+   */
   submit(spec: WireRunSpec): Promise<SubmitOutcome>;
+  /** The run's state, or null when no run of this id is active (and its end was not seen). INVALID_ARGUMENT for a bad id. */
   status(runId: string): Promise<RunView | null>;
+  /** Cancels an active run, also one an earlier leader parked (false for an unknown or finished run). CLOSED or STORE_* errors. */
   cancel(runId: string): Promise<boolean>;
+  /**
+   * Sends a durable signal (`delivered` or `buffered`). INVALID_ARGUMENT, CLOSED, STORE_*, and
+   * STORE_UNAVAILABLE (`details.reason` `leader_changed`) when the leader went away before
+   * answering: it may or may not have been applied.
+   */
   signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome>;
+  /** Discards a buffered signal; false when there was none. */
   clearSignal(correlationKey: string): Promise<boolean>;
+  /** Active runs (those with a run record), in run-id order. */
   listRuns(options?: ListRunsOptions): Promise<RunPage>;
+  /** A caller-KV value, or null. */
   kvGet(key: KvKey): Promise<Uint8Array | null>;
+  /** One page of caller-KV entries under `prefix`, in key order. */
   kvScan(prefix: KvKey, options?: KvScanPageOptions): Promise<KvEntryPage>;
+  /** A memo entry of a run (`scope` a step number, or `'run'` for the run memo), or null. */
   memoGet(runId: string, scope: number | 'run', key: string): Promise<Uint8Array | null>;
+  /** One page of the runtime queue's dead jobs (steps out of attempts, permanent errors), oldest first. INVALID_ARGUMENT for a bad limit. */
   listDeadSteps(options?: DeadStepPageOptions): Promise<readonly DeadStepView[]>;
 }
 

@@ -9,7 +9,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import type { Queue } from '../core/queue/index.js';
 import { HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL, type RunOutcome, type SignalOutcome, type SubmitOutcome, type WorkflowRuntime } from '../core/workflow/index.js';
 import { kvKeyBytes, show, validateRunId } from '../core/workflow/errors.js';
-import { RUNS_PREFIX, runRecordKey, stepPointerKey } from '../core/workflow/keys.js';
+import { RUNS_PREFIX, stepPointerKey } from '../core/workflow/keys.js';
 import { decodeRunRecord, decodeStepPointer } from '../core/workflow/records.js';
 import type { DeadStepPageOptions, DeadStepView, KvEntryPage, KvScanPageOptions, ListRunsOptions, RunPage, RunView, RuntimeOperations, WireRunSpec } from './protocol.js';
 import { exportBytes, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
@@ -53,21 +53,18 @@ export class LocalOperations implements RuntimeOperations {
   async status(runId: string): Promise<RunView | null> {
     validateRunId(runId);
     const live = this.runtime.status(runId);
-    const record = await this.queue.kvGet(runRecordKey(runId));
-    if (record === undefined) {
+    if (live && live.state !== 'pending') return { runId, state: live.state, currentStep: live.currentStep };
+    const run = await this.runtime.readDurableRun(runId);
+    if (run.type === 'absent') {
       if (live) return { runId, state: live.state, currentStep: live.currentStep };
       const seen = this.terminals.get(runId);
       // A copy: the answer's bytes may be transferred away, the cached ones must stay.
       return seen ? { ...seen, result: seen.result ? seen.result.slice() : null } : null;
     }
-    const pointerBytes = await this.queue.kvGet(stepPointerKey(runId));
-    const pointer = pointerBytes === undefined ? undefined : decodeStepPointer(pointerBytes);
-    if (live && live.state !== 'pending') return { runId, state: live.state, currentStep: live.currentStep };
-    const job = pointer ? await this.queue.getJob(pointer.jobId) : undefined;
     let state: RunView['state'] = 'pending';
-    if (job?.status === 'scheduled') state = job.headers[HEADER_SIGNAL_WAIT] !== undefined ? 'waiting-for-signal' : 'scheduled';
-    else if (job?.status === 'claimed') state = 'running';
-    return { runId, state, currentStep: pointer?.step ?? live?.currentStep ?? 0 };
+    if (run.job.status === 'scheduled') state = run.job.headers[HEADER_SIGNAL_WAIT] !== undefined ? 'waiting-for-signal' : 'scheduled';
+    else if (run.job.status === 'claimed') state = 'running';
+    return { runId, state, currentStep: run.step };
   }
 
   cancel(runId: string): Promise<boolean> {

@@ -32,7 +32,7 @@
  */
 import type { RuntimeContext } from './context.js';
 import { corrupt } from './errors.js';
-import { DURABLE_READ_ATTEMPTS, readDurableRun } from './durable-run.js';
+import { DURABLE_READ_ATTEMPTS, readDurableRun, type DurableRun } from './durable-run.js';
 import type { RegistryEntry, RunStatus } from './registry.js';
 import { userHeaders } from './step-headers.js';
 import { terminationEffects } from './termination.js';
@@ -42,6 +42,15 @@ function inconsistent(runId: string): Error {
     reason: 'inconsistent_run_state',
     runId,
   });
+}
+
+/** The run's durable state, read again while settlements move it; CORRUPT_DATA when it never settles. */
+export async function readSettledRun(ctx: RuntimeContext, runId: string): Promise<Exclude<DurableRun, { type: 'moved' }>> {
+  for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS; attempt++) {
+    const run = await readDurableRun(ctx, runId);
+    if (run.type !== 'moved') return run;
+  }
+  throw inconsistent(runId);
 }
 
 /** Protocol step 1. */

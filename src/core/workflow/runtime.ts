@@ -18,7 +18,8 @@ import type { Clock } from '../clock.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Queue } from '../queue/index.js';
-import { cancelRun, readRunStatus } from './cancellation.js';
+import { cancelRun, readRunStatus, readSettledRun } from './cancellation.js';
+import type { DurableRun } from './durable-run.js';
 import type { RuntimeContext } from './context.js';
 import { show, validateRunId } from './errors.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -145,6 +146,17 @@ export class WorkflowRuntime {
   async readStatus(runId: string): Promise<RunStatus | null> {
     validateRunId(runId);
     return readRunStatus(this.ctx, runId);
+  }
+
+  /**
+   * @internal The run as the store records it (run record, step pointer, the step's job), read
+   * again while a settlement moves it. For hosts that report more than `readStatus` does (the
+   * browser host tells a signal wait from a timer). INVALID_ARGUMENT, CORRUPT_DATA, CLOSED or
+   * store errors.
+   */
+  readDurableRun(runId: string): Promise<Exclude<DurableRun, { type: 'moved' }>> {
+    validateRunId(runId);
+    return readSettledRun(this.ctx, runId);
   }
 
   /**

@@ -202,6 +202,15 @@ export class Queue {
     return this.ctx.db.epoch;
   }
 
+  /**
+   * @internal Resolves when the engine's background work is done (memtable flushes, compactions,
+   * deletes of retired objects). For tests and benchmarks that want a quiet engine.
+   */
+  async whenIdle(): Promise<void> {
+    this.ctx.checkOpen();
+    await this.ctx.db.whenIdle();
+  }
+
   /** The resolved configuration of `queue`. */
   queueConfig(queue: string): ResolvedQueueConfig {
     validateQueueName(queue);

@@ -33,7 +33,9 @@ export function encodeCommit(commit: WalCommit): Uint8Array {
     w.lenBytes(e.key);
     if (e.kind !== 'delete') w.lenBytes(e.value);
   }
-  return w.finish();
+  // The buffer was sized for the worst case (varints at their longest), so the view wastes a few
+  // bytes per entry and saves a copy per commit; it lives only until the WAL object is stored.
+  return w.written();
 }
 
 export function encodeWalObject(epoch: number, id: number, encodedCommits: readonly Uint8Array[]): Uint8Array {

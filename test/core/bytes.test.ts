@@ -107,6 +107,11 @@ describe('text and hex', () => {
   it('utf8 round trip', () => {
     for (const s of ['', 'abc', 'héllo', '日本', '🙂', 'a\u0000b']) expect(fromUtf8(utf8(s))).toBe(s);
     expect(utf8('é')).toEqual(b(0xc3, 0xa9));
+    // ASCII (the loop) and non-ASCII or long text (TextEncoder) give the standard encoding.
+    const enc = new TextEncoder();
+    for (const s of ['key/0001', '\u007f', 'x'.repeat(128) + 'é', 'y'.repeat(500), 'ascii then \u0080', '\ud800 lone surrogate']) {
+      expect(utf8(s)).toEqual(enc.encode(s));
+    }
   });
 
   it('fromUtf8 rejects malformed input', () => {

@@ -432,7 +432,13 @@ export class KvDb implements KvReadable, TransactionHost {
     const oldest = this.frozen[this.frozen.length - 1];
     if (this.wal) await this.wal.waitDurable(oldest.walEnd);
     await this.options.faults?.('flush:sst-put', { walEnd: oldest.walEnd });
-    const run = await writeSortedRun(this.store, this.options.path, oldest.memtable.newestVersions(), {
+    // A tombstone only hides older versions, and older versions of this memtable's keys can only
+    // be in tables (older memtables were flushed first). Most keys of a queue are written and
+    // deleted within one memtable (a pending key, a claim, a job index entry), so dropping the
+    // tombstones of keys no table holds keeps them out of the table and of every compaction.
+    // If an index cannot be read, every tombstone is kept.
+    const absent = await this.tree.absentFromTables().catch(() => () => false);
+    const run = await writeSortedRun(this.store, this.options.path, withoutNeedlessTombstones(oldest.memtable.newestVersions(), absent), {
       blockBytes: this.options.blockBytes,
       targetBytes: Number.POSITIVE_INFINITY,
       allocateId: () => this.nextSstId++,
@@ -448,7 +454,7 @@ export class KvDb implements KvReadable, TransactionHost {
         walStart: oldest.walEnd + 1,
         lastSeq: Math.max(m.lastSeq, oldest.memtable.maxSeq),
         nextSstId: this.nextSstId,
-        runs: [run, ...m.runs],
+        runs: run.length > 0 ? [run, ...m.runs] : m.runs,
       };
     }, [], () => {
       this.frozen.pop();
@@ -585,4 +591,9 @@ export class KvDb implements KvReadable, TransactionHost {
     for (const resume of this.stalled.splice(0)) resume();
     if (flushError !== undefined) throw flushError;
   }
+}
+
+/** `entries` without the tombstones of keys `absent` says no table holds. */
+function* withoutNeedlessTombstones(entries: Iterable<VersionedEntry>, absent: (key: Uint8Array) => boolean): Generator<VersionedEntry> {
+  for (const entry of entries) if (entry.kind !== 'delete' || !absent(entry.key)) yield entry;
 }

@@ -170,6 +170,17 @@ export class LsmTree {
     return new TableSet(runs.map((run) => run.map(reader)));
   }
 
+  /**
+   * A synchronous test, over the tables current now, that is true only when no table holds any
+   * version of a key. Loads every table's index first. Compactions that publish meanwhile only
+   * rewrite keys these tables already hold, so a key absent here stays absent.
+   */
+  async absentFromTables(): Promise<(key: Uint8Array) => boolean> {
+    const runs = this.tables.runs;
+    await Promise.all(runs.flatMap((run) => run.map((table) => table.loadIndex())));
+    return (key) => runs.every((run) => !tableFor(run, key)?.mayContain(key));
+  }
+
   /** The value of `key` at `snapshot` (Infinity = latest). */
   async get(key: Uint8Array, snapshot: number): Promise<Uint8Array | undefined> {
     const chain: VersionedEntry[] = [];

@@ -1,5 +1,5 @@
 import { compareBytes } from '../bytes.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, invariant } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { BlockCache } from './block-cache.js';
 import { bloomMayContain } from './bloom-filter.js';
@@ -117,6 +117,16 @@ export class SstReader {
       this.aheadBytes = Math.min(READ_AHEAD_MAX_BYTES, Math.max(2 * index.blocks.lengths[b], 2 * this.aheadBytes));
     } else this.aheadBytes = 0;
     return this.aheadBytes;
+  }
+
+  /**
+   * False only when this table certainly holds no version of `key` (outside its key range, or
+   * rejected by its bloom filter). Synchronous: the index must be loaded (`loadIndex`) first.
+   */
+  mayContain(key: Uint8Array): boolean {
+    if (compareBytes(key, this.meta.minKey) < 0 || compareBytes(key, this.meta.maxKey) > 0) return false;
+    invariant(this.index, 'sst_index_loaded', { object: this.objectKey });
+    return bloomMayContain(this.index.filter, key);
   }
 
   /** The table's version of `key`, or undefined. */

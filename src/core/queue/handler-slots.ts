@@ -8,7 +8,10 @@ interface SlotJob {
  * counted, not collected. A job holds a handler slot while user code runs; once its settlement's
  * commit is issued (applied, so the next handler sees it) the wait for the WAL put happens off
  * the slot, so the loop keeps claiming while a put is in flight. Settlements in progress are
- * capped at max(64, 8 x concurrency): a stalled store stops the loop instead of piling them up.
+ * capped at max(256, 32 x concurrency): a stalled store stops the loop instead of piling them up.
+ * The cap is loose on purpose: with 8 x concurrency, a workflow chain on the filesystem store
+ * filled it while a put was in flight and its loop sat idle 7% of the time (event-loop
+ * utilization 0.93 -> 0.97 at 32 x, steps per second +3-30% in alternating runs).
  * A finishing job wakes the loop if it waits (for a slot, for the cap, or for the last
  * settlement at shutdown).
  *
@@ -21,7 +24,7 @@ export class HandlerSlots {
   private readonly maxSettling: number;
 
   constructor(private readonly concurrency: number) {
-    this.maxSettling = Math.max(64, 8 * concurrency);
+    this.maxSettling = Math.max(256, 32 * concurrency);
   }
 
   /** Slots free for new claims now (0 while the settlement cap is reached). */

@@ -144,7 +144,7 @@ export async function runWorker(queue: Queue, queueName: string, worker: WorkerH
  * Keeps up to `concurrency` handlers of `queueName` running, claiming batches sized to the free
  * capacity, until `options.signal` aborts; then drains in-flight jobs (no timeout) and resolves
  * once their settlements are durable. A slot frees when its settlement is issued; settlements
- * waiting for their WAL put are capped at max(64, 8 × concurrency).
+ * waiting for their WAL put are capped at max(256, 32 × concurrency).
  */
 export async function runWorkerConcurrent(queue: Queue, queueName: string, worker: WorkerHandler, concurrency: number, options: RunWorkerOptions = {}): Promise<void> {
   const poll = validateLoop(queueName, worker, options);

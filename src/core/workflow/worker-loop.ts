@@ -3,7 +3,7 @@
  * runner or hook, claiming batches sized to the free capacity. A job holds its slot while user
  * code runs; its settlement (a durable commit) then completes off the slot, so the loop keeps
  * claiming while a WAL put is in flight and one put carries the settlements of more than
- * `concurrency` jobs. Settlements in progress are capped at max(64, 8 × concurrency), so a stalled
+ * `concurrency` jobs. Settlements in progress are capped at max(256, 32 × concurrency), so a stalled
  * store stops the loop instead of piling them up. Idle, the loop sleeps until the queue's next
  * insert wakeup or `pollIntervalMs`. On shutdown it stops claiming and waits until every job it
  * started is settled.

@@ -1,5 +1,5 @@
-import { randomBytes, randomInt } from 'node:crypto';
-import { closeSync, fstatSync, fsync, futimesSync, linkSync, open, openSync, promises as fsp, renameSync, unlinkSync, write, writeSync, type BigIntStats } from 'node:fs';
+import { randomInt } from 'node:crypto';
+import { closeSync, fstatSync, fsync, futimesSync, linkSync, openSync, promises as fsp, renameSync, unlinkSync, write, writeSync, type BigIntStats } from 'node:fs';
 import * as path from 'node:path';
 import {
   InvalidArgumentError,
@@ -11,6 +11,7 @@ import {
 } from '../core/errors.js';
 import { validateGetRange, validateListPrefix, validateObjectKey } from '../core/objects/keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../core/objects/object-store.js';
+import { TEMP_PREFIX, createTempFile, takeTempFile, type TempFile } from './temp-files.js';
 
 export interface FileSystemObjectStoreOptions {
   /** Directory holding the objects; created (with its parents) on the first put. */
@@ -29,7 +30,6 @@ export interface FileSystemObjectStoreOptions {
  * Temporary files start with `.tmp-`, so they can never decode as an object and listings skip them.
  */
 const DIR_SUFFIX = '@';
-const TEMP_PREFIX = '.tmp-';
 // Most filesystems cap a name at 255 bytes; leave room for nothing else since names are whole segments.
 const MAX_NAME_BYTES = 255;
 const SAFE_BYTE = /^[a-z0-9_.-]$/;
@@ -116,10 +116,6 @@ async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Temp names are `.tmp-<pid>-<random per process>-<counter>`: unique without a random draw per put. */
-const tempTag = `${TEMP_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-`;
-let tempCounter = 0;
-
 /*
  * Why a put mixes synchronous and asynchronous calls. Node runs every fs promise on its thread
  * pool: each call is a hop there and back (about 0.05-0.1 ms on this kind of machine, plus a
@@ -132,10 +128,6 @@ let tempCounter = 0;
  * larger than SYNC_WRITE_MAX_BYTES, which dirty-page writeback can throttle.
  */
 const SYNC_WRITE_MAX_BYTES = 64 * 1024;
-
-function createExclusive(file: string): Promise<number> {
-  return new Promise((resolve, reject) => open(file, 'wx', 0o644, (e, fd) => (e ? reject(e) : resolve(fd))));
-}
 
 function fsyncFd(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
@@ -293,7 +285,7 @@ export class FileSystemObjectStore implements ObjectStore {
       // lock). A create-only put does not check first: `link` refuses an existing target
       // atomically, and a create-only put (a WAL object) almost never meets one.
       if (!createOnly) await this.checkPrecondition(key, file, false, expected);
-      const { temp, version } = await this.writeTemp(dir, data);
+      const { temp, version } = await this.writeTemp(dir, data, createOnly);
       let renamed = false;
       try {
         await withFileLock(file, async () => {
@@ -409,17 +401,20 @@ export class FileSystemObjectStore implements ObjectStore {
     }
   }
 
-  /** Writes, stamps and fsyncs a temp file in `dir` (creating it if needed); returns its name and version. */
-  private async writeTemp(dir: string, data: Uint8Array): Promise<{ temp: string; version: ObjectVersion }> {
-    const temp = path.join(dir, tempTag + (tempCounter++).toString(36));
-    let fd;
+  /**
+   * Writes, stamps and fsyncs a temp file in `dir` (creating the directory if needed); returns its
+   * name and version. A create-only put may get a spare made ahead of time (see temp-files.ts).
+   */
+  private async writeTemp(dir: string, data: Uint8Array, createOnly: boolean): Promise<{ temp: string; version: ObjectVersion }> {
+    let file: TempFile;
     try {
-      fd = await createExclusive(temp);
+      file = createOnly ? await takeTempFile(dir) : await createTempFile(dir);
     } catch (e) {
       if (errnoOf(e) !== 'ENOENT') throw e;
       await this.makeDirectories(dir);
-      fd = await createExclusive(temp);
+      file = await createTempFile(dir);
     }
+    const { path: temp, fd } = file;
     try {
       await writeAll(fd, data);
       const stamp = nextMtimeSeconds();

@@ -2,8 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isTaqubaError } from '../../src/core/errors.js';
+import { TEMP_PREFIX } from '../../src/node/temp-files.js';
 import { FileSystemObjectStore } from '../../src/node/index.js';
 import { toStoreError } from '../../src/node/fs-store.js';
 import { describeObjectStoreConformance, rejectionCode } from '../core/objects/object-store.conformance.js';
@@ -89,7 +90,7 @@ describe('FileSystemObjectStore', () => {
     expect((await fsp.readdir(dir)).sort()).toEqual([`.tmp-${process.pid}-9-live`, '.tmp-notapid', 'a']);
   });
 
-  it('leaves no temp file behind after puts, failed preconditions and deletes', async () => {
+  it('leaves no temp file behind after puts, failed preconditions and deletes, but one empty spare', async () => {
     await store.put('c/x', text('1'), { ifNoneMatch: '*' });
     await rejectionCode(store.put('c/x', text('2'), { ifNoneMatch: '*' }));
     const { version } = await store.put('c/x', text('3'));
@@ -97,7 +98,28 @@ describe('FileSystemObjectStore', () => {
     await store.put('c/x', text('5'), { ifMatch: version });
     await store.put('c/y', text('6'));
     await store.delete('c/y');
-    expect(await filesUnder(root)).toEqual([path.join('c@', 'x')]);
+    const files = await filesUnder(root);
+    // A directory that takes repeated create-only puts keeps one spare temp file, empty, for its next one.
+    const spares = files.filter((f) => path.basename(f).startsWith(`.tmp-${process.pid}-`));
+    expect(spares).toHaveLength(1);
+    expect(path.dirname(spares[0])).toBe('c@');
+    expect((await fsp.stat(path.join(root, spares[0]))).size).toBe(0);
+    expect(files.filter((f) => !spares.includes(f))).toEqual([path.join('c@', 'x')]);
+    expect(await keys(store)).toEqual(['c/x']);
+    expect(await store.get('c/x')).toMatchObject({ data: text('5') });
+  });
+
+  it('keeps spares in at most four directories, removing the spare of the least recently used', async () => {
+    await store.put('plain/a', text('a'));
+    await store.put('plain/b', text('b')); // not create-only: never a spare
+    for (let d = 0; d < 8; d++) {
+      await store.put(`d${d}/a`, text('a'), { ifNoneMatch: '*' });
+      await store.put(`d${d}/b`, text('b'), { ifNoneMatch: '*' }); // the second one starts the directory's spare
+    }
+    const sparesNow = async (): Promise<string[]> => (await filesUnder(root)).filter((f) => path.basename(f).startsWith(TEMP_PREFIX));
+    await vi.waitFor(async () => expect((await sparesNow()).length).toBeLessThanOrEqual(4));
+    for (const spare of await sparesNow()) expect(['d4@', 'd5@', 'd6@', 'd7@']).toContain(path.dirname(spare));
+    expect((await keys(store)).length).toBe(18);
   });
 
   it('never touches a path outside the root', async () => {

@@ -109,8 +109,10 @@ async function claimOnce(ctx: QueueContext, s: StagedTxn, queue: string, max: nu
     claimed.status = 'claimed';
     claimed.claimedAt = now;
     claimed.attempts += 1;
-    if (dedup !== undefined) delete claimed.dedupKey;
-    if (claimed.runAt !== undefined) delete claimed.runAt;
+    // Cleared by assignment, not `delete`: a deleted property turns the object into a slow
+    // dictionary-mode object for the rest of the delivery, and an undefined field is not encoded.
+    if (dedup !== undefined) claimed.dedupKey = undefined;
+    if (claimed.runAt !== undefined) claimed.runAt = undefined;
     s.delete(entry.key);
     s.putRecord(claimed);
     if (dedup !== undefined) s.delete(dedupKey(queue, dedup));

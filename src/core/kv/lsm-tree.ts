@@ -186,10 +186,14 @@ export class LsmTree {
     const chain: VersionedEntry[] = [];
     let based = false;
     const id = toBinaryString(key);
-    for (const mem of [this.memtable, ...this.immutables]) {
-      const v = visible(mem.versions(id), snapshot);
+    // The active memtable, then the frozen ones (newest first), without building a list of them:
+    // point reads are a large share of a queue's reads.
+    for (let m = -1; m < this.immutables.length; m++) {
+      const v = visible((m < 0 ? this.memtable : this.immutables[m]).versions(id), snapshot);
       if (!v) continue;
-      chain.push(...v);
+      // Most reads end here: the newest visible version is a whole value (or a tombstone).
+      if (chain.length === 0 && v[0].kind !== 'merge') return v[0].kind === 'put' ? v[0].value : undefined;
+      for (const e of v) chain.push(e);
       based = v.some((e) => e.kind !== 'merge');
       if (based) return this.finish(key, chain);
     }

@@ -11,7 +11,7 @@
  * sweeps the temp files of a process that died (names carry the process id), spares included.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, open, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, open, unlinkSync } from 'node:fs';
 import * as path from 'node:path';
 
 /** Every temp file name starts with this; it never decodes as an object name. */
@@ -52,7 +52,11 @@ export async function takeTempFile(dir: string): Promise<TempFile> {
     hot.delete(coldest);
     void coldSpare?.then((file) => file && discard(file));
   }
-  return (await spare) ?? createTempFile(dir);
+  const file = await spare;
+  if (file && fstatSync(file.fd).nlink > 0) return file;
+  // No spare, or it was deleted meanwhile (the directory was removed, perhaps recreated).
+  if (file) discard(file);
+  return createTempFile(dir);
 }
 
 function discard(file: TempFile): void {

@@ -109,6 +109,15 @@ describe('FileSystemObjectStore', () => {
     expect(await store.get('c/x')).toMatchObject({ data: text('5') });
   });
 
+  it('a spare deleted with its directory is not used: the next put recreates the directory', async () => {
+    await store.put('w/1', text('1'), { ifNoneMatch: '*' });
+    await store.put('w/2', text('2'), { ifNoneMatch: '*' }); // makes a spare in w@
+    await fsp.rm(root, { recursive: true, force: true });
+    await store.put('w/3', text('3'), { ifNoneMatch: '*' });
+    expect(await keys(store)).toEqual(['w/3']);
+    expect(await store.get('w/3')).toMatchObject({ data: text('3') });
+  });
+
   it('keeps spares in at most four directories, removing the spare of the least recently used', async () => {
     await store.put('plain/a', text('a'));
     await store.put('plain/b', text('b')); // not create-only: never a spare

@@ -229,6 +229,11 @@ describe('worker host', () => {
     const onTimer = await a.client.submit({ input: planInput({ steps: 3, afterAt: { step: 0, ms: 3_600_000 } }) });
     await a.event('waiting-for-signal', (e) => e.runId === onSignal.runId);
     await waitFor(async () => (await a.client.status(onTimer.runId))?.state === 'scheduled', 'the timer run parked');
+    await waitFor(async () => (await a.client.status(onSignal.runId))?.state === 'waiting-for-signal', 'the signal run parked');
+    // Both parks are visible now, but their commits may not be stored yet, and a crash before
+    // that would redo step 0 (at-least-once, correct, not what this test is about). A buffered
+    // signal is a durable write, and the WAL stores commits in order, so it covers both parks.
+    expect(await a.client.signal('durability-barrier', new Uint8Array([1]))).toBe('buffered');
 
     a.worker.terminate();
     await b.role('leader');

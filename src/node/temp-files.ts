@@ -1,9 +1,9 @@
 /**
  * The temp files the filesystem store writes a put into before linking or renaming it into place.
  *
- * Directories that take repeated create-only puts (the WAL's, the tables') get a spare: the next temp file is
- * created while the current put writes and fsyncs, so that put's successor starts with an open
- * file. Creating an inode is usually a few microseconds, but on the ext4 of the test machine it
+ * Directories that take repeated create-only puts (the WAL's, the tables') get a spare: the next
+ * temp file is created while the current put writes and fsyncs, so that put's successor starts
+ * with an open file. Creating an inode is usually a few microseconds, but on the ext4 of the test machine it
  * took 0.3-0.6 ms in some directories (it depends on the block group the directory landed in),
  * and a WAL put waits for it every time. At most MAX_HOT_DIRECTORIES directories keep a spare; a
  * directory seen once gets none, and other puts (a manifest's compare-and-swap, a memo entry)

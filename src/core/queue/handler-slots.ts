@@ -10,8 +10,8 @@ interface SlotJob {
  * the slot, so the loop keeps claiming while a put is in flight. Settlements in progress are
  * capped at max(256, 32 x concurrency): a stalled store stops the loop instead of piling them up.
  * The cap is loose on purpose: with 8 x concurrency, a workflow chain on the filesystem store
- * filled it while a put was in flight and its loop sat idle 7% of the time (event-loop
- * utilization 0.93 -> 0.97 at 32 x, steps per second +3-30% in alternating runs).
+ * filled it while a put was in flight and its loop sat idle (event-loop utilization 0.90-0.93,
+ * 0.97 at 32 x; steps per second +3-30% in alternating runs).
  * A finishing job wakes the loop if it waits (for a slot, for the cap, or for the last
  * settlement at shutdown).
  *

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { closeSync, fstatSync, fsync, futimesSync, linkSync, openSync, promises as fsp, renameSync, unlinkSync, write, writeSync, type BigIntStats } from 'node:fs';
+import { closeSync, fstatSync, fsync, futimesSync, linkSync, openSync, promises as fsp, renameSync, write, writeSync, type BigIntStats } from 'node:fs';
 import * as path from 'node:path';
 import {
   InvalidArgumentError,
@@ -11,7 +11,7 @@ import {
 } from '../core/errors.js';
 import { validateGetRange, validateListPrefix, validateObjectKey } from '../core/objects/keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../core/objects/object-store.js';
-import { TEMP_PREFIX, createTempFile, takeTempFile, type TempFile } from './temp-files.js';
+import { TEMP_PREFIX, createTempFile, removeTempFile, takeTempFile, type TempFile } from './temp-files.js';
 
 export interface FileSystemObjectStoreOptions {
   /** Directory holding the objects; created (with its parents) on the first put. */
@@ -171,14 +171,6 @@ async function fsyncDirectory(dir: string): Promise<void> {
   }
 }
 
-function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // already gone, or the directory is unusable: the put reports the error that matters
-  }
-}
-
 async function statIfExists(file: string): Promise<BigIntStats | undefined> {
   try {
     return await fsp.stat(file, { bigint: true });
@@ -303,13 +295,13 @@ export class FileSystemObjectStore implements ObjectStore {
           }
         });
       } catch (e) {
-        unlinkQuietly(temp);
+        removeTempFile(temp);
         throw e;
       }
       // After a link the temp name is still there. Its removal need not be durable: if this
       // process dies before the directory fsync below, a later listing sweeps the orphan (see
       // orphanedTemp).
-      if (!renamed) unlinkQuietly(temp);
+      if (!renamed) removeTempFile(temp);
       await fsyncDirectory(dir);
       return { version };
     } catch (e) {
@@ -424,7 +416,7 @@ export class FileSystemObjectStore implements ObjectStore {
       const version = versionOf(fstatSync(fd, { bigint: true }));
       return { temp, version };
     } catch (e) {
-      unlinkQuietly(temp);
+      removeTempFile(temp);
       throw e;
     } finally {
       closeSync(fd);

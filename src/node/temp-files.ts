@@ -59,11 +59,20 @@ export async function takeTempFile(dir: string): Promise<TempFile> {
   return createTempFile(dir);
 }
 
+/** Removes a temp file, ignoring failures: it is gone already, or a later listing sweeps it. */
+export function removeTempFile(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // already gone, or the directory is unusable (the caller reports the error that matters)
+  }
+}
+
 function discard(file: TempFile): void {
   try {
     closeSync(file.fd);
-    unlinkSync(file.path);
   } catch {
-    // the directory is gone or unusable: nothing to clean up, or a later listing will
+    // closed with its directory's teardown; the name may still need removing
   }
+  removeTempFile(file.path);
 }

@@ -12,6 +12,7 @@ import { sstObjectKey } from '../../../src/core/kv/format.js';
 import { decodeManifest } from '../../../src/core/kv/manifest.js';
 import type { CachedBlock } from '../../../src/core/kv/sst-format.js';
 import { SstReader } from '../../../src/core/kv/sst-reader.js';
+import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 
 const value = utf8('v'.repeat(40));
@@ -84,5 +85,32 @@ describe('memtable flush and tombstones', () => {
     for await (const _ of reopened.scan({ prefix: utf8('temp-') })) temps++;
     expect(temps).toBe(0);
     await reopened.close();
+  });
+
+  it('keeps every tombstone when a table index cannot be read, and the flush still succeeds', async () => {
+    const store = new MemoryObjectStore();
+    const first = await KvDb.open(store, engine);
+    await fill(first, 'old', 100);
+    await first.close();
+
+    // Reopened, the tables' indexes are not loaded yet; every read of a table fails meanwhile.
+    const faulty = new FaultyObjectStore(store);
+    const db = await KvDb.open(faulty, engine);
+    const failing = faulty.addRule({ type: 'fail', ops: ['get'], keyPrefix: 'kv/sst/', count: Number.POSITIVE_INFINITY });
+    for (let i = 0; i < 50; i++) {
+      const k = utf8(`temp-${String(i).padStart(4, '0')}`);
+      await db.write([{ type: 'put', key: k, value }]);
+      await db.write([{ type: 'delete', key: k }]);
+    }
+    await fill(db, 'new', 100);
+    await db.whenIdle();
+    expect(failing.fired).toBeGreaterThan(0);
+    faulty.clearRules();
+
+    const tempTombstones = (await tableEntries(store)).flat().filter((e) => e.startsWith('delete:temp-'));
+    expect(tempTombstones.length).toBeGreaterThan(40); // kept: nothing could show they hide nothing
+    expect(await db.get(utf8('temp-0007'))).toBeUndefined();
+    expect(await db.get(utf8('old-0007'))).toEqual(value);
+    await db.close();
   });
 });

@@ -4,7 +4,7 @@
  * of a pair, or neither).
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,6 +74,11 @@ describe('kv engine crash safety (child process killed mid-write)', () => {
       expect(await db.get(utf8(`a${fromUtf8(e.key).slice(1)}`))).toBeDefined();
     }
     expect(pairs).toBeGreaterThanOrEqual(acked.size);
+    // The killed writers left temp files (their spare for the next WAL put, maybe a half-written
+    // one); the open listed the WAL directory, which sweeps the temp files of dead processes. Only
+    // this process's own spare may be there.
+    const temps = (await readdir(join(root, 'kv@', 'wal@'))).filter((name) => name.startsWith('.tmp-'));
+    expect(temps.filter((name) => !name.startsWith(`.tmp-${process.pid}-`))).toEqual([]);
     await db.close();
   }, 120_000);
 });

@@ -30,6 +30,17 @@ export async function waitFor<T>(probe: () => T | undefined | false | Promise<T 
   }
 }
 
+/**
+ * Makes every commit the leader has made so far durable. Claims are non-durable commits (as in
+ * the reference), so a step can be running while its claim is not yet stored; killing the worker
+ * then would redeliver the step as attempt 1 again. A buffered signal is a durable write and the
+ * WAL stores commits in order, so once it is stored, so is everything before it.
+ */
+export async function durabilityBarrier(signal: (key: string) => Promise<string>): Promise<void> {
+  const outcome = await signal(uniqueName('durability-barrier'));
+  if (outcome !== 'buffered') throw new Error(`the barrier signal was ${outcome}, not buffered`);
+}
+
 /** Everything the workers of one store report on its log channel. */
 export class TestLog {
   readonly entries: LogEntry[] = [];

@@ -11,7 +11,7 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { commands } from 'vitest/browser';
 import type { HostInfo, RunView } from '../../../src/browser/index.js';
-import { TestLog, uniqueName, waitFor, type Plan } from './harness.js';
+import { durabilityBarrier, TestLog, uniqueName, waitFor, type Plan } from './harness.js';
 
 declare module 'vitest/browser' {
   interface BrowserCommands {
@@ -64,6 +64,7 @@ describe.skipIf(!inject('persistentProfile'))('browser host tabs (persistent pro
     expect(typeof (await call<TabInfo>(tab, 'info')).persistence).toBe('boolean');
     const { runId } = await submit(tab, { steps: 3, holdAt: 1 });
     await log.waitFor('holding', (e) => e.runId === runId && e.step === 1);
+    await durabilityBarrier((key) => call<string>(tab, 'signal', key, 'barrier'));
 
     await commands.reloadTab(tab);
     const after = await waitRole(tab, 'leader');

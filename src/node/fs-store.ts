@@ -200,9 +200,10 @@ async function statIfExists(file: string): Promise<BigIntStats | undefined> {
  * or symlinks in it, and give every store of one root the same path (the in-process lock is keyed
  * by the resolved path, not by a realpath). Crashed puts can leave `.tmp-<pid>-*` files behind;
  * they are never listed or read, and a listing that meets one whose process is gone deletes it
- * (the engine lists its WAL and table directories at every open). Versions assume microsecond (or finer) file timestamps, which ext4,
- * XFS, btrfs, tmpfs and APFS all have. macOS `fsync` does not flush the drive's write cache. A put
- * that rejects with STORE_UNAVAILABLE after its rename (the directory fsync failed) may be visible.
+ * (the engine lists its WAL and table directories at every open). Versions assume microsecond (or
+ * finer) file timestamps, which ext4, XFS, btrfs, tmpfs and APFS all have. macOS `fsync` does not
+ * flush the drive's write cache. A put that rejects with STORE_UNAVAILABLE after its rename (the
+ * directory fsync failed) may be visible.
  *
  * Errors: INVALID_ARGUMENT (bad key, prefix, range, or a key segment too long for the
  * filesystem), PRECONDITION_FAILED (put preconditions; nothing is written), STORE_PERMISSION

@@ -3,12 +3,13 @@
  *
  * Directories that take repeated create-only puts (the WAL's, the tables') get a spare: the next
  * temp file is created while the current put writes and fsyncs, so that put's successor starts
- * with an open file. Creating an inode is usually a few microseconds, but on the ext4 of the test machine it
- * took 0.3-0.6 ms in some directories (it depends on the block group the directory landed in),
- * and a WAL put waits for it every time. At most MAX_HOT_DIRECTORIES directories keep a spare; a
- * directory seen once gets none, and other puts (a manifest's compare-and-swap, a memo entry)
- * never make one: the engine lists its WAL and table directories at every open, and a listing
- * sweeps the temp files of a process that died (names carry the process id), spares included.
+ * with an open file. Creating an inode is usually a few microseconds, but on the test machine's
+ * ext4 it took 0.4-0.6 ms in every fresh subdirectory of /tmp (0.01-0.05 ms elsewhere on the same
+ * disk), and a WAL put would wait for it every time. At most MAX_HOT_DIRECTORIES directories keep
+ * a spare; a directory seen once gets none, and other puts (a manifest's compare-and-swap, a memo
+ * entry) never make one: the engine lists its WAL and table directories at every open, and a
+ * listing sweeps the temp files of a process that died (names carry the process id), spares
+ * included.
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, open, unlinkSync } from 'node:fs';

@@ -13,23 +13,23 @@
 import { toHex } from '../bytes.js';
 import { ClosedError, ConflictError, FencedError, StoreUnavailableError, invariant, isTaqubaError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
-import { mergeRuns, pickCompaction } from './compaction.js';
+import { mergeRuns, pickCompaction } from './compaction/compaction.js';
 import type { VersionedEntry } from './entry.js';
 import { parseObjectId, sstObjectKey, walObjectKey } from './format.js';
 import { resolveKvDbOptions, type KvDbOptions, type ResolvedKvDbOptions } from './kv-options.js';
-import { DeleteQueue } from './delete-queue.js';
+import { DeleteQueue } from './compaction/delete-queue.js';
 import { KvReader } from './kv-reader.js';
 import { LsmTree, type TableSet } from './lsm-tree.js';
-import type { ManifestData, SortedRun } from './manifest.js';
-import { ManifestStore, type VersionedManifest } from './manifest-store.js';
+import type { ManifestData, SortedRun } from './manifest/manifest.js';
+import { ManifestStore, type VersionedManifest } from './manifest/manifest-store.js';
 import { Memtable } from './memtable.js';
 import { resolveBounds, type Bounds } from './scan-range.js';
-import { writeSortedRun } from './table-writer.js';
+import { writeSortedRun } from './tables/table-writer.js';
 import { Transaction, checkKey, type PendingWrite, type TransactionHost } from './transaction.js';
 import type { CommitOptions, KvEntry, KvReadable, MergeOperator, ScanRange, WriteOp } from './types.js';
-import { encodeCommit, encodeWalObject } from './wal-format.js';
-import { listWalIds, readWal } from './wal-replay.js';
-import { WalWriter } from './wal-writer.js';
+import { encodeCommit, encodeWalObject } from './wal/wal-format.js';
+import { listWalIds, readWal } from './wal/wal-replay.js';
+import { WalWriter } from './wal/wal-writer.js';
 
 /** A memtable frozen for flushing, with the last WAL id that holds any of its commits. */
 interface FrozenMemtable {

@@ -7,12 +7,12 @@ import { NotFoundError, isTaqubaError } from '../errors.js';
 import type { ObjectStore, ObjectVersion } from '../objects/object-store.js';
 import { resolveKvDbOptions, type KvDbOptions, type ResolvedKvDbOptions } from './kv-options.js';
 import { LsmTree } from './lsm-tree.js';
-import { ManifestStore } from './manifest-store.js';
+import { ManifestStore } from './manifest/manifest-store.js';
 import { Memtable } from './memtable.js';
 import { resolveBounds } from './scan-range.js';
 import { checkKey } from './transaction.js';
 import type { KvEntry, KvReadable, ScanRange } from './types.js';
-import { listWalIds, readWal } from './wal-replay.js';
+import { listWalIds, readWal } from './wal/wal-replay.js';
 
 const REFRESH_ATTEMPTS = 8;
 

@@ -12,17 +12,17 @@
 import { compareBytes, toBinaryString } from '../bytes.js';
 import { ConflictError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
-import { BlockCache } from './block-cache.js';
+import { BlockCache } from './tables/block-cache.js';
 import type { VersionedEntry } from './entry.js';
 import { sstObjectKey } from './format.js';
-import type { SortedRun, SstMeta } from './manifest.js';
+import type { SortedRun, SstMeta } from './manifest/manifest.js';
 import type { Memtable } from './memtable.js';
 import { resolveChain } from './merge-resolution.js';
 import { pastUpper, type Bounds } from './scan-range.js';
-import type { CachedBlock, TableIndex } from './sst-format.js';
-import { SstReader, blockCacheKey } from './sst-reader.js';
-import type { CursorStep, TableCursor } from './table-cursor.js';
-import type { BuiltTable } from './sst-builder.js';
+import type { CachedBlock, TableIndex } from './tables/sst-format.js';
+import { SstReader, blockCacheKey } from './tables/sst-reader.js';
+import type { CursorStep, TableCursor } from './tables/table-cursor.js';
+import type { BuiltTable } from './tables/sst-builder.js';
 import type { MergeOperator } from './types.js';
 
 /** Tables of one manifest version, pinned by reads in progress so GC waits for them. */

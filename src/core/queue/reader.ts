@@ -10,7 +10,7 @@ import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { InvalidConfigError } from '../errors.js';
 import { KvReader } from '../kv/kv-reader.js';
-import { ManifestStore } from '../kv/manifest-store.js';
+import { ManifestStore } from '../kv/manifest/manifest-store.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { JobAttempt } from './attempt-history.js';
 import { DEFAULT_READER_POLL_INTERVAL_MS } from './constants.js';

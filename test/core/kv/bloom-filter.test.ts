@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { utf8 } from '../../../src/core/bytes.js';
-import { BloomFilterBuilder, bloomMayContain } from '../../../src/core/kv/bloom-filter.js';
+import { BloomFilterBuilder, bloomMayContain } from '../../../src/core/kv/tables/bloom-filter.js';
 
 /** The filter as tables already stored were built (hashing every key at the end): the format. */
 function referenceFilter(keys: readonly Uint8Array[]): Uint8Array {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CountingObjectStore, FaultyObjectStore, MemoryObjectStore } from '../../../src/core/objects/index.js';
-import { DeleteQueue } from '../../../src/core/kv/delete-queue.js';
+import { DeleteQueue } from '../../../src/core/kv/compaction/delete-queue.js';
 
 /** A memory store with a batch delete, as S3 has. */
 function batchingStore(): MemoryObjectStore & { deleteMany(keys: readonly string[]): Promise<void> } {

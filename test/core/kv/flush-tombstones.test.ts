@@ -7,11 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { fromUtf8, utf8 } from '../../../src/core/bytes.js';
 import { KvDb } from '../../../src/core/kv/index.js';
-import { BlockCache } from '../../../src/core/kv/block-cache.js';
+import { BlockCache } from '../../../src/core/kv/tables/block-cache.js';
 import { sstObjectKey } from '../../../src/core/kv/format.js';
-import { decodeManifest } from '../../../src/core/kv/manifest.js';
-import type { CachedBlock } from '../../../src/core/kv/sst-format.js';
-import { SstReader } from '../../../src/core/kv/sst-reader.js';
+import { decodeManifest } from '../../../src/core/kv/manifest/manifest.js';
+import type { CachedBlock } from '../../../src/core/kv/tables/sst-format.js';
+import { SstReader } from '../../../src/core/kv/tables/sst-reader.js';
 import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 

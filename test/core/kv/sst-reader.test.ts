@@ -5,13 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { utf8 } from '../../../src/core/bytes.js';
-import { BlockCache } from '../../../src/core/kv/block-cache.js';
+import { BlockCache } from '../../../src/core/kv/tables/block-cache.js';
 import type { VersionedEntry } from '../../../src/core/kv/entry.js';
 import { sstObjectKey } from '../../../src/core/kv/format.js';
-import type { BuiltTable } from '../../../src/core/kv/sst-builder.js';
-import { decodeBlockBody, type CachedBlock } from '../../../src/core/kv/sst-format.js';
-import { SstReader } from '../../../src/core/kv/sst-reader.js';
-import { writeSortedRun } from '../../../src/core/kv/table-writer.js';
+import type { BuiltTable } from '../../../src/core/kv/tables/sst-builder.js';
+import { decodeBlockBody, type CachedBlock } from '../../../src/core/kv/tables/sst-format.js';
+import { SstReader } from '../../../src/core/kv/tables/sst-reader.js';
+import { writeSortedRun } from '../../../src/core/kv/tables/table-writer.js';
 import { CountingObjectStore } from '../../../src/core/objects/counting-store.js';
 import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';

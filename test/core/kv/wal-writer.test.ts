@@ -6,11 +6,11 @@
  * workflow step instead of one.
  */
 import { describe, expect, it } from 'vitest';
-import { WalWriter } from '../../../src/core/kv/wal-writer.js';
+import { WalWriter } from '../../../src/core/kv/wal/wal-writer.js';
 import { CountingObjectStore } from '../../../src/core/objects/counting-store.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import type { ObjectStore, PutOptions } from '../../../src/core/objects/object-store.js';
-import { decodeWalObject, encodeCommit } from '../../../src/core/kv/wal-format.js';
+import { decodeWalObject, encodeCommit } from '../../../src/core/kv/wal/wal-format.js';
 
 let seq = 0;
 /** One encoded commit putting `key`. */

@@ -4,12 +4,12 @@
  * rewritten O(log n) times. Tombstones and merge chains are resolved only when the merge reaches
  * the oldest run, since an older run could still hold a version a tombstone must hide.
  */
-import { compareBytes } from '../bytes.js';
-import type { VersionedEntry } from './entry.js';
-import type { SortedRun } from './manifest.js';
-import { resolveChain } from './merge-resolution.js';
-import type { SstReader } from './sst-reader.js';
-import type { MergeOperator } from './types.js';
+import { compareBytes } from '../../bytes.js';
+import type { VersionedEntry } from '../entry.js';
+import type { SortedRun } from '../manifest/manifest.js';
+import { resolveChain } from '../merge-resolution.js';
+import type { SstReader } from '../tables/sst-reader.js';
+import type { MergeOperator } from '../types.js';
 
 function runBytes(run: SortedRun): number {
   return run.reduce((n, t) => n + t.size, 0);

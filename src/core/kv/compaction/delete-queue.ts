@@ -1,6 +1,6 @@
-import { systemClock } from '../clock.js';
-import { deleteObjects } from '../objects/delete-objects.js';
-import type { ObjectStore } from '../objects/object-store.js';
+import { systemClock } from '../../clock.js';
+import { deleteObjects } from '../../objects/delete-objects.js';
+import type { ObjectStore } from '../../objects/object-store.js';
 
 /** Keys handed to one `deleteObjects` call (S3's DeleteObjects limit). */
 const BATCH_KEYS = 1000;

@@ -1,6 +1,6 @@
-import { FencedError, PreconditionFailedError, isTaqubaError } from '../errors.js';
-import type { ObjectStore, ObjectVersion } from '../objects/object-store.js';
-import { manifestObjectKey } from './format.js';
+import { FencedError, PreconditionFailedError, isTaqubaError } from '../../errors.js';
+import type { ObjectStore, ObjectVersion } from '../../objects/object-store.js';
+import { manifestObjectKey } from '../format.js';
 import { decodeManifest, emptyManifest, encodeManifest, type ManifestData } from './manifest.js';
 
 export interface VersionedManifest {

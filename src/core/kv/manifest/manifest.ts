@@ -6,10 +6,10 @@
  *
  *   magic u32 | version u8 | MessagePack body | crc32c u32
  */
-import { ByteWriter } from '../bytes.js';
-import { decodeRecord, encodeRecord } from '../codec.js';
-import { MANIFEST_MAGIC, FORMAT_VERSION, corruptReader, openChecksummed, sealWithChecksum } from './format.js';
-import { ByteReader } from '../bytes.js';
+import { ByteWriter } from '../../bytes.js';
+import { decodeRecord, encodeRecord } from '../../codec.js';
+import { MANIFEST_MAGIC, FORMAT_VERSION, corruptReader, openChecksummed, sealWithChecksum } from '../format.js';
+import { ByteReader } from '../../bytes.js';
 
 /** One sorted table object. */
 export interface SstMeta {

@@ -1,8 +1,8 @@
-import { invariant } from '../errors.js';
-import { ByteWriter } from '../bytes.js';
-import { sealWithChecksum } from './format.js';
-import type { VersionedEntry } from './entry.js';
-import type { SstMeta } from './manifest.js';
+import { invariant } from '../../errors.js';
+import { ByteWriter } from '../../bytes.js';
+import { sealWithChecksum } from '../format.js';
+import type { VersionedEntry } from '../entry.js';
+import type { SstMeta } from '../manifest/manifest.js';
 import { BloomFilterBuilder } from './bloom-filter.js';
 import { encodeEntry, encodeIndex, sealBlock, sealedBlock, type BlockIndex, type SealedBlock, type TableIndex } from './sst-format.js';
 

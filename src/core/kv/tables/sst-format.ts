@@ -9,9 +9,9 @@
  * Offsets and lengths of the index and filter live in the manifest's SstMeta, so opening a table
  * is one ranged read.
  */
-import { ByteReader, ByteWriter, EMPTY_BYTES, compareBytes } from '../bytes.js';
-import type { EntryKind, VersionedEntry } from './entry.js';
-import { corruptReader, openChecksummed, readKind, sealWithChecksum, writeKind } from './format.js';
+import { ByteReader, ByteWriter, EMPTY_BYTES, compareBytes } from '../../bytes.js';
+import type { EntryKind, VersionedEntry } from '../entry.js';
+import { corruptReader, openChecksummed, readKind, sealWithChecksum, writeKind } from '../format.js';
 
 /** A decoded data block: parallel arrays, searched by binary search. */
 export interface Block {

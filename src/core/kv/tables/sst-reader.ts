@@ -1,11 +1,11 @@
-import { compareBytes } from '../bytes.js';
-import { NotFoundError, invariant } from '../errors.js';
-import type { ObjectStore } from '../objects/object-store.js';
+import { compareBytes } from '../../bytes.js';
+import { NotFoundError, invariant } from '../../errors.js';
+import type { ObjectStore } from '../../objects/object-store.js';
 import type { BlockCache } from './block-cache.js';
 import { bloomMayContain } from './bloom-filter.js';
-import type { VersionedEntry } from './entry.js';
-import { corruptReader, openChecksummed } from './format.js';
-import type { SstMeta } from './manifest.js';
+import type { VersionedEntry } from '../entry.js';
+import { corruptReader, openChecksummed } from '../format.js';
+import type { SstMeta } from '../manifest/manifest.js';
 import { decodeBlock, decodeBlockBody, decodeIndex, isSealed, lowerBound, type Block, type CachedBlock, type SealedBlock, type TableIndex } from './sst-format.js';
 import { TableCursor } from './table-cursor.js';
 

@@ -1,5 +1,5 @@
-import { compareBytes } from '../bytes.js';
-import type { VersionedEntry } from './entry.js';
+import { compareBytes } from '../../bytes.js';
+import type { VersionedEntry } from '../entry.js';
 import { lowerBound, type Block, type TableIndex } from './sst-format.js';
 import type { SstReader } from './sst-reader.js';
 

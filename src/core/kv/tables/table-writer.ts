@@ -1,8 +1,8 @@
-import { systemClock } from '../clock.js';
-import type { ObjectStore } from '../objects/object-store.js';
-import type { VersionedEntry } from './entry.js';
-import { sstObjectKey } from './format.js';
-import type { SstMeta } from './manifest.js';
+import { systemClock } from '../../clock.js';
+import type { ObjectStore } from '../../objects/object-store.js';
+import type { VersionedEntry } from '../entry.js';
+import { sstObjectKey } from '../format.js';
+import type { SstMeta } from '../manifest/manifest.js';
 import { SstBuilder, type BuiltTable } from './sst-builder.js';
 
 /**

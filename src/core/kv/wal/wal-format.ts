@@ -7,9 +7,9 @@
  *
  * An object with zero commits is a fence written by a new writer at open.
  */
-import { ByteReader, ByteWriter, EMPTY_BYTES } from '../bytes.js';
-import type { VersionedEntry } from './entry.js';
-import { FORMAT_VERSION, WAL_MAGIC, corruptReader, openChecksummed, readKind, sealWithChecksum, writeKind } from './format.js';
+import { ByteReader, ByteWriter, EMPTY_BYTES } from '../../bytes.js';
+import type { VersionedEntry } from '../entry.js';
+import { FORMAT_VERSION, WAL_MAGIC, corruptReader, openChecksummed, readKind, sealWithChecksum, writeKind } from '../format.js';
 
 export interface WalCommit {
   readonly seq: number;

@@ -1,6 +1,6 @@
-import { CorruptDataError } from '../errors.js';
-import type { ObjectStore } from '../objects/object-store.js';
-import { parseObjectId, walObjectKey } from './format.js';
+import { CorruptDataError } from '../../errors.js';
+import type { ObjectStore } from '../../objects/object-store.js';
+import { parseObjectId, walObjectKey } from '../format.js';
 import { decodeWalObject, type WalObject } from './wal-format.js';
 
 /** Ids of the WAL objects at or after `fromId`, ascending, checked to be dense. */

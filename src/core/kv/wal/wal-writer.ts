@@ -14,12 +14,12 @@
  * fence object at the next free id when it opens, so this writer's next put fails with
  * PRECONDITION_FAILED, reported as FENCED.
  */
-import { FencedError, isTaqubaError } from '../errors.js';
-import type { ObjectStore } from '../objects/object-store.js';
-import { systemClock } from '../clock.js';
-import { walObjectKey } from './format.js';
+import { FencedError, isTaqubaError } from '../../errors.js';
+import type { ObjectStore } from '../../objects/object-store.js';
+import { systemClock } from '../../clock.js';
+import { walObjectKey } from '../format.js';
 import { encodeWalObject } from './wal-format.js';
-import type { FaultHook } from './kv-options.js';
+import type { FaultHook } from '../kv-options.js';
 
 /** Consecutive WAL puts after which the writer yields to the event loop once. */
 const YIELD_EVERY_PUTS = 64;

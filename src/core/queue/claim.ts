@@ -11,7 +11,9 @@
  *    racing cancel can see the claim; a failed commit removes them again.
  * 5. Commit without awaiting durability (a lost claim leaves the job Pending: harmless), then
  *    advance the cursor. A conflict (a racing cancel) retries from step 1.
- * Offloaded payloads are fetched after the lock is released, concurrently.
+ * Offloaded payloads are fetched after the lock is released, concurrently. A job whose payload
+ * object is missing or fails its checks (CORRUPT_DATA) can never be delivered: it is moved to Dead
+ * at once with a reason naming the object, and only the other claims are returned.
  */
 import { isTaqubaError } from '../errors.js';
 import type { JobRecord, MutableJobRecord } from './job-record.js';
@@ -20,6 +22,7 @@ import { claimedKey, dedupKey, pendingQueuePrefix } from './keys.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { LeaseHandle } from './lease-handle.js';
 import type { CancelState } from './lease-registry.js';
+import { unreadablePayloadReason } from './payload-offload.js';
 import type { QueueContext } from './queue-context.js';
 import { StagedTxn } from './staged-txn.js';
 import type { ClaimCursor, CursorObservation } from './claim-cursor.js';
@@ -135,8 +138,14 @@ function undoRegistrations(ctx: QueueContext, queue: string, taken: Taken[]): vo
   }
 }
 
-/** Claims up to `max` jobs of `queue` with a lease of `leaseMs`. Inputs are validated by the caller. */
-export async function claimJobs(ctx: QueueContext, locks: KeyedMutex, queue: string, max: number, leaseMs: number): Promise<Claim[]> {
+/** Settles a claim as dead with `reason` (injected by the queue, so this module need not import settlement). */
+export type DeadLetterFn = (claim: Claim, reason: string) => Promise<unknown>;
+
+/**
+ * Claims up to `max` jobs of `queue` with a lease of `leaseMs`. Inputs are validated by the caller.
+ * `deadLetter` settles the claims whose payload object is unreadable.
+ */
+export async function claimJobs(ctx: QueueContext, locks: KeyedMutex, queue: string, max: number, leaseMs: number, deadLetter: DeadLetterFn): Promise<Claim[]> {
   if (max === 0) return [];
   const cursor: ClaimCursor = ctx.cursor;
   if (cursor.begin(queue).knownEmpty) return [];
@@ -174,22 +183,53 @@ export async function claimJobs(ctx: QueueContext, locks: KeyedMutex, queue: str
       return result.taken;
     }
   });
-  // Payload fetches happen outside the lock. If one fails the claims stay committed and their
-  // jobs come back when the leases expire.
-  let records: JobRecord[] | undefined;
-  for (const t of taken) {
-    if (t.record.payloadRef !== undefined) {
-      records = await Promise.all(taken.map((x) => ctx.payloads.materialize(x.record)));
-      break;
-    }
-  }
   const claims: Claim[] = new Array(taken.length);
+  let offloaded = false;
   for (let i = 0; i < taken.length; i++) {
     const t = taken[i];
     const lease = LeaseHandle.bind({ registry: ctx.leases, clock: ctx.clock, queue, id: t.record.id, token: t.token, cancel: t.cancel });
-    claims[i] = new Claim(records === undefined ? t.record : records[i], t.token, t.cancel, lease);
+    claims[i] = new Claim(t.record, t.token, t.cancel, lease);
+    if (t.record.payloadRef !== undefined) offloaded = true;
   }
-  return claims;
+  if (!offloaded) return claims;
+  const delivered = await materializeClaims(ctx, claims, deadLetter);
+  // Every job taken went to Dead: claim again, so a caller waiting for a job (claimWithWait, an
+  // idle worker) is not told the queue is empty while jobs wait behind them. Each pass settles
+  // at least one job, so this ends.
+  if (delivered.length === 0) return claimJobs(ctx, locks, queue, max, leaseMs, deadLetter);
+  return delivered;
+}
+
+/**
+ * Fetches the offloaded payloads of `claims` (outside the claim lock). A CORRUPT_DATA payload
+ * dead-letters its claim and drops it from the result. Any other failure (a store error) rejects
+ * once the corrupt ones are settled; the remaining claims stay committed and their jobs come back
+ * when the leases expire.
+ */
+async function materializeClaims(ctx: QueueContext, claims: Claim[], deadLetter: DeadLetterFn): Promise<Claim[]> {
+  const fetched = await Promise.allSettled(claims.map((c) => ctx.payloads.materialize(c.job)));
+  const out: Claim[] = [];
+  let failure: { error: unknown } | undefined;
+  for (let i = 0; i < claims.length; i++) {
+    const c = claims[i];
+    const r = fetched[i];
+    if (r.status === 'fulfilled') {
+      out.push(r.value === c.job ? c : new Claim(r.value, c.token, c.cancelState, c.lease));
+    } else if (isTaqubaError(r.reason, 'CORRUPT_DATA')) {
+      const reason = unreadablePayloadReason(r.reason);
+      ctx.logger.warn(`dead-lettering a job whose payload cannot be read. queue=${c.queue} id=${c.id} ${reason}`, r.reason);
+      try {
+        await deadLetter(c, reason);
+      } catch (e) {
+        // The claim stays taken; its job comes back when the lease expires and is tried again.
+        ctx.logger.warn(`dead-lettering a job with an unreadable payload failed. queue=${c.queue} id=${c.id}`, e);
+      }
+    } else {
+      failure ??= { error: r.reason };
+    }
+  }
+  if (failure) throw failure.error;
+  return out;
 }
 
 /** Key of a claim's record (stable for the claim's life). */

@@ -300,15 +300,17 @@ export class Queue {
   /**
    * Claims up to `max` jobs of `queue` in claim order (priority, then id), all with one lease of
    * `leaseMs`. Not awaited for durability. `max` 0 ⇒ [] without I/O. Rejects with
-   * INVALID_ARGUMENT, CLOSED, CORRUPT_DATA (an offloaded payload is missing; the claims stay
-   * taken until their leases expire) or store errors.
+   * INVALID_ARGUMENT, CLOSED or store errors (a failed payload fetch: the claims stay taken until
+   * their leases expire). A job whose offloaded payload object is missing or corrupt is never
+   * returned: it is moved to Dead with a reason naming the object (`payload object corrupt.
+   * object=... problem=...` or `payload object missing. object=...`).
    */
   async claimBatch(queue: string, max: number, leaseMs: number): Promise<Claim[]> {
     this.ctx.checkOpen();
     validateQueueName(queue);
     validateCount(max, 'max');
     validateDuration(leaseMs, 'leaseMs');
-    return claimJobs(this.ctx, this.claimLocks, queue, max, leaseMs);
+    return claimJobs(this.ctx, this.claimLocks, queue, max, leaseMs, (claim, reason) => deadLetterClaim(this.ctx, claim, reason));
   }
 
   /** Claims the next job of `queue`, or undefined. */

@@ -1,9 +1,11 @@
 /** Caller KV namespace and payload offload, as a reusable suite over any store factory. */
 import { describe, expect, it } from 'vitest';
+import { equalBytes } from '../../../src/core/bytes.js';
+import { runWorker } from '../../../src/core/queue/worker.js';
 import { MAX_KV_VALUE_SIZE } from '../../../src/core/queue/constants.js';
 import { pendingKey } from '../../../src/core/queue/keys.js';
 import { FaultyStore } from './faulty-store.js';
-import { b, makeHarness, s, type StoreFactory } from './harness.js';
+import { b, makeHarness, s, settle, type StoreFactory } from './harness.js';
 
 const big = (n: number, fill = 7): Uint8Array => new Uint8Array(n).fill(fill);
 
@@ -248,16 +250,74 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
       await q.close();
     });
 
-    it('materialises scheduled jobs after promotion, listings, and reports an externally deleted object as CORRUPT_DATA', async () => {
+    it('materialises scheduled jobs after promotion, listings; an externally deleted object is CORRUPT_DATA and its job is dead-lettered, not delivered', async () => {
       const { h, q, store, objects } = await open();
       const id = await q.enqueue('q', big(100), { runAt: h.clock.now() + 10 });
       expect((await q.listJobs('q', 'scheduled')).jobs[0].payload).toEqual(big(100));
       await h.clock.advance(10);
       await q.promoteScheduledNow();
       expect((await q.getJob(id))!.payload).toEqual(big(100));
-      for (const key of await objects()) await store.inner.delete(key);
-      await expect(q.getJob(id)).rejects.toMatchObject({ code: 'CORRUPT_DATA', details: { reason: 'payload_missing' } });
-      await expect(q.claim('q', 1000)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+      const [key] = await objects();
+      await store.inner.delete(key);
+      await expect(q.getJob(id)).rejects.toMatchObject({ code: 'CORRUPT_DATA', details: { reason: 'payload_missing', object: key } });
+      expect(await q.claim('q', 1000)).toBeUndefined();
+      expect(await q.stats('q')).toMatchObject({ dead: 1, claimed: 0, pending: 0 });
+      expect((await q.attemptHistory(id)).at(-1)).toMatchObject({ outcome: 'dead_lettered', error: `payload object missing. object=${key}` });
+      await q.close();
+    });
+
+    // Issue #12: offloaded payloads that were bit-flipped, truncated or emptied in the store were
+    // delivered as if intact (a 300 KiB payload came back as 0 bytes).
+    const damages: [string, (sealed: Uint8Array) => Uint8Array, string][] = [
+      ['a flipped bit', (o) => { const x = o.slice(); x[x.length >> 1] ^= 0x10; return x; }, 'checksum mismatch'],
+      ['truncation', (o) => o.slice(0, o.length - 1000), 'length mismatch'],
+      ['emptying', () => new Uint8Array(0), 'empty'],
+    ];
+    it.each(damages)('a payload object damaged by %s is dead-lettered naming it, never delivered, and the rest of the job is kept', async (_, damage, problem) => {
+      const { h, q, store } = await open();
+      const payload = new Uint8Array(300 * 1024).map((_, i) => (i * 7) & 0xff);
+      const id = await q.enqueue('q', payload);
+      const healthy = await q.enqueue('q', big(100, 9));
+      const key = `${h.path}-payloads/${(await q.getJob(id))!.payloadRef}`;
+      const original = (await store.inner.get(key))!.data.slice();
+      await store.inner.put(key, damage(original));
+      await expect(q.getJob(id)).rejects.toMatchObject({ code: 'CORRUPT_DATA', details: { object: key, problem } });
+
+      // The damaged job goes to Dead inside the claim, and the claim delivers the next job instead.
+      const c = (await q.claim('q', 1000))!;
+      expect(c.id).toBe(healthy);
+      expect(c.job.payload).toEqual(big(100, 9));
+      expect(await q.stats('q')).toMatchObject({ dead: 1, claimed: 1, pending: 0 });
+      const reason = `payload object corrupt. object=${key} problem=${problem}`;
+      expect((await q.attemptHistory(id)).at(-1)).toMatchObject({ outcome: 'dead_lettered', error: reason });
+
+      // Repairing the object shows the dead record kept everything else, and a requeue delivers it.
+      await store.inner.put(key, original);
+      expect(await q.getJob(id)).toMatchObject({ status: 'dead', lastError: reason, attempts: 1, payloadRef: expect.any(String) });
+      await q.requeueDeadJob(id);
+      const again = (await q.claim('q', 1000))!;
+      expect(again.id).toBe(id);
+      expect(equalBytes(again.job.payload, payload)).toBe(true);
+      await q.close();
+    });
+
+    it('a worker never hands a job with a corrupt payload to its handler; the loop keeps running', async () => {
+      const { h, q, store } = await open();
+      const bad = await q.enqueue('q', big(100, 1));
+      const key = `${h.path}-payloads/${(await q.getJob(bad))!.payloadRef}`;
+      const sealed = (await store.inner.get(key))!.data.slice();
+      sealed[sealed.length - 1] ^= 0xff; // the checksum itself
+      await store.inner.put(key, sealed);
+      await q.enqueue('q', big(100, 2));
+      const handled: Uint8Array[] = [];
+      const stop = new AbortController();
+      const loop = runWorker(q, 'q', async (job) => void handled.push(job.payload), { signal: stop.signal });
+      for (let i = 0; i < 2000 && (await q.stats('q')).done < 1; i++) await settle();
+      stop.abort();
+      await loop;
+      expect(handled).toEqual([big(100, 2)]);
+      expect(await q.stats('q')).toMatchObject({ done: 1, dead: 1, claimed: 0 });
+      expect((await q.attemptHistory(bad)).at(-1)).toMatchObject({ error: `payload object corrupt. object=${key} problem=checksum mismatch` });
       await q.close();
     });
 

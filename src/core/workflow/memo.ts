@@ -6,6 +6,11 @@
  * settlement that used it (harmless: the redelivery reads it back). Readers must tolerate an
  * absent entry (retention may delete it at any time) by redoing the work.
  *
+ * Entries are sealed objects (see ../sealed-object.ts: magic `TQMM`, a length and a CRC-32C). An
+ * entry that fails its checks (bit flips, truncation, an object of another kind) is reported
+ * through the runtime's warn callback, naming the object, and treated as absent, so the work is
+ * redone and its value overwrites the entry; a damaged entry never decodes to a different value.
+ *
  * Paths: `{prefix}/memos/{run}/{step|run}/{hex(SHA-256(key))}`; a content key is
  * `content:` + hex(SHA-256(MessagePack(input))) with object keys sorted, so equal inputs give
  * equal keys however their objects were built.
@@ -13,12 +18,16 @@
 import { utf8 } from '../bytes.js';
 import { decodeRecord, encodeRecord } from '../codec.js';
 import { sha256Hex } from '../hash.js';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, isTaqubaError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
+import { openSealedObject, sealObject, type SealedObjectKind } from '../sealed-object.js';
 import { show, validateRunId } from './errors.js';
 import { memoObjectKey, memoRunPrefix, stepOutputRunPrefix } from './keys.js';
 
 export type MemoWarn = (message: string, error?: unknown) => void;
+
+/** Sealed-object kind of memo entries: "TQMM", format 1 (the body is the stored value). */
+export const MEMO_ENTRY_KIND: SealedObjectKind = { magic: 0x54514d4d, version: 1 };
 
 /** Options of the typed memo helpers. */
 export interface MemoizedOptions<T> {
@@ -81,16 +90,28 @@ export class Memo {
     return memoObjectKey(this.prefix, this.runId, this.stepNumber ?? 'run', await sha256Hex(utf8(key)));
   }
 
-  /** The stored bytes, or null. Any string is a valid key. Rejects with store errors. */
+  /**
+   * The stored bytes, or null. Any string is a valid key. An entry whose object fails its checks
+   * is reported through the warn callback (naming the object) and read as null. Rejects with
+   * store errors.
+   */
   async get(key: string): Promise<Uint8Array | null> {
-    const obj = await this.store.get(await this.path(key));
-    return obj ? obj.data : null;
+    const path = await this.path(key);
+    const obj = await this.store.get(path);
+    if (!obj) return null;
+    try {
+      return openSealedObject(MEMO_ENTRY_KIND, obj.data, path);
+    } catch (e) {
+      if (!isTaqubaError(e, 'CORRUPT_DATA')) throw e;
+      this.warn(`memo entry is corrupt; treating it as absent. runId=${this.runId} step=${this.stepNumber ?? 'run'} key=${show(key)} object=${path} problem=${String(e.details.problem)}`, e);
+      return null;
+    }
   }
 
   /** Stores (overwrites) the entry; durable when it resolves. Rejects with store errors. */
   async put(key: string, value: Uint8Array): Promise<void> {
     if (!(value instanceof Uint8Array)) throw new InvalidArgumentError(`memo value must be a Uint8Array. value=${show(value)}`, { reason: 'invalid_memo_value' });
-    await this.store.put(await this.path(key), value);
+    await this.store.put(await this.path(key), sealObject(MEMO_ENTRY_KIND, value));
   }
 
   /** The key `contentGet`/`contentPut` use for `input`. INVALID_ARGUMENT (serialization). */

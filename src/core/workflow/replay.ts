@@ -4,17 +4,24 @@
  * A later delivery of the same step with the same payload (a crash or a lost lease before the
  * ack) settles from the record without invoking the runner. Step errors are never recorded, so
  * retries still run the runner. A record that does not decode is a miss (the runner runs and
- * the record is overwritten).
+ * the record is overwritten). Records are sealed objects (see ../sealed-object.ts: magic `TQSO`,
+ * a length and a CRC-32C); one that fails its checks is a miss too, reported through the runtime's
+ * warn callback with the object key.
  *
  * A replayed `after` delay or signal timeout is shortened by the time elapsed since the record
  * was stored, so the original schedule is kept.
  */
 import { decodeRecord, encodeRecord } from '../codec.js';
+import { isTaqubaError } from '../errors.js';
 import { sha256Hex } from '../hash.js';
+import { openSealedObject, sealObject, type SealedObjectKind } from '../sealed-object.js';
 import type { RuntimeContext } from './context.js';
 import type { StagedKvEffects } from './effects-handle.js';
 import { stepOutputObjectKey } from './keys.js';
 import { validateOutcome, type StepOutcome, type Trigger } from './outcome.js';
+
+/** Sealed-object kind of step-output replay records: "TQSO", format 1 (the body is MessagePack). */
+export const REPLAY_RECORD_KIND: SealedObjectKind = { magic: 0x5451534f, version: 1 };
 
 export interface ReplayRecord {
   readonly storedAtMs: number;
@@ -42,13 +49,21 @@ function decodeReplay(bytes: Uint8Array): ReplayRecord | undefined {
   }
 }
 
-/** The stored record for this delivery, or undefined (absent or undecodable). Rejects with store errors. */
+/** The stored record for this delivery, or undefined (absent, corrupt or undecodable). Rejects with store errors. */
 export async function lookupReplay(ctx: RuntimeContext, runId: string, step: number, payload: Uint8Array): Promise<ReplayRecord | undefined> {
   const path = await recordPath(ctx, runId, step, payload);
   const obj = await ctx.store.get(path);
   if (!obj) return undefined;
-  const record = decodeReplay(obj.data);
-  if (!record) ctx.warn(`step-output replay record does not decode; running the step. runId=${runId} step=${step}`);
+  let body: Uint8Array;
+  try {
+    body = openSealedObject(REPLAY_RECORD_KIND, obj.data, path);
+  } catch (e) {
+    if (!isTaqubaError(e, 'CORRUPT_DATA')) throw e;
+    ctx.warn(`step-output replay record is corrupt; running the step. runId=${runId} step=${step} object=${path} problem=${String(e.details.problem)}`, e);
+    return undefined;
+  }
+  const record = decodeReplay(body);
+  if (!record) ctx.warn(`step-output replay record does not decode; running the step. runId=${runId} step=${step} object=${path}`);
   return record;
 }
 
@@ -56,7 +71,7 @@ export async function lookupReplay(ctx: RuntimeContext, runId: string, step: num
 export async function writeReplay(ctx: RuntimeContext, runId: string, step: number, payload: Uint8Array, outcome: StepOutcome, effects: StagedKvEffects): Promise<void> {
   const path = await recordPath(ctx, runId, step, payload);
   const bytes = encodeRecord({ storedAtMs: ctx.clock.now(), outcome, effects: { writes: effects.writes, deletes: effects.deletes } });
-  await ctx.store.put(path, bytes);
+  await ctx.store.put(path, sealObject(REPLAY_RECORD_KIND, bytes));
 }
 
 /** What is left of `delayMs` at `nowMs` for a record stored at `storedAtMs` (never negative; a clock behind the stamp keeps the whole delay). */

@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { decodeRecord, encodeRecord } from '../../../src/core/codec.js';
 import type { ObjectStore } from '../../../src/core/objects/object-store.js';
+import { PAYLOAD_OBJECT_KIND } from '../../../src/core/queue/payload-offload.js';
+import { sealObject } from '../../../src/core/sealed-object.js';
 import { MemoStore } from '../../../src/core/workflow/index.js';
 import { b, s, type StoreFactory } from './harness.js';
 
@@ -111,6 +113,39 @@ export function defineMemoSuite(name: string, factory: StoreFactory): void {
       const isDraft = (v: unknown): v is { title: string } => typeof (v as { title?: unknown })?.title === 'string';
       expect(await m.memoized('typed', () => ({ title: 'ok' }), { validate: isDraft })).toEqual({ title: 'ok' });
       expect(await m.memoized('typed', () => ({ title: 'not again' }), { validate: isDraft })).toEqual({ title: 'ok' });
+    });
+
+    // Issue #12: a bit-flipped memo entry decoded to a different value without any error.
+    const damages: [string, (stored: Uint8Array) => Uint8Array, string][] = [
+      ['a flipped bit in the value', (o) => { const x = o.slice(); x[x.length - 5] ^= 0x02; return x; }, 'checksum mismatch'],
+      ['truncation', (o) => o.slice(0, o.length - 2), 'length mismatch'],
+      ['emptying', () => new Uint8Array(0), 'empty'],
+      ['an offloaded payload object in its place', (o) => sealObject(PAYLOAD_OBJECT_KIND, o), 'wrong magic'],
+    ];
+    it.each(damages)('an entry damaged by %s is warned about naming its object, read as absent, recomputed and overwritten', async (_, damage, problem) => {
+      const store = await factory();
+      const warnings: { message: string; error: unknown }[] = [];
+      const memo = new MemoStore(store, 'memo', (message, error) => void warnings.push({ message, error }));
+      const m = memo.newMemo('run-1', 0);
+      let runs = 0;
+      const compute = () => `value ${++runs}`;
+      expect(await m.memoized('k', compute)).toBe('value 1');
+      const [key] = await keysOf(store, 'memo/memos/run-1/0/');
+      await store.put(key, damage((await store.get(key))!.data.slice()));
+
+      expect(await m.get('k')).toBeNull();
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0].message).toContain(`object=${key}`);
+      expect(warnings[0].error).toMatchObject({ code: 'CORRUPT_DATA', details: { object: key, problem } });
+
+      expect(await m.memoized('k', compute)).toBe('value 2');
+      expect(runs).toBe(2);
+      expect(warnings).toHaveLength(2);
+      // The recomputed value replaced the damaged entry: it is served from now on, without warnings.
+      expect(await m.memoized('k', compute)).toBe('value 2');
+      expect(decodeRecord((await m.get('k'))!)).toBe('value 2');
+      expect(runs).toBe(2);
+      expect(warnings).toHaveLength(2);
     });
 
     it('memoizedByContent stores under the content key', async () => {

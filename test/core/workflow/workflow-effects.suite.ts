@@ -247,15 +247,20 @@ export function defineWorkflowEffectsSuite(name: string, factory: StoreFactory):
         expect(records).toHaveLength(1);
         // A new run under the released id with the same payload replays it.
         await h.queue.kvDelete(b('app/effect'));
-        const { runtime } = h.start(runner, hook, { stepOutputReplay: true });
+        const warnings: string[] = [];
+        const { runtime } = h.start(runner, hook, { stepOutputReplay: true, logger: { warn: (m) => void warnings.push(m) } });
         await runtime.submit({ runId: 'replay-run', input: b('p') });
         expect(s((await hook.waitFor(2))[1].result!)).toBe('computed 1');
         expect(calls).toBe(1);
         expect(s((await h.queue.kvGet(b('app/effect')))!)).toBe('call 1');
-        // Corrupt the record: the runner runs again and overwrites it.
-        await h.store.put(records[0], b('not msgpack \xc1'));
+        // Corrupt the record (one flipped bit, issue #12): the runner runs again, the warning
+        // names the object, and the record is overwritten.
+        const bad = (await h.store.get(records[0]))!.data.slice();
+        bad[bad.length >> 1] ^= 0x08;
+        await h.store.put(records[0], bad);
         await runtime.submit({ runId: 'replay-run', input: b('p') });
         expect(s((await hook.waitFor(3))[2].result!)).toBe('computed 2');
+        expect(warnings.filter((w) => w.includes('replay record is corrupt') && w.includes(`object=${records[0]}`))).toHaveLength(1);
         await runtime.submit({ runId: 'replay-run', input: b('p') });
         expect(s((await hook.waitFor(4))[3].result!)).toBe('computed 2');
         expect(calls).toBe(2);

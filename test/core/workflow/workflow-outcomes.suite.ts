@@ -1,5 +1,6 @@
 /** Outcomes, failures and external cancellation, as a reusable suite over any store factory. */
 import { describe, expect, it } from 'vitest';
+import { decodeRecord } from '../../../src/core/codec.js';
 import { NoopTerminalHook, StepError, StepOutcome, type Step } from '../../../src/core/workflow/index.js';
 import { b, deferred, eventually, kvKeys, makeHarness, QUEUE, RecordingHook, s, settle, type StoreFactory } from './harness.js';
 
@@ -92,6 +93,35 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
         await runtime.submit({ maxAttemptsPerStep: 2 });
         expect(s((await hook.first()).result!)).toBe('expensive');
         expect(reads).toEqual([null, 'expensive']);
+      });
+
+      // Issue #12: a bit-flipped memo entry decoded to a different value without any error.
+      it('a memo entry corrupted between attempts is recomputed; the logger names the object and the new value is stored', async () => {
+        const h = await makeHarness(factory);
+        const hook = new RecordingHook();
+        const warnings: string[] = [];
+        let computes = 0;
+        let damaged = '';
+        const { runtime } = h.start(async (step) => {
+          const value = await step.memo.memoized('draft', () => `draft ${++computes}`);
+          if (step.attempt === 1) {
+            // Damage the entry as a bad disk would: the last value byte, '1' -> '3', which the
+            // unframed layout decoded as "draft 3".
+            for await (const info of h.store.list('workflow-memo/memos/')) damaged = info.key;
+            const bad = (await h.store.get(damaged))!.data.slice();
+            bad[bad.length - 5] ^= 0x02;
+            await h.store.put(damaged, bad);
+            throw StepError.transient('crashed after the call');
+          }
+          return StepOutcome.succeed(b(value));
+        }, hook, { logger: { warn: (message) => void warnings.push(message) } });
+        const { runId } = await runtime.submit({ maxAttemptsPerStep: 2 });
+        expect(s((await hook.first()).result!)).toBe('draft 2');
+        expect(computes).toBe(2);
+        expect(damaged).not.toBe('');
+        expect(warnings.filter((w) => w.includes('memo entry is corrupt') && w.includes(`object=${damaged}`))).toHaveLength(1);
+        const stored = await runtime.memoStore.newMemo(runId, 0).get('draft');
+        expect(decodeRecord(stored!)).toBe('draft 2');
       });
 
       it('a malformed outcome fails the run permanently', async () => {

@@ -9,7 +9,7 @@ import {
   StorePermissionError,
   StoreUnavailableError,
 } from '../core/errors.js';
-import { validateGetRange, validateListPrefix, validateObjectKey } from '../core/objects/keys.js';
+import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../core/objects/keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../core/objects/object-store.js';
 import { TEMP_PREFIX, createTempFile, removeTempFile, takeTempFile, type TempFile } from './temp-files.js';
 
@@ -205,8 +205,8 @@ async function statIfExists(file: string): Promise<BigIntStats | undefined> {
  * flush the drive's write cache. A put that rejects with STORE_UNAVAILABLE after its rename (the
  * directory fsync failed) may be visible.
  *
- * Errors: INVALID_ARGUMENT (bad key, prefix, range, or a key segment too long for the
- * filesystem), PRECONDITION_FAILED (put preconditions; nothing is written), STORE_PERMISSION
+ * Errors: INVALID_ARGUMENT (bad key, prefix, range, put data not a Uint8Array, or a key segment
+ * too long for the filesystem), PRECONDITION_FAILED (put preconditions; nothing is written), STORE_PERMISSION
  * (ENOSPC, EDQUOT, EACCES, EPERM, EROFS), STORE_UNAVAILABLE (any other I/O error). The Node error
  * is kept as `cause`.
  *
@@ -269,6 +269,7 @@ export class FileSystemObjectStore implements ObjectStore {
    */
   async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
     validateObjectKey(key);
+    validatePutData(key, data);
     const file = this.fileOf(key);
     const dir = path.dirname(file);
     const createOnly = options?.ifNoneMatch === '*';

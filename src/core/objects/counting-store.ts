@@ -1,4 +1,5 @@
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from './object-store.js';
+import { validatePutData } from './keys.js';
 
 /** Calls of one kind. */
 export interface OperationCount {
@@ -76,6 +77,7 @@ export class CountingObjectStore implements ObjectStore {
   }
 
   async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
+    validatePutData(key, data); // rejected as the inner store would, before counting bytes it has not got
     const count = this.counts.put;
     count.calls++;
     count.bytes += data.length;

@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { StoreUnavailableError } from '../errors.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from './object-store.js';
+import { validatePutData } from './keys.js';
 
 /** The kinds of ObjectStore call a fault rule can select. */
 export type ObjectOperation = 'get' | 'put' | 'delete' | 'list';
@@ -194,6 +195,7 @@ export class FaultyObjectStore implements ObjectStore {
 
   /** Rejects with injected STORE_UNAVAILABLE, or whatever the inner store rejects with. */
   async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
+    validatePutData(key, data); // as the inner store would, before a rule could tear or count it
     const plan = this.plan('put', key);
     const tear = plan.tear;
     if (!tear) return this.run(plan, () => this.inner.put(key, data, options));

@@ -35,6 +35,36 @@ export function validateObjectKey(key: string): void {
   }
 }
 
+// The getter behind every typed array's toStringTag returns its internal type name (undefined for
+// anything else), so this is a brand check: it holds across realms and a Node Buffer passes (it is
+// a Uint8Array), while a look-alike object or another view type cannot.
+const typedArrayName = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype) as object, Symbol.toStringTag)!.get!;
+
+/** What a value is, for messages: `null`, `undefined`, a primitive's type, or an object's tag (`ArrayBuffer`, `Array`). */
+function describeData(data: unknown): string {
+  if (data === null) return 'null';
+  if (typeof data !== 'object' && typeof data !== 'function') return typeof data;
+  try {
+    return Object.prototype.toString.call(data).slice(8, -1);
+  } catch {
+    return 'object'; // a revoked proxy, or a throwing toStringTag getter
+  }
+}
+
+/**
+ * Checks the bytes of a put: they must be a `Uint8Array` (a Node `Buffer` is one). Every adapter
+ * calls this before writing anything, so an `ArrayBuffer`, a `DataView`, another typed array, a
+ * string or a number can never be stored as zero bytes, as text, or fail as an I/O error.
+ *
+ * @throws InvalidArgumentError (INVALID_ARGUMENT) naming the key and what was given
+ *   (`details.key`, `details.got`).
+ */
+export function validatePutData(key: string, data: unknown): asserts data is Uint8Array {
+  if (typedArrayName.call(data) === 'Uint8Array') return;
+  const got = describeData(data);
+  throw new InvalidArgumentError(`put data must be a Uint8Array. key=${key} got=${got}`, { key, got });
+}
+
 /**
  * A list prefix is a plain string prefix of keys, not necessarily a directory: it may be empty
  * or end in '/'; otherwise it follows the key rules.

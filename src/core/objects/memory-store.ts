@@ -1,6 +1,6 @@
 import { PreconditionFailedError } from '../errors.js';
 import { BTree } from '../sorted-map.js';
-import { validateGetRange, validateListPrefix, validateObjectKey } from './keys.js';
+import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from './keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from './object-store.js';
 
 
@@ -18,7 +18,7 @@ interface Entry {
  * key set, and it tolerates puts and deletes while a listing is in progress: each object is
  * yielded at most once, in ascending order, as it is at the moment the cursor reaches it.
  *
- * Errors: INVALID_ARGUMENT (bad key, prefix or range), PRECONDITION_FAILED (put preconditions).
+ * Errors: INVALID_ARGUMENT (bad key, prefix or range; put data not a Uint8Array), PRECONDITION_FAILED (put preconditions).
  */
 export class MemoryObjectStore implements ObjectStore {
   private readonly objects = new BTree<string, Entry>();
@@ -39,9 +39,10 @@ export class MemoryObjectStore implements ObjectStore {
     return { data: data.slice(), version: entry.version };
   }
 
-  /** Rejects with PRECONDITION_FAILED when a precondition fails (nothing is written), INVALID_ARGUMENT on a bad key. */
+  /** Rejects with PRECONDITION_FAILED when a precondition fails (nothing is written), INVALID_ARGUMENT on a bad key or data. */
   async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
     validateObjectKey(key);
+    validatePutData(key, data);
     const existing = this.objects.get(key);
     if (options?.ifNoneMatch === '*' && existing) {
       throw new PreconditionFailedError(`object already exists. key=${key}`, { key });

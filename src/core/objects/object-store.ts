@@ -47,7 +47,8 @@ export interface ObjectStore {
   /**
    * Stores `data` under `key`. Resolves only once the bytes are durable in this store, with the
    * new version. Rejects with PRECONDITION_FAILED when a precondition does not hold (nothing is
-   * written), INVALID_ARGUMENT on a bad key.
+   * written), INVALID_ARGUMENT on a bad key or when `data` is not a `Uint8Array` (nothing is
+   * written; see `validatePutData`).
    */
   put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }>;
 

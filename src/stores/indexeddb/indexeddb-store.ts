@@ -1,6 +1,6 @@
 import { deleteDB, openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction } from 'idb';
 import { ClosedError, InvalidConfigError, PreconditionFailedError, UnsupportedPlatformError } from '../../core/errors.js';
-import { validateGetRange, validateListPrefix, validateObjectKey } from '../../core/objects/keys.js';
+import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../core/objects/object-store.js';
 import { domErrorName, toIndexedDbError } from './indexeddb-errors.js';
 
@@ -104,8 +104,9 @@ async function readBytes(record: ObjectRecord, range: GetOptions['range']): Prom
  * In an incognito profile (and in vitest's default browser context) IndexedDB lives in memory:
  * nothing is durable beyond the session whatever the durability setting.
  *
- * Errors: INVALID_ARGUMENT (bad key, prefix or range), PRECONDITION_FAILED (put preconditions;
- * nothing is written), STORE_PERMISSION (QuotaExceededError, NotAllowedError, SecurityError),
+ * Errors: INVALID_ARGUMENT (bad key, prefix or range; put data not a Uint8Array),
+ * PRECONDITION_FAILED (put preconditions; nothing is written), STORE_PERMISSION
+ * (QuotaExceededError, NotAllowedError, SecurityError),
  * STORE_UNAVAILABLE (any other IndexedDB failure), UNSUPPORTED_PLATFORM (no IndexedDB), CLOSED
  * (after `close()`). The DOMException is kept as `cause`.
  *
@@ -172,6 +173,7 @@ export class IndexedDbObjectStore implements ObjectStore {
    */
   async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
     validateObjectKey(key);
+    validatePutData(key, data);
     const copy = data.slice();
     const record: ObjectRecord = { key, data: copy.length > INLINE_MAX_BYTES ? new Blob([copy]) : copy, size: copy.length, version: newVersion() };
     try {

@@ -7,7 +7,7 @@ import {
   StoreUnavailableError,
   UnsupportedPlatformError,
 } from '../../core/errors.js';
-import { validateGetRange, validateListPrefix, validateObjectKey } from '../../core/objects/keys.js';
+import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../core/objects/object-store.js';
 import { domErrorName, toOpfsError } from './opfs-errors.js';
 import { hasSyncAccessHandles, originPrivateRoot, type OpfsDirectoryHandle, type OpfsFileHandle } from './opfs-types.js';
@@ -256,8 +256,8 @@ async function openPath(names: readonly string[], create: boolean): Promise<Opfs
  * {@link OpfsObjectStore.open} (see {@link OpfsObjectStore.sweepTempFiles}). In an incognito
  * profile the OPFS lives in memory.
  *
- * Errors: INVALID_ARGUMENT (bad key, prefix or range), PRECONDITION_FAILED (put preconditions;
- * nothing is written), CORRUPT_DATA (a file in the directory without this store's header),
+ * Errors: INVALID_ARGUMENT (bad key, prefix or range; put data not a Uint8Array),
+ * PRECONDITION_FAILED (put preconditions; nothing is written), CORRUPT_DATA (a file in the directory without this store's header),
  * STORE_PERMISSION (QuotaExceededError, NotAllowedError, SecurityError), STORE_UNAVAILABLE (any
  * other file system failure), UNSUPPORTED_PLATFORM (no OPFS, or not a dedicated worker), CLOSED
  * (after `close()`). The DOMException is kept as `cause`.
@@ -365,6 +365,7 @@ export class OpfsObjectStore implements ObjectStore {
    */
   async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
     validateObjectKey(key);
+    validatePutData(key, data);
     const { dirNames, name } = this.locate(key);
     // Header and bytes in one buffer: one write, and the caller's array is copied right here.
     const bytes = new Uint8Array(OPFS_HEADER_BYTES + data.length);

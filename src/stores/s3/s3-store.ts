@@ -1,7 +1,7 @@
 import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { systemClock } from '../../core/clock.js';
 import { InvalidConfigError, PreconditionFailedError, StoreUnavailableError, type ErrorDetails } from '../../core/errors.js';
-import { validateGetRange, validateListPrefix, validateObjectKey } from '../../core/objects/keys.js';
+import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../core/objects/object-store.js';
 import { classifyS3Error, S3RequestTimeout, s3ErrorFacts, toS3StoreError } from './s3-errors.js';
 import { resolveS3StoreOptions, type ResolvedS3StoreOptions, type S3ObjectStoreOptions } from './s3-options.js';
@@ -31,8 +31,9 @@ const DELETE_BATCH = 1000;
  * - list pages through ListObjectsV2 in S3's order, UTF-8 byte order. That equals the contract's
  *   UTF-16 order except between characters U+E000..U+FFFF and astral ones at the same position.
  *
- * Errors: INVALID_ARGUMENT (bad key, prefix or range; key too long for S3), INVALID_CONFIG (bad
- * options; no such bucket; wrong region or endpoint; ETag not exposed), PRECONDITION_FAILED,
+ * Errors: INVALID_ARGUMENT (bad key, prefix or range; key too long for S3; put data not a
+ * Uint8Array), INVALID_CONFIG (bad options; no such bucket; wrong region or endpoint; ETag not
+ * exposed), PRECONDITION_FAILED,
  * STORE_PERMISSION (403, AccessDenied, InvalidAccessKeyId, SignatureDoesNotMatch, missing
  * credentials), UNSUPPORTED_PLATFORM (501: the server lacks conditional writes), STORE_UNAVAILABLE
  * (transient failures after the retries, `details.retryable: true`; unexpected answers,
@@ -112,6 +113,7 @@ export class S3ObjectStore implements ObjectStore {
    */
   async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
     validateObjectKey(key);
+    validatePutData(key, data);
     const body = data.slice(); // our own copy: retries and the read-back compare what was sent
     const createOnly = options?.ifNoneMatch === '*';
     const expected = options?.ifMatch;

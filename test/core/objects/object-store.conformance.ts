@@ -349,6 +349,32 @@ export function describeObjectStoreConformance(name: string, makeStore: () => Pr
         expect(await rejectionCode(collect(store.list('a//')))).toBe('INVALID_ARGUMENT');
       });
 
+      // Issue #12: the filesystem store stored an ArrayBuffer, a DataView or a number as 0 bytes,
+      // a string as UTF-8, and failed on null as STORE_UNAVAILABLE.
+      it('rejects put data that is not a Uint8Array with INVALID_ARGUMENT naming the key, storing nothing', async () => {
+        const notBytes: [string, unknown][] = [
+          ['ArrayBuffer', new ArrayBuffer(4)],
+          ['DataView', new DataView(new ArrayBuffer(4))],
+          ['number', 42],
+          ['string', 'text'],
+          ['null', null],
+          ['undefined', undefined],
+          ['Array', [1, 2, 3]],
+        ];
+        for (const [got, data] of notBytes) {
+          try {
+            await store.put('bad/data', data as Uint8Array);
+            expect.unreachable(`put of ${got} should reject`);
+          } catch (e) {
+            expect(isTaqubaError(e, 'INVALID_ARGUMENT'), `put of ${got}: ${String(e)}`).toBe(true);
+            expect((e as Error).message).toContain('key=bad/data');
+            expect((e as Error).message).toContain(`got=${got}`);
+          }
+          expect(await store.get('bad/data'), `after a put of ${got}`).toBeUndefined();
+        }
+        expect(await collect(store.list(''))).toEqual([]);
+      });
+
       it('a rejected put stores nothing', async () => {
         await store.put('a', text('kept'));
         await rejectionCode(store.put('a/../a', text('evil')));

@@ -16,7 +16,7 @@
 export type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from './object-store.js';
 export { MemoryObjectStore } from './memory-store.js';
 export { deleteObjects } from './delete-objects.js';
-export { MAX_OBJECT_KEY_LENGTH, validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from './keys.js';
+export { MAX_OBJECT_KEY_LENGTH, validateGetRange, validateKeyPrefixOption, validateListPrefix, validateObjectKey, validatePutData } from './keys.js';
 export { CountingObjectStore } from './counting-store.js';
 export type { ObjectStoreCounts, OperationCount } from './counting-store.js';
 export { createSeededRandom, FaultyObjectStore } from './faulty-store.js';

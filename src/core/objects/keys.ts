@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, InvalidConfigError } from '../errors.js';
 import type { GetOptions } from './object-store.js';
 
 /** The longest key any adapter accepts (S3's limit is 1024 bytes of UTF-8; we count code units). */
@@ -63,6 +63,30 @@ export function validatePutData(key: string, data: unknown): asserts data is Uin
   if (typedArrayName.call(data) === 'Uint8Array') return;
   const got = describeData(data);
   throw new InvalidArgumentError(`put data must be a Uint8Array. key=${key} got=${got}`, { key, got });
+}
+
+/** The rule of {@link validateKeyPrefixOption}, as its errors state it. */
+export const KEY_PREFIX_RULE =
+  "must be an object-key prefix: '/'-separated segments, none of them empty, '.' or '..', without a leading or trailing '/', NUL, backslash or lone surrogate";
+
+/**
+ * Checks an open-time option that names where objects go (a queue path, a payload path, a memo
+ * prefix): it must itself be a valid object key ({@link validateObjectKey}), to which the library
+ * appends `/<name>`. Checking at open means a bad value fails there, not at the first write under
+ * it, and a value like `../escape` can never reach an adapter (the filesystem store maps keys to
+ * paths).
+ *
+ * @throws InvalidConfigError (INVALID_CONFIG) naming the option, its value (JSON-quoted) and the
+ *   rule (`details.option`, `details.value`).
+ */
+export function validateKeyPrefixOption(option: string, value: unknown): asserts value is string {
+  try {
+    if (typeof value !== 'string') throw new TypeError('not a string');
+    validateObjectKey(value);
+  } catch {
+    const shown = typeof value === 'string' ? JSON.stringify(value) : describeData(value);
+    throw new InvalidConfigError(`${option} ${KEY_PREFIX_RULE}. ${option}=${shown}`, { option, value: shown });
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { InvalidConfigError } from '../errors.js';
+import { validateKeyPrefixOption } from '../objects/keys.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import {
   DEFAULT_DEAD_RETENTION_MS,
@@ -77,7 +78,11 @@ export interface QueueOptions {
   readonly payloadOffloadThreshold?: number | null;
   /** Store of offloaded payloads. Default: the queue's store. */
   readonly payloadStore?: ObjectStore;
-  /** Object prefix of offloaded payloads. Default `{path}-payloads`; must not nest inside the path. */
+  /**
+   * Object-key prefix of offloaded payloads. Default `{path}-payloads`. Like `path`, a valid object
+   * key ('/'-separated segments, none empty, `.` or `..`); in the queue's own store it must not
+   * nest inside `path`.
+   */
   readonly payloadPath?: string;
   /** Where warnings (failed sweeps, failed settlements in worker loops) go. */
   readonly logger?: QueueLogger;
@@ -178,6 +183,8 @@ export function retryBackoffMs(config: ResolvedQueueConfig, attempts: number): n
 /** Applies defaults and validates. Throws INVALID_CONFIG. */
 export function resolveQueueOptions(path: string, options: QueueOptions = {}): ResolvedQueueOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidConfigError(`options must be an object. options=${describeValue(options)}`);
+  // The engine checks its path too; checked first here so payloadPath's default is built from a valid one.
+  validateKeyPrefixOption('path', path);
   const defaults = resolveConfig(BUILTIN_QUEUE_CONFIG, options.defaultQueueConfig, 'defaultQueueConfig');
   const overrides = new Map<string, ResolvedQueueConfig>();
   for (const [queue, config] of Object.entries(options.queueConfigs ?? {})) {
@@ -193,9 +200,8 @@ export function resolveQueueOptions(path: string, options: QueueOptions = {}): R
     throw new InvalidConfigError(`payloadOffloadThreshold must be a non-negative integer or null. value=${describeValue(threshold)}`);
   }
   const payloadPath = options.payloadPath ?? `${path}-payloads`;
-  if (typeof payloadPath !== 'string' || payloadPath.length === 0 || payloadPath.endsWith('/')) {
-    throw new InvalidConfigError(`payloadPath must be a non-empty prefix without a trailing slash. payloadPath=${describeValue(payloadPath)}`);
-  }
+  // At open, not at the first offloaded payload: a bad prefix would otherwise surface only then.
+  validateKeyPrefixOption('payloadPath', payloadPath);
   const sameStore = options.payloadStore === undefined;
   if (sameStore && (payloadPath === path || payloadPath.startsWith(`${path}/`))) {
     throw new InvalidConfigError(`payloadPath must not nest inside the queue path. path=${path} payloadPath=${payloadPath}`, { path, payloadPath });

@@ -8,7 +8,7 @@
  */
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
-import { InvalidConfigError } from '../errors.js';
+import { validateKeyPrefixOption } from '../objects/keys.js';
 import { KvReader } from '../kv/kv-reader.js';
 import { ManifestStore } from '../kv/manifest/manifest-store.js';
 import type { ObjectStore } from '../objects/object-store.js';
@@ -77,7 +77,8 @@ export class QueueReader {
     const poll = options.pollIntervalMs === undefined ? DEFAULT_READER_POLL_INTERVAL_MS : options.pollIntervalMs;
     if (poll !== null) configDuration(poll, 'pollIntervalMs', { allowZero: false });
     const payloadPath = options.payloadPath ?? `${path}-payloads`;
-    if (typeof payloadPath !== 'string' || payloadPath.length === 0) throw new InvalidConfigError(`payloadPath must be a non-empty string. payloadPath=${String(payloadPath)}`);
+    validateKeyPrefixOption('path', path);
+    validateKeyPrefixOption('payloadPath', payloadPath);
     const clock = options.clock ?? systemClock;
     const logger = options.logger ?? consoleLogger;
     const kv = await KvReader.open(store, { path, mergeOperator: queueMergeOperator });

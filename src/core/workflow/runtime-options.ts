@@ -1,7 +1,7 @@
 /** `WorkflowRuntime` options, their defaults and validation (INVALID_CONFIG naming the option). */
 import type { Clock } from '../clock.js';
 import { InvalidConfigError } from '../errors.js';
-import { validateObjectKey } from '../objects/index.js';
+import { validateKeyPrefixOption } from '../objects/index.js';
 import type { Queue, QueueLogger } from '../queue/index.js';
 import { DEFAULT_MAX_CONCURRENT_STEPS, DEFAULT_MEMO_PREFIX, DEFAULT_POLL_INTERVAL_MS, DEFAULT_QUEUE_NAME } from './constants.js';
 import { show } from './errors.js';
@@ -13,7 +13,7 @@ export interface WorkflowRuntimeOptions {
    * default attempts. Several runtimes can share one `Queue` under different names.
    */
   readonly queueName?: string;
-  /** Object-store prefix of memo and replay entries. Default `workflow-memo`. */
+  /** Object-store prefix of memo and replay entries, a valid object key ('/'-separated segments, none empty, `.` or `..`). Default `workflow-memo`. */
   readonly memoPrefix?: string;
   /** Clear a run's memo entries this long after it terminated; null (default) keeps them. */
   readonly memoRetentionMs?: number | null;
@@ -69,12 +69,7 @@ export function resolveRuntimeOptions(queue: Queue, options: WorkflowRuntimeOpti
     throw bad('queueName', queueName, `is not a valid queue name (${(e as Error).message})`);
   }
   const memoPrefix = options.memoPrefix ?? DEFAULT_MEMO_PREFIX;
-  try {
-    if (typeof memoPrefix !== 'string') throw new Error('not a string');
-    validateObjectKey(`${memoPrefix}/x`);
-  } catch {
-    throw bad('memoPrefix', memoPrefix, 'must be a non-empty object-key prefix without a trailing slash');
-  }
+  validateKeyPrefixOption('memoPrefix', memoPrefix);
   const retention = options.memoRetentionMs ?? null;
   const clock = options.clock ?? queue.clock;
   if (typeof clock?.now !== 'function' || typeof clock?.sleep !== 'function') throw bad('clock', clock, 'must implement now() and sleep()');

@@ -138,6 +138,12 @@ describe('runtime options', () => {
       expect(build({ [option]: value }), `${option}=${String(value)}`).toThrow(expect.objectContaining({ code: 'INVALID_CONFIG' }));
     }
     expect(() => new WorkflowRuntime(queue, store, {} as never, new NoopTerminalHook())).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    // Issue #12: memo keys map to filesystem paths, so '.' and '..' segments are refused at construction.
+    for (const memoPrefix of ['../escape', 'a/./b', 'a/..', '/abs', 'a//b']) {
+      expect(build({ memoPrefix }), memoPrefix).toThrow(
+        expect.objectContaining({ code: 'INVALID_CONFIG', message: expect.stringMatching(/^memoPrefix must be an object-key prefix/), details: { option: 'memoPrefix', value: JSON.stringify(memoPrefix) } }),
+      );
+    }
     const runtime = new WorkflowRuntime(queue, store, runner, new NoopTerminalHook(), { queueName: 'agents', memoPrefix: 'a/b' });
     expect(runtime.queueName).toBe('agents');
     expect(runtime.clock).toBe(queue.clock);

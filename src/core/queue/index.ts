@@ -14,8 +14,10 @@
  *
  * Errors: INVALID_ARGUMENT / INVALID_CONFIG (bad input, before any write), CLAIM_LOST (a stale
  * claim; nothing applied), CANCELLED (lease renewal after a cancel request), ALREADY_EXISTS (a
- * taken id override), NOT_FOUND, CORRUPT_DATA (undecodable record, missing payload object), and
- * the engine's FENCED / CLOSED / STORE_* passed through unchanged.
+ * taken id override), NOT_FOUND, CORRUPT_DATA (undecodable record, or an offloaded payload object
+ * that is missing or fails its length/CRC-32C checks: inspection rejects, a claim dead-letters
+ * the job with a reason naming the object), and the engine's FENCED / CLOSED / STORE_* passed
+ * through unchanged.
  *
  * Never: read ambient time or randomness (clock and random source are injected), import a
  * platform API, or acknowledge a durable transition before its WAL object is stored.

@@ -9,7 +9,9 @@
  * jobs to a `TerminalHook`.
  *
  * Durable state: caller KV under `workflow/` (run records, step pointers, signal state, terminal
- * markers) and memo objects under the memo prefix; see keys.ts for the layout.
+ * markers) and memo objects under the memo prefix (memo entries and replay records, each sealed
+ * with a length and a CRC-32C; a corrupt one is logged with its key and treated as absent); see
+ * keys.ts for the layout.
  *
  * Errors (all `TaqubaError`): INVALID_ARGUMENT (bad run id, spec, reserved header or KV key,
  * effect conflicts, sealed handles, unserializable content keys; `details.reason` says which),

@@ -1,0 +1,30 @@
+/**
+ * The fencing model (test/core/kv/fencing-model.ts) on the filesystem store, a smaller run: every
+ * schedule gets its own temporary directory.
+ */
+import fc from 'fast-check';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'vitest';
+import { FileSystemObjectStore } from '../../src/node/index.js';
+import { modelActionArb, modelParameters, runFencingModel } from '../core/kv/fencing-model.js';
+
+describe('kv fencing model over the filesystem', () => {
+  it('every acknowledged write survives and no FENCED write appears, whatever the writers and the order of store calls', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.array(modelActionArb, { minLength: 10, maxLength: 80 }), fc.integer({ min: 2, max: 3 }), (s, actions, writers) =>
+        runFencingModel(
+          async () => {
+            const root = await mkdtemp(join(tmpdir(), 'taquba-fence-model-'));
+            return { store: new FileSystemObjectStore({ root }), cleanup: () => rm(root, { recursive: true, force: true }) };
+          },
+          s,
+          actions,
+          writers,
+        ),
+      ),
+      modelParameters(25, 20_000),
+    );
+  }, 60_000);
+});

@@ -1,0 +1,172 @@
+/**
+ * Real processes on one filesystem store: a writer is stopped (SIGSTOP) in the middle of its
+ * commits, a newer writer takes over and writes (flushing and collecting its WAL), then the
+ * stopped one is continued (SIGCONT). Its in-flight WAL put then lands late. The contract: every
+ * acknowledged key of every writer is there when the store is opened afterwards, and every writer
+ * that was overtaken ends with FENCED (not another error, not more acknowledgements that vanish).
+ * Run with the process lock (the stopped holder's lock goes stale and is taken over) and without
+ * it (three writers, the first two stopped).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { fromUtf8, utf8 } from '../../src/core/bytes.js';
+import { KvDb } from '../../src/core/kv/index.js';
+import { FileSystemObjectStore } from '../../src/node/index.js';
+
+const writerScript = fileURLToPath(new URL('./fencing-writer.ts', import.meta.url));
+const STALE_MS = 2000;
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Writer {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly acked: string[];
+  /** The last line that ended it: FENCED, `error ...`, or undefined while it runs. */
+  final: string | undefined;
+  readonly exited: Promise<void>;
+  stderr: string;
+}
+
+const children: ChildProcess[] = [];
+const roots: string[] = [];
+
+function startWriter(root: string, name: string, lock: boolean): Writer {
+  const child = spawn(process.execPath, ['--import', 'tsx', writerScript, root, name, lock ? 'lock' : 'nolock', String(STALE_MS)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const writer: Writer = { name, child, acked: [], final: undefined, exited: new Promise((r) => child.once('exit', () => r())), stderr: '' };
+  let buffer = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    const lines = buffer.split('\n');
+    buffer = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line.startsWith('ack ')) writer.acked.push(line.slice(4));
+      else if (line === 'FENCED' || line.startsWith('error ')) writer.final = line;
+    }
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (writer.stderr += chunk.toString()));
+  return writer;
+}
+
+async function waitUntil(what: string, cond: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
+    await sleep(10);
+  }
+}
+
+/** Waits until `writer` has `count` acknowledged keys (failing early if it stopped). */
+async function waitAcks(writer: Writer, count: number): Promise<void> {
+  await waitUntil(`${writer.name} acknowledging ${count} keys (has ${writer.acked.length}, final=${writer.final}, stderr=${writer.stderr.slice(0, 300)})`, () => {
+    if (writer.final !== undefined) throw new Error(`${writer.name} stopped early: ${writer.final} ${writer.stderr.slice(0, 300)}`);
+    return writer.acked.length >= count;
+  }, 15_000);
+}
+
+/** Starts a writer that takes the lock; while the old holder's lock is not stale yet, tries again. */
+async function startLockedWriter(root: string, name: string): Promise<Writer> {
+  for (let attempt = 0; ; attempt++) {
+    const w = startWriter(root, name, true);
+    await waitUntil(`${name} starting`, () => w.final !== undefined || w.acked.length > 0, 15_000);
+    if (w.final === undefined || !w.final.startsWith('error LOCKED') || attempt >= 6) return w;
+    await w.exited;
+    await sleep(500);
+  }
+}
+
+/** Continues a stopped writer; it must end with FENCED (it commits back to back, so its next put meets the fence). */
+async function expectFencedAfterContinue(writer: Writer): Promise<void> {
+  writer.child.kill('SIGCONT');
+  await waitUntil(`${writer.name}, continued, ending`, () => writer.final !== undefined, 15_000).catch(() => undefined);
+  expect(writer.final, `${writer.name}, overtaken while stopped, ends FENCED (stderr: ${writer.stderr.slice(0, 500)})`).toBe('FENCED');
+}
+
+async function checkStore(root: string, writers: readonly Writer[], context: string): Promise<void> {
+  const db = await KvDb.open(new FileSystemObjectStore({ root }));
+  try {
+    for (const w of writers) {
+      const missing: string[] = [];
+      for (const key of w.acked) {
+        const v = await db.get(utf8(key));
+        if (v === undefined || fromUtf8(v) !== key) missing.push(key);
+      }
+      expect(missing, `${context}: acknowledged keys of ${w.name} (${w.acked.length} acknowledged) missing after reopen`).toEqual([]);
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+async function newRoot(): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'taquba-sigstop-'));
+  roots.push(root);
+  return root;
+}
+
+afterEach(() => {
+  for (const c of children.splice(0)) {
+    c.kill('SIGCONT');
+    c.kill('SIGKILL');
+  }
+});
+afterAll(async () => {
+  for (const r of roots.splice(0)) await rm(r, { recursive: true, force: true });
+});
+
+/** Runs `trial(i)` for i < count, `parallel` at a time. */
+async function trials(count: number, parallel: number, trial: (i: number) => Promise<void>): Promise<void> {
+  for (let i = 0; i < count; i += parallel) {
+    await Promise.all(Array.from({ length: Math.min(parallel, count - i) }, (_, j) => trial(i + j)));
+  }
+}
+
+describe('fencing across real processes on the filesystem store (SIGSTOP / SIGCONT)', () => {
+  it('with the process lock: a stopped holder whose lock went stale is fenced on SIGCONT, and nothing acknowledged is lost (6 trials)', async () => {
+    await trials(6, 3, async (t) => {
+      const root = await newRoot();
+      const first = startWriter(root, `L${t}-first`, true);
+      await waitAcks(first, 20 + t * 15);
+      first.child.kill('SIGSTOP');
+      await sleep(STALE_MS + 600);
+      const second = await startLockedWriter(root, `L${t}-second`);
+      await waitAcks(second, 250);
+      await sleep(200); // its GC deletes the WAL objects its flushes retired
+      await expectFencedAfterContinue(first);
+      expect(second.final, `L${t}: the newer writer is unharmed`).toBeUndefined();
+      const n = second.acked.length;
+      await waitAcks(second, n + 20);
+      second.child.kill('SIGKILL');
+      await Promise.all([first.exited, second.exited]);
+      await checkStore(root, [first, second], `lock trial ${t}`);
+    });
+  }, 60_000);
+
+  it('without the lock: two stopped writers are fenced on SIGCONT by a third, and nothing acknowledged is lost (6 trials)', async () => {
+    await trials(6, 2, async (t) => {
+      const root = await newRoot();
+      const first = startWriter(root, `N${t}-first`, false);
+      await waitAcks(first, 20 + t * 10);
+      first.child.kill('SIGSTOP');
+      const second = startWriter(root, `N${t}-second`, false);
+      await waitAcks(second, 120);
+      second.child.kill('SIGSTOP');
+      const third = startWriter(root, `N${t}-third`, false);
+      await waitAcks(third, 250);
+      await sleep(200);
+      await Promise.all([expectFencedAfterContinue(first), expectFencedAfterContinue(second)]);
+      expect(third.final, `N${t}: the newest writer is unharmed`).toBeUndefined();
+      const n = third.acked.length;
+      await waitAcks(third, n + 20);
+      third.child.kill('SIGKILL');
+      await Promise.all([first.exited, second.exited, third.exited]);
+      await checkStore(root, [first, second, third], `no-lock trial ${t}`);
+    });
+  }, 60_000);
+});

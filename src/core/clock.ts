@@ -51,6 +51,15 @@ export class SystemClock implements Clock {
 /** The default clock instance. */
 export const systemClock: Clock = new SystemClock();
 
+/**
+ * Lets timers and I/O callbacks run before continuing. Not a Clock sleep: it takes no time, so a
+ * MockClock must not hold it. Long loops over a store that answers at once call it now and then,
+ * or they would be one unbroken microtask chain.
+ */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 interface Sleeper {
   wakeAt: number;
   resolve: () => void;

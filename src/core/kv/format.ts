@@ -1,5 +1,6 @@
 /**
- * Byte layouts of the engine's objects (see docs/rfcs/0001-kv-object-formats.md). Every object
+ * Object keys and shared byte layout of the engine's objects (see docs/rfcs/0001-kv-engine.md,
+ * "Objects"). Every object
  * starts with a 4-byte magic and a format version and ends with a CRC-32C of everything before it,
  * so a torn, truncated or bit-flipped object is reported as CORRUPT_DATA naming the object.
  */
@@ -14,20 +15,38 @@ export const FORMAT_VERSION = 1;
 
 const ID_DIGITS = 20;
 
-/** Object keys under the engine's path. Ids are zero-padded so key order equals numeric order. */
+function padId(n: number): string {
+  return String(n).padStart(ID_DIGITS, '0');
+}
+
+/**
+ * Object keys under the engine's path. Ids are zero-padded so key order equals numeric order.
+ * WAL ids are one dense sequence shared by every writer; table names carry the writer's epoch,
+ * so two writers can never create the same table; manifests are a create-only sequence.
+ */
 export function walObjectKey(path: string, id: number): string {
-  return `${path}/wal/${String(id).padStart(ID_DIGITS, '0')}`;
+  return `${path}/wal/${padId(id)}`;
 }
-export function sstObjectKey(path: string, id: number): string {
-  return `${path}/sst/${String(id).padStart(ID_DIGITS, '0')}.sst`;
+export function manifestObjectKey(path: string, id: number): string {
+  return `${path}/manifest/${padId(id)}`;
 }
-export function manifestObjectKey(path: string): string {
-  return `${path}/manifest`;
+export function tableName(epoch: number, n: number): string {
+  return `${padId(epoch)}-${padId(n)}`;
 }
-/** Parses the numeric id at the end of a WAL or table key; undefined for foreign objects. */
-export function parseObjectId(key: string): number | undefined {
-  const match = /\/(\d{20})(\.sst)?$/.exec(key);
+export function tableObjectKey(path: string, name: string): string {
+  return `${path}/sst/${name}.sst`;
+}
+
+/** The id at the end of a WAL or manifest key; undefined for foreign objects. */
+export function parseSequenceId(key: string): number | undefined {
+  const match = /\/(\d{20})$/.exec(key);
   return match ? Number(match[1]) : undefined;
+}
+
+/** The name and writer epoch of a table key; undefined for foreign objects. */
+export function parseTableKey(key: string): { readonly name: string; readonly epoch: number } | undefined {
+  const match = /\/((\d{20})-\d{20})\.sst$/.exec(key);
+  return match ? { name: match[1], epoch: Number(match[2]) } : undefined;
 }
 
 export function corruptReader(object: string): (what: string) => Error {

@@ -11,11 +11,14 @@
  * that was not stored is ever acknowledged.
  */
 import { toHex } from '../bytes.js';
-import { ClosedError, ConflictError, FencedError, StoreUnavailableError, invariant, isTaqubaError } from '../errors.js';
+import { ClosedError, ConflictError, CorruptDataError, FencedError, InvalidArgumentError, invariant, isTaqubaError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { mergeRuns, pickCompaction } from './compaction/compaction.js';
 import type { VersionedEntry } from './entry.js';
-import { parseObjectId, sstObjectKey, walObjectKey } from './format.js';
+import { tableName, tableObjectKey, walObjectKey } from './format.js';
+import { claimEpoch, fenceWal } from './fencing/claim-writer.js';
+import { FenceLedger } from './fencing/fence-ledger.js';
+import { collectGarbage } from './compaction/garbage.js';
 import { resolveKvDbOptions, type KvDbOptions, type ResolvedKvDbOptions } from './kv-options.js';
 import { DeleteQueue } from './compaction/delete-queue.js';
 import { KvReader } from './kv-reader.js';
@@ -28,13 +31,13 @@ import { writeSortedRun } from './tables/table-writer.js';
 import { Transaction, checkKey, type PendingWrite, type TransactionHost } from './transaction.js';
 import type { CommitOptions, KvEntry, KvReadable, MergeOperator, ScanRange, WriteOp } from './types.js';
 import { encodeCommit, encodeWalObject } from './wal/wal-format.js';
-import { listWalIds, readWal } from './wal/wal-replay.js';
+import { denseLength, listWalIds, readWal } from './wal/wal-replay.js';
 import { WalWriter } from './wal/wal-writer.js';
 
-/** A memtable frozen for flushing, with the last WAL id that holds any of its commits. */
+/** A memtable frozen for flushing, with the last WAL id that holds any of its commits (known once stored). */
 interface FrozenMemtable {
   readonly memtable: Memtable;
-  readonly walEnd: number;
+  readonly walEnd: Promise<number>;
 }
 
 export interface TransactionOptions extends CommitOptions {
@@ -42,9 +45,6 @@ export interface TransactionOptions extends CommitOptions {
   readonly maxAttempts?: number;
 }
 
-const OPEN_ATTEMPTS = 16;
-/** WAL ids fenced per round at open (see recover). */
-const FENCE_WINDOW = 4;
 /**
  * Share of the block cache a flushed run may fill with its own blocks (a whole default memtable
  * fits), and a compaction's output (it replaces tables whose cached blocks are then dropped; it
@@ -72,9 +72,9 @@ export class KvDb implements KvReadable, TransactionHost {
   private stalled: (() => void)[] = [];
   private readonly retired: TableSet[] = [];
   private readonly deletes: DeleteQueue;
-  private nextSstId: number;
-  /** Table ids below this that no manifest names are garbage (fixed at open). */
-  private orphanBound = 0;
+  /** Tables this writer has named so far (names carry the epoch, so writers never collide). */
+  private tablesNamed = 0;
+  private readonly fences: FenceLedger;
 
   private constructor(
     private readonly store: ObjectStore,
@@ -86,7 +86,7 @@ export class KvDb implements KvReadable, TransactionHost {
     this.tree = new LsmTree(store, options.path, options.mergeOperator, new Memtable(options.mergeOperator), options.blockCacheBytes);
     this.tree.tables = this.tree.buildTableSet(manifest.data.runs);
     this.lastSeq = manifest.data.lastSeq;
-    this.nextSstId = manifest.data.nextSstId;
+    this.fences = new FenceLedger(manifest.data.fences);
   }
 
   /** This writer's epoch; a later writer's open raises the stored one and fences this instance. */
@@ -99,38 +99,19 @@ export class KvDb implements KvReadable, TransactionHost {
   }
 
   /**
-   * Opens the engine as the single writer of `options.path`.
+   * Opens the engine as the single writer of `options.path`, fencing any older writer: its next
+   * write fails with FENCED, and every write it had acknowledged is replayed here. The protocol
+   * is numbered in fencing/claim-writer.ts and docs/rfcs/0001-kv-engine.md.
    *
-   * Protocol:
-   *  1. Read the manifest (create it with a create-only put if absent).
-   *  2. Bump the writer epoch with a compare-and-swap; on a lost race go back to 1.
-   *  3. Replay WAL objects from `walStart`, flushing the memtable to tables when it fills.
-   *  4. Write empty fence WAL objects, create-only, over a window of the next ids (repeating
-   *     until the window's last id is ours), then replay the ids an older writer stored first:
-   *     history never forks, and the older writer's next WAL put fails, so it is fenced.
-   *  5. Start the WAL writer after the fence; collect garbage in the background.
-   *
-   * Rejects with INVALID_CONFIG, CORRUPT_DATA (naming the object), STORE_UNAVAILABLE.
+   * Rejects with INVALID_CONFIG, CORRUPT_DATA (naming the object; also when engine objects exist
+   * without a manifest, in which case nothing is written), FENCED (an even newer writer opened
+   * meanwhile), STORE_UNAVAILABLE.
    */
   static async open(store: ObjectStore, options: KvDbOptions = {}): Promise<KvDb> {
     const resolved = resolveKvDbOptions(options);
     const manifests = new ManifestStore(store, resolved.path);
-    let bumped: VersionedManifest | undefined;
-    for (let attempt = 0; attempt < OPEN_ATTEMPTS && !bumped; attempt++) {
-      let current = await manifests.read();
-      if (!current) {
-        try {
-          current = await manifests.create();
-        } catch (e) {
-          if (isTaqubaError(e, 'PRECONDITION_FAILED')) continue;
-          throw e;
-        }
-      }
-      await resolved.faults?.('open:bump-epoch', { epoch: current.data.epoch + 1 });
-      bumped = await manifests.tryUpdate(current, { ...current.data, epoch: current.data.epoch + 1 });
-    }
-    if (!bumped) throw new StoreUnavailableError(`could not claim the writer epoch: too many concurrent openers. path=${resolved.path}`, { path: resolved.path });
-    const db = new KvDb(store, resolved, manifests, bumped);
+    const claimed = await claimEpoch(store, resolved.path, manifests, resolved.faults);
+    const db = new KvDb(store, resolved, manifests, claimed);
     await db.recover();
     return db;
   }
@@ -140,61 +121,45 @@ export class KvDb implements KvReadable, TransactionHost {
     return KvReader.open(store, options);
   }
 
+  /** Steps 4-6 of the open protocol. */
   private async recover(): Promise<void> {
     const { path } = this.options;
-    // Tables written by a writer that crashed or was fenced before publishing them carry ids at
-    // or above the manifest's counter; allocate past them so our create-only puts never collide.
-    for await (const info of this.store.list(`${path}/sst/`)) {
-      const id = parseObjectId(info.key);
-      if (id !== undefined && id >= this.nextSstId) this.nextSstId = id + 1;
-    }
-    let nextId = this.manifest.data.walStart;
-    for (const id of await listWalIds(this.store, path, nextId)) {
-      await this.replayWal(id);
-      nextId = id + 1;
-    }
-    // Fence a window of ids at once. An older writer stores ids one after another, so the ids
-    // it takes are a prefix of the window and ours are the rest; once the window's last id is
-    // ours, it can store nothing more. Ids it took hold its commits (history too): replay them
-    // after the window lands. One round costs one put time, as one of its flushes does, so a busy
-    // older writer cannot stay ahead (probing one id at a time, it could, forever).
-    const taken: number[] = [];
-    for (let ownLast = false; !ownLast; nextId += FENCE_WINDOW) {
-      await this.options.faults?.('open:fence-wal', { id: nextId });
-      const window = Array.from({ length: FENCE_WINDOW }, (_, i) => nextId + i);
-      const owned = await Promise.all(window.map((id) => this.plugWalId(id)));
-      window.forEach((id, i) => owned[i] || taken.push(id));
-      ownLast = owned[FENCE_WINDOW - 1];
-    }
-    for (const id of taken) await this.replayWal(id);
-    this.wal = new WalWriter(this.store, path, this.epoch, nextId, this.options, (e) => this.poison(e));
-    this.orphanBound = this.nextSstId;
+    const walStart = this.manifest.data.walStart;
+    const ids = await listWalIds(this.store, path, walStart);
+    const dense = denseLength(ids, walStart);
+    for (const id of ids.slice(0, dense)) await this.replayWal(id);
+    const fence = await fenceWal(this.store, path, this.epoch, walStart + dense, (id, afterOwn) => this.replayWal(id, afterOwn), this.options.faults);
+    this.fences.note(this.epoch, fence.firstOwned);
+    // Objects listed past our windows can only be stray fences (see the WAL writer's put).
+    for (const id of ids.slice(dense)) if (id >= fence.nextId) await this.replayWal(id, true);
+    this.wal = new WalWriter(this.store, path, this.epoch, fence.nextId, this.options, (e) => this.poison(e));
     this.startFlushes();
     this.startCompaction();
-    this.orphanCollection = this.collectOrphans().catch(() => undefined);
+    this.orphanCollection = collectGarbage(this.store, path, this.manifest, this.fences, this.deletes).catch(() => undefined);
   }
 
-  /** Stores an empty fence WAL object at `id`; false when someone else stored that id first. */
-  private async plugWalId(id: number): Promise<boolean> {
-    try {
-      await this.store.put(walObjectKey(this.options.path, id), encodeWalObject(this.epoch, id, []), { ifNoneMatch: '*' });
-      return true;
-    } catch (e) {
-      if (isTaqubaError(e, 'PRECONDITION_FAILED')) return false;
-      throw e;
-    }
-  }
-
-  private async replayWal(id: number): Promise<void> {
+  /**
+   * Applies one WAL object found at open. `afterGap`: an id before it was found empty, so it may
+   * hold no commits (they would follow a lost object).
+   */
+  private async replayWal(id: number, afterGap = false): Promise<void> {
     const wal = await readWal(this.store, this.options.path, id);
     if (!wal) return;
+    if (wal.epoch > this.epoch) {
+      throw new FencedError(`a newer writer opened while this one was opening. epoch=${this.epoch} wal_epoch=${wal.epoch}`, { epoch: this.epoch, walId: id });
+    }
+    if (afterGap && wal.commits.length > 0) {
+      const object = walObjectKey(this.options.path, id - 1);
+      throw new CorruptDataError(`wal object missing before one that holds commits. object=${object}`, { object, problem: 'wal_gap' });
+    }
+    this.fences.note(wal.epoch, id);
     for (const commit of wal.commits) {
       if (commit.seq <= this.manifest.data.lastSeq) continue;
       for (const e of commit.entries) this.tree.memtable.add(e, commit.seq);
       this.lastSeq = Math.max(this.lastSeq, commit.seq);
     }
     if (this.tree.memtable.bytes >= this.options.memtableBytes) {
-      this.freeze(id);
+      this.freeze(Promise.resolve(id));
       // Leave frozen memtables to the background flusher unless too many pile up, which keeps
       // open fast and memory bounded on a long replay.
       if (this.frozen.length >= this.options.maxFrozenMemtables) await this.flushFrozen();
@@ -266,9 +231,11 @@ export class KvDb implements KvReadable, TransactionHost {
     const txn = this.begin();
     try {
       for (const op of ops) {
-        if (op.type === 'put') txn.put(op.key, op.value);
-        else if (op.type === 'delete') txn.delete(op.key);
-        else txn.merge(op.key, op.value);
+        const type = (op as { type?: unknown } | null)?.type;
+        if (type === 'put') txn.put(op.key, (op as { value: Uint8Array }).value);
+        else if (type === 'delete') txn.delete(op.key);
+        else if (type === 'merge') txn.merge(op.key, (op as { value: Uint8Array }).value);
+        else throw new InvalidArgumentError(`write op type must be 'put', 'delete' or 'merge'. type=${String(type)}`, { type: String(type) });
       }
     } catch (e) {
       txn.rollback();
@@ -370,7 +337,7 @@ export class KvDb implements KvReadable, TransactionHost {
     }
   }
 
-  private freeze(walEnd: number): void {
+  private freeze(walEnd: Promise<number>): void {
     if (this.tree.memtable.size === 0) return;
     const memtable = this.tree.memtable;
     this.frozen.unshift({ memtable, walEnd });
@@ -430,8 +397,8 @@ export class KvDb implements KvReadable, TransactionHost {
    */
   private async flushFrozen(): Promise<void> {
     const oldest = this.frozen[this.frozen.length - 1];
-    if (this.wal) await this.wal.waitDurable(oldest.walEnd);
-    await this.options.faults?.('flush:sst-put', { walEnd: oldest.walEnd });
+    const walEnd = await oldest.walEnd;
+    await this.options.faults?.('flush:sst-put', { walEnd });
     // A tombstone only hides older versions, and older versions of this memtable's keys can only
     // be in tables (older memtables were flushed first). Most keys of a queue are written and
     // deleted within one memtable (a pending key, a claim, a job index entry), so dropping the
@@ -441,19 +408,18 @@ export class KvDb implements KvReadable, TransactionHost {
     const run = await writeSortedRun(this.store, this.options.path, withoutNeedlessTombstones(oldest.memtable.newestVersions(), absent), {
       blockBytes: this.options.blockBytes,
       targetBytes: Number.POSITIVE_INFINITY,
-      allocateId: () => this.nextSstId++,
+      allocateId: () => this.nameTable(),
       warmBytes: this.tree.warmBytes(FLUSH_WARM_FRACTION),
       stored: (table) => this.tree.tableStored(table),
     });
-    await this.options.faults?.('flush:manifest-put', { walEnd: oldest.walEnd });
+    await this.options.faults?.('flush:manifest-put', { walEnd });
     let retiredFrom = 0;
     await this.publish((m) => {
       retiredFrom = m.walStart;
       return {
         ...m,
-        walStart: oldest.walEnd + 1,
+        walStart: walEnd + 1,
         lastSeq: Math.max(m.lastSeq, oldest.memtable.maxSeq),
-        nextSstId: this.nextSstId,
         runs: run.length > 0 ? [run, ...m.runs] : m.runs,
       };
     }, [], () => {
@@ -461,7 +427,7 @@ export class KvDb implements KvReadable, TransactionHost {
       this.tree.immutables = this.frozen.map((f) => f.memtable);
     });
     const retiredWal: string[] = [];
-    for (let id = retiredFrom; id <= oldest.walEnd; id++) retiredWal.push(walObjectKey(this.options.path, id));
+    for (let id = retiredFrom; id <= walEnd; id++) if (!this.fences.isFence(id)) retiredWal.push(walObjectKey(this.options.path, id));
     this.deletes.add(retiredWal);
   }
 
@@ -472,8 +438,10 @@ export class KvDb implements KvReadable, TransactionHost {
    */
   private publish(change: (current: ManifestData) => ManifestData, obsolete: SortedRun, withSwap?: () => void): Promise<void> {
     const run = this.manifestLock.then(async () => {
-      const next = change(this.manifest.data);
-      this.manifest = await this.manifests.update(this.manifest, next);
+      const next = { ...change(this.manifest.data), fences: this.fences.toManifest() };
+      const previous = this.manifest.id;
+      this.manifest = await this.manifests.publish(this.manifest, next);
+      this.deletes.add([this.manifests.key(previous)]);
       const old = this.tree.tables;
       this.tree.tables = this.tree.buildTableSet(next.runs);
       // In the same synchronous step as the swap: a flushed memtable must leave the read path
@@ -491,7 +459,7 @@ export class KvDb implements KvReadable, TransactionHost {
     while (this.retired.length > 0 && this.retired[0].activeReads === 0) {
       const set = this.retired.shift()!;
       for (const meta of set.obsolete) this.tree.cache.evictPrefix(`${meta.id}:`);
-      this.deletes.add(set.obsolete.map((meta) => sstObjectKey(this.options.path, meta.id)));
+      this.deletes.add(set.obsolete.map((meta) => tableObjectKey(this.options.path, meta.id)));
     }
   }
 
@@ -512,7 +480,7 @@ export class KvDb implements KvReadable, TransactionHost {
       {
         blockBytes: this.options.blockBytes,
         targetBytes: this.options.targetSstBytes,
-        allocateId: () => this.nextSstId++,
+        allocateId: () => this.nameTable(),
         warmBytes: this.tree.warmBytes(COMPACTION_WARM_FRACTION),
         stored: (table) => this.tree.tableStored(table),
       },
@@ -524,36 +492,20 @@ export class KvDb implements KvReadable, TransactionHost {
       const at = m.runs.indexOf(inputs[0]);
       invariant(at >= 0, 'compaction:inputs-still-published');
       const runs = [...m.runs.slice(0, at), ...(output.length > 0 ? [output] : []), ...m.runs.slice(at + inputs.length)];
-      return { ...m, nextSstId: this.nextSstId, runs };
+      return { ...m, runs };
     }, inputs.flat());
     return true;
   }
 
-  /** Deletes objects from crashed or fenced writers that no manifest names. Best effort. */
-  private async collectOrphans(): Promise<void> {
-    const { path } = this.options;
-    // Taken once: tables this writer creates later have ids at or above `below`, and tables it
-    // retires later are deleted by publish() once no read uses them.
-    const { runs, walStart } = this.manifest.data;
-    const below = this.orphanBound;
-    const live = new Set(runs.flat().map((t) => t.id));
-    const doomed: string[] = [];
-    for await (const info of this.store.list(`${path}/sst/`)) {
-      const id = parseObjectId(info.key);
-      if (id !== undefined && id < below && !live.has(id)) doomed.push(info.key);
-    }
-    for await (const info of this.store.list(`${path}/wal/`)) {
-      const id = parseObjectId(info.key);
-      if (id === undefined || id >= walStart) break;
-      doomed.push(info.key);
-    }
-    this.deletes.add(doomed);
+  private nameTable(): string {
+    return tableName(this.epoch, ++this.tablesNamed);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------
 
+  /** Stops the engine for good. A later FENCED replaces an earlier cause: being fenced is what the caller must learn. */
   private poison(error: unknown): void {
-    if (this.failure !== undefined) return;
+    if (this.failure !== undefined && (isTaqubaError(this.failure, 'FENCED') || !isTaqubaError(error, 'FENCED'))) return;
     this.failure = error;
     this.wal?.fail(error);
   }

@@ -1,10 +1,12 @@
+import { systemClock, type Clock } from '../clock.js';
 import { InvalidConfigError } from '../errors.js';
 import { validateObjectKey } from '../objects/keys.js';
 import type { MergeOperator } from './types.js';
 
 /**
  * Named protocol steps (`open:bump-epoch`, `open:fence-wal`, `wal:put`, `flush:sst-put`,
- * `flush:manifest-put`, `compact:manifest-put`) call this hook before acting. Tests use it to
+ * `flush:manifest-put`, `compact:manifest-put`; see docs/rfcs/0001-kv-engine.md) call this hook
+ * before acting. Tests use it to
  * pause, fail or "crash" at a precise step; by default it is absent.
  */
 export type FaultHook = (point: string, details: Record<string, number | string>) => void | Promise<void>;
@@ -33,6 +35,8 @@ export interface KvDbOptions {
   readonly blockCacheBytes?: number;
   /** Merge runs once there are more than this many. Default 6. */
   readonly maxRuns?: number;
+  /** The engine's only source of time (its batching timers). Default the system clock. */
+  readonly clock?: Clock;
   /** Test hook at protocol steps. */
   readonly faults?: FaultHook;
 }
@@ -64,6 +68,7 @@ export function resolveKvDbOptions(options: KvDbOptions = {}): ResolvedKvDbOptio
     path,
     mergeOperator: options.mergeOperator,
     faults: options.faults,
+    clock: options.clock ?? systemClock,
     flushIntervalMs: positive('flushIntervalMs', options.flushIntervalMs, 0, 0),
     flushMaxBytes: positive('flushMaxBytes', options.flushMaxBytes, 4 * MiB, 1024),
     memtableBytes: positive('memtableBytes', options.memtableBytes, 4 * MiB, 1024),

@@ -4,21 +4,22 @@
  * entirely or not at all) as of its last `refresh()`.
  */
 import { NotFoundError, isTaqubaError } from '../errors.js';
-import type { ObjectStore, ObjectVersion } from '../objects/object-store.js';
+import type { ObjectStore } from '../objects/object-store.js';
 import { resolveKvDbOptions, type KvDbOptions, type ResolvedKvDbOptions } from './kv-options.js';
 import { LsmTree } from './lsm-tree.js';
-import { ManifestStore } from './manifest/manifest-store.js';
+import { ManifestStore, type VersionedManifest } from './manifest/manifest-store.js';
 import { Memtable } from './memtable.js';
 import { resolveBounds } from './scan-range.js';
 import { checkKey } from './transaction.js';
 import type { KvEntry, KvReadable, ScanRange } from './types.js';
-import { listWalIds, readWal } from './wal/wal-replay.js';
+import { denseLength, listWalIds, readWal } from './wal/wal-replay.js';
 
 const REFRESH_ATTEMPTS = 8;
 
 export class KvReader implements KvReadable {
   private tree: LsmTree | undefined;
-  private manifestVersion: ObjectVersion | undefined;
+  /** The manifest the tables were loaded from. */
+  private manifestId: number | undefined;
   private nextWalId = 1;
   private lastSeq = 0;
   private epoch = 0;
@@ -52,26 +53,33 @@ export class KvReader implements KvReadable {
         // The writer may delete a WAL object or table between our listing and our read; the
         // newer manifest no longer needs it, so start over from that.
         if (!isTaqubaError(e, 'NOT_FOUND') || attempt >= REFRESH_ATTEMPTS) throw e;
-        this.manifestVersion = undefined;
+        this.manifestId = undefined;
       }
     }
   }
 
-  private async catchUp(): Promise<void> {
-    const current = await this.manifests.read();
+  /** The newest manifest when it differs from the loaded one (a listing, and a read only on change). */
+  private async changedManifest(): Promise<VersionedManifest | undefined> {
+    if (this.manifestId !== undefined && this.tree && (await this.manifests.ids(this.manifestId)).length === 0) return undefined;
+    const current = await this.manifests.latest();
     if (!current) throw new NotFoundError(`no engine at this path. path=${this.options.path}`, { path: this.options.path });
-    this.epoch = current.data.epoch;
-    if (current.version !== this.manifestVersion || !this.tree) {
+    return current.id === this.manifestId ? undefined : current;
+  }
+
+  private async catchUp(): Promise<void> {
+    const current = await this.changedManifest();
+    if (current) {
+      this.epoch = current.data.epoch;
       const memtable = new Memtable(this.options.mergeOperator);
       const tree = this.tree ?? new LsmTree(this.store, this.options.path, this.options.mergeOperator, memtable, this.options.blockCacheBytes);
       tree.memtable = memtable;
       tree.tables = tree.buildTableSet(current.data.runs);
       this.tree = tree;
-      this.manifestVersion = current.version;
+      this.manifestId = current.id;
       this.nextWalId = current.data.walStart;
       this.lastSeq = current.data.lastSeq;
     }
-    const tree = this.tree;
+    const tree = this.tree!; // set above on the first refresh (changedManifest returns a manifest until then)
     for (const id of await this.listWal()) {
       const wal = await readWal(this.store, this.options.path, id);
       if (!wal) throw new NotFoundError(`wal object vanished. id=${id}`, { id });
@@ -85,18 +93,17 @@ export class KvReader implements KvReadable {
   }
 
   /**
-   * WAL ids to apply. A gap can be the writer retiring WAL objects (after a memtable flush)
-   * between our manifest read and our listing: if the manifest moved, start over from it.
+   * WAL ids to apply: the run without gaps from the next id. Ids missing at the start mean the
+   * writer retired WAL objects (after a memtable flush) since our manifest read: start over from
+   * the newer manifest. A gap further on is a fence window still landing; stop before it.
    */
   private async listWal(): Promise<number[]> {
-    try {
-      return await listWalIds(this.store, this.options.path, this.nextWalId);
-    } catch (e) {
-      if (!isTaqubaError(e, 'CORRUPT_DATA')) throw e;
-      const now = await this.manifests.read();
-      if (now && now.version !== this.manifestVersion) throw new NotFoundError('wal objects retired during refresh', { reason: 'manifest_moved' });
-      throw e;
+    const ids = await listWalIds(this.store, this.options.path, this.nextWalId);
+    const dense = denseLength(ids, this.nextWalId);
+    if (dense === 0 && ids.length > 0 && (await this.manifests.ids(this.manifestId)).length > 0) {
+      throw new NotFoundError('wal objects retired during refresh', { reason: 'manifest_moved' });
     }
+    return ids.slice(0, dense);
   }
 
   private async withRetry<T>(read: (tree: LsmTree) => Promise<T>): Promise<T> {
@@ -104,7 +111,7 @@ export class KvReader implements KvReadable {
       return await read(this.tree!);
     } catch (e) {
       if (!isTaqubaError(e, 'NOT_FOUND')) throw e;
-      this.manifestVersion = undefined;
+      this.manifestId = undefined;
       await this.refresh();
       return read(this.tree!);
     }

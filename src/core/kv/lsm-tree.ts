@@ -14,7 +14,7 @@ import { ConflictError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { BlockCache } from './tables/block-cache.js';
 import type { VersionedEntry } from './entry.js';
-import { sstObjectKey } from './format.js';
+import { tableObjectKey } from './format.js';
 import type { SortedRun, SstMeta } from './manifest/manifest.js';
 import type { Memtable } from './memtable.js';
 import { resolveChain } from './merge-resolution.js';
@@ -124,7 +124,7 @@ class RunSource implements Source {
 export class LsmTree {
   readonly cache: BlockCache<CachedBlock>;
   /** Indexes of tables stored but not yet published, by id (see tableStored). */
-  private readonly freshIndexes = new Map<number, TableIndex>();
+  private readonly freshIndexes = new Map<string, TableIndex>();
   immutables: Memtable[] = [];
   tables: TableSet = new TableSet([]);
 
@@ -158,14 +158,14 @@ export class LsmTree {
 
   /** Reader objects for a manifest's runs, reusing open ones (and their loaded indexes). */
   buildTableSet(runs: readonly SortedRun[]): TableSet {
-    const existing = new Map<number, SstReader>();
+    const existing = new Map<string, SstReader>();
     for (const run of this.tables.runs) for (const t of run) existing.set(t.meta.id, t);
     const reader = (meta: SstMeta): SstReader => {
       const open = existing.get(meta.id);
       if (open) return open;
       const index = this.freshIndexes.get(meta.id);
       this.freshIndexes.delete(meta.id);
-      return new SstReader(meta, sstObjectKey(this.path, meta.id), this.store, this.cache, index);
+      return new SstReader(meta, tableObjectKey(this.path, meta.id), this.store, this.cache, index);
     };
     return new TableSet(runs.map((run) => run.map(reader)));
   }

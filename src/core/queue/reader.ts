@@ -10,7 +10,6 @@ import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { validateKeyPrefixOption } from '../objects/keys.js';
 import { KvReader } from '../kv/kv-reader.js';
-import { ManifestStore } from '../kv/manifest/manifest-store.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { JobAttempt } from './attempt-history.js';
 import { DEFAULT_READER_POLL_INTERVAL_MS } from './constants.js';
@@ -58,11 +57,9 @@ export interface StoreActivity {
 export class QueueReader {
   private readonly stop = new AbortController();
   private loop: Promise<void> | undefined;
-  private epoch = 0;
 
   private constructor(
     private readonly reader: KvReader,
-    private readonly manifests: ManifestStore,
     private readonly payloads: PayloadOffload,
     private readonly clock: Clock,
     private readonly logger: QueueLogger,
@@ -84,15 +81,9 @@ export class QueueReader {
     const kv = await KvReader.open(store, { path, mergeOperator: queueMergeOperator });
     // Payload reads never name new objects; the generator is never used for writes here.
     const names = new JobIdGenerator(clock, () => undefined);
-    const reader = new QueueReader(kv, new ManifestStore(store, path), new PayloadOffload(options.payloadStore ?? store, payloadPath, null, names, logger), clock, logger);
-    await reader.readEpoch();
+    const reader = new QueueReader(kv, new PayloadOffload(options.payloadStore ?? store, payloadPath, null, names, logger), clock, logger);
     if (poll !== null) reader.loop = reader.poll(poll);
     return reader;
-  }
-
-  private async readEpoch(): Promise<void> {
-    const manifest = await this.manifests.read();
-    if (manifest) this.epoch = manifest.data.epoch;
   }
 
   private async poll(intervalMs: number): Promise<void> {
@@ -114,7 +105,6 @@ export class QueueReader {
   /** Catches the view up with the writer's stored commits now. */
   async refresh(): Promise<void> {
     await this.reader.refresh();
-    await this.readEpoch();
   }
 
   /** Stops polling and releases the view. */
@@ -126,7 +116,7 @@ export class QueueReader {
 
   /** Synchronous snapshot of the writer's activity as of the last refresh. */
   lastStoreActivity(): StoreActivity {
-    return { writerEpoch: this.epoch, durableSeq: this.reader.appliedSeq };
+    return { writerEpoch: this.reader.writerEpoch, durableSeq: this.reader.appliedSeq };
   }
 
   /** The newest liveness beat, or undefined when the writer has none configured. */

@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { fromUtf8, utf8 } from '../../../src/core/bytes.js';
 import { KvDb } from '../../../src/core/kv/index.js';
 import { BlockCache } from '../../../src/core/kv/tables/block-cache.js';
-import { sstObjectKey } from '../../../src/core/kv/format.js';
-import { decodeManifest } from '../../../src/core/kv/manifest/manifest.js';
+import { tableObjectKey } from '../../../src/core/kv/format.js';
+import { ManifestStore } from '../../../src/core/kv/manifest/manifest-store.js';
 import type { CachedBlock } from '../../../src/core/kv/tables/sst-format.js';
 import { SstReader } from '../../../src/core/kv/tables/sst-reader.js';
 import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
@@ -21,13 +21,13 @@ const engine = { memtableBytes: 4096, maxRuns: 1000 };
 
 /** Every entry of every table, newest run first: `put:key` or `delete:key`. */
 async function tableEntries(store: MemoryObjectStore): Promise<string[][]> {
-  const manifest = decodeManifest((await store.get('kv/manifest'))!.data, 'kv/manifest');
+  const manifest = (await new ManifestStore(store, 'kv').latest())!.data;
   const cache = new BlockCache<CachedBlock>(1 << 20);
   const runs: string[][] = [];
   for (const run of manifest.runs) {
     const entries: string[] = [];
     for (const meta of run) {
-      for await (const e of new SstReader(meta, sstObjectKey('kv', meta.id), store, cache).iterate(undefined, false, false)) {
+      for await (const e of new SstReader(meta, tableObjectKey('kv', meta.id), store, cache).iterate(undefined, false, false)) {
         entries.push(`${e.kind}:${fromUtf8(e.key)}`);
       }
     }

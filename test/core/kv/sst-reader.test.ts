@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { utf8 } from '../../../src/core/bytes.js';
 import { BlockCache } from '../../../src/core/kv/tables/block-cache.js';
 import type { VersionedEntry } from '../../../src/core/kv/entry.js';
-import { sstObjectKey } from '../../../src/core/kv/format.js';
+import { tableObjectKey } from '../../../src/core/kv/format.js';
 import type { BuiltTable } from '../../../src/core/kv/tables/sst-builder.js';
 import { decodeBlockBody, type CachedBlock } from '../../../src/core/kv/tables/sst-format.js';
 import { SstReader } from '../../../src/core/kv/tables/sst-reader.js';
@@ -25,7 +25,7 @@ const value = (i: number): Uint8Array => utf8(`value-${i}-${'x'.repeat(30)}`);
 async function oneTable(store: ObjectStore): Promise<BuiltTable> {
   const entries: VersionedEntry[] = Array.from({ length: KEYS }, (_, i) => ({ key: key(i), seq: i + 1, kind: 'put' as const, value: value(i) }));
   const tables: BuiltTable[] = [];
-  await writeSortedRun(store, 'kv', entries, { blockBytes: 256, warmBytes: 1024 * 1024, targetBytes: Number.POSITIVE_INFINITY, allocateId: () => 1, stored: (t) => tables.push(t) });
+  await writeSortedRun(store, 'kv', entries, { blockBytes: 256, warmBytes: 1024 * 1024, targetBytes: Number.POSITIVE_INFINITY, allocateId: () => 't1', stored: (t) => tables.push(t) });
   expect(tables).toHaveLength(1);
   return tables[0];
 }
@@ -35,7 +35,7 @@ async function setup(cacheBytes = 1024 * 1024): Promise<{ store: CountingObjectS
   const table = await oneTable(store);
   const cache = new BlockCache<CachedBlock>(cacheBytes);
   // The index is handed over, so every ranged get counted below is a data block read.
-  const reader = new SstReader(table.meta, sstObjectKey('kv', table.meta.id), store, cache, table.index);
+  const reader = new SstReader(table.meta, tableObjectKey('kv', table.meta.id), store, cache, table.index);
   store.reset();
   return { store, reader, cache, blocks: table.index.blocks.offsets.length, table };
 }
@@ -77,7 +77,7 @@ describe('SstReader: loads in flight', () => {
     const table = await oneTable(faulty);
     const counting = new CountingObjectStore(faulty);
     const cache = new BlockCache<CachedBlock>(1024 * 1024);
-    const reader = new SstReader(table.meta, sstObjectKey('kv', 1), counting, cache, table.index);
+    const reader = new SstReader(table.meta, tableObjectKey('kv', 't1'), counting, cache, table.index);
     faulty.addRule({ type: 'fail', ops: ['get'] });
     const results = await Promise.allSettled([reader.get(key(0)), reader.get(key(1))]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
@@ -92,7 +92,7 @@ describe('SstReader: loads in flight', () => {
     const pending = reader.get(key(0));
     for (let i = 0; i < 10 && cache.loadingCount === 0; i++) await Promise.resolve();
     expect(cache.loadingCount).toBe(1);
-    cache.evictPrefix('1:');
+    cache.evictPrefix('t1:');
     await pending;
     expect(cache.usedBytes).toBe(0);
   });

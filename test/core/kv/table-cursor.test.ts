@@ -9,7 +9,7 @@ import { utf8 } from '../../../src/core/bytes.js';
 import { KvDb } from '../../../src/core/kv/index.js';
 import { BlockCache } from '../../../src/core/kv/tables/block-cache.js';
 import type { VersionedEntry } from '../../../src/core/kv/entry.js';
-import { sstObjectKey } from '../../../src/core/kv/format.js';
+import { tableObjectKey } from '../../../src/core/kv/format.js';
 import type { BuiltTable } from '../../../src/core/kv/tables/sst-builder.js';
 import { isSealed, type CachedBlock } from '../../../src/core/kv/tables/sst-format.js';
 import { SstReader } from '../../../src/core/kv/tables/sst-reader.js';
@@ -25,12 +25,12 @@ async function table(warm: boolean): Promise<SstReader> {
   const store = new MemoryObjectStore();
   const entries: VersionedEntry[] = Array.from({ length: 500 }, (_, i) => ({ key: key(i), seq: i + 1, kind: 'put' as const, value: value(i) }));
   const built: BuiltTable[] = [];
-  await writeSortedRun(store, 'kv', entries, { blockBytes: 256, targetBytes: Number.POSITIVE_INFINITY, allocateId: () => 7, warmBytes: warm ? 1 << 20 : 0, stored: (t) => built.push(t) });
+  await writeSortedRun(store, 'kv', entries, { blockBytes: 256, targetBytes: Number.POSITIVE_INFINITY, allocateId: () => 't7', warmBytes: warm ? 1 << 20 : 0, stored: (t) => built.push(t) });
   const cache = new BlockCache<CachedBlock>(1 << 20);
   const t = built[0];
-  for (let i = 0; i < t.warm.length; i++) cache.set(`7:${i}`, t.warm[i]);
+  for (let i = 0; i < t.warm.length; i++) cache.set(`t7:${i}`, t.warm[i]);
   lastCache = cache;
-  return new SstReader(t.meta, sstObjectKey('kv', 7), store, cache, warm ? t.index : undefined);
+  return new SstReader(t.meta, tableObjectKey('kv', 't7'), store, cache, warm ? t.index : undefined);
 }
 
 describe('TableCursor', () => {
@@ -65,13 +65,13 @@ describe('TableCursor', () => {
   it('decodes a block the writer cached sealed on its first read, and caches it decoded', async () => {
     const reader = await table(true);
     const cache = lastCache!;
-    expect(isSealed(cache.get('7:0')!)).toBe(true);
+    expect(isSealed(cache.get('t7:0')!)).toBe(true);
     const before = cache.usedBytes;
     const first = reader.cursor(undefined, false, true).next();
     expect(first).not.toBeInstanceOf(Promise);
     expect((first as VersionedEntry).key).toEqual(key(0));
-    expect(isSealed(cache.get('7:0')!)).toBe(false);
-    expect(isSealed(cache.get('7:1')!)).toBe(true);
+    expect(isSealed(cache.get('t7:0')!)).toBe(false);
+    expect(isSealed(cache.get('t7:1')!)).toBe(true);
     expect(cache.usedBytes).toBeGreaterThan(before); // decoded blocks are charged their heap
   });
 
@@ -117,7 +117,7 @@ describe('sealed blocks and compaction reads', () => {
     let n = 0;
     for await (const _ of reader.iterate(undefined, false, false)) n++;
     expect(n).toBe(500);
-    expect(isSealed(cache.get('7:0')!)).toBe(true);
+    expect(isSealed(cache.get('t7:0')!)).toBe(true);
     expect(cache.usedBytes).toBe(before);
   });
 });

@@ -9,7 +9,7 @@ import { utf8 } from '../../../src/core/bytes.js';
 import { KvDb } from '../../../src/core/kv/index.js';
 import { BlockCache } from '../../../src/core/kv/tables/block-cache.js';
 import type { VersionedEntry } from '../../../src/core/kv/entry.js';
-import { sstObjectKey } from '../../../src/core/kv/format.js';
+import { tableObjectKey } from '../../../src/core/kv/format.js';
 import type { BuiltTable } from '../../../src/core/kv/tables/sst-builder.js';
 import { decodeBlockBody, decodeIndex, type CachedBlock } from '../../../src/core/kv/tables/sst-format.js';
 import { SstReader } from '../../../src/core/kv/tables/sst-reader.js';
@@ -101,7 +101,7 @@ describe('writeSortedRun warming', () => {
     const store = new MemoryObjectStore();
     const tables: BuiltTable[] = [];
     let id = 1;
-    await writeSortedRun(store, 'kv', entries(n), { blockBytes: 256, targetBytes: 4096, allocateId: () => id++, warmBytes, stored: (t) => tables.push(t) });
+    await writeSortedRun(store, 'kv', entries(n), { blockBytes: 256, targetBytes: 4096, allocateId: () => `t${id++}`, warmBytes, stored: (t) => tables.push(t) });
     return { store, tables };
   }
 
@@ -109,12 +109,12 @@ describe('writeSortedRun warming', () => {
     const { store, tables } = await write(1024 * 1024);
     expect(tables.length).toBeGreaterThan(1);
     for (const t of tables) {
-      const stored = (await store.get(sstObjectKey('kv', t.meta.id)))!.data;
+      const stored = (await store.get(tableObjectKey('kv', t.meta.id)))!.data;
       const index = decodeIndex(stored.subarray(t.meta.indexOffset, t.meta.indexOffset + t.meta.indexLength), 'test');
       expect(t.index.blocks).toEqual(index);
       expect(t.warm.length).toBe(index.offsets.length);
       // A reader with an empty cache and no handed-over index reads the same entries.
-      const reader = new SstReader(t.meta, sstObjectKey('kv', t.meta.id), store, new BlockCache<CachedBlock>(0));
+      const reader = new SstReader(t.meta, tableObjectKey('kv', t.meta.id), store, new BlockCache<CachedBlock>(0));
       const read: VersionedEntry[] = [];
       for await (const e of reader.iterate(undefined, false, false)) read.push(e);
       const warmed = t.warm.map((s) => decodeBlockBody(s.body, 'test')).flatMap((b) => b.keys.map((k, i) => ({ key: k, seq: b.seqs[i], kind: b.kinds[i], value: b.values[i] })));
@@ -158,7 +158,7 @@ describe('writeSortedRun slicing', () => {
     };
     setTimeout(tick, 0);
     let id = 1;
-    await writeSortedRun(new MemoryObjectStore(), 'kv', source, { blockBytes: 256, targetBytes: Number.POSITIVE_INFINITY, allocateId: () => id++ });
+    await writeSortedRun(new MemoryObjectStore(), 'kv', source, { blockBytes: 256, targetBytes: Number.POSITIVE_INFINITY, allocateId: () => `t${id++}` });
     done = true;
     return ticks;
   }

@@ -6,6 +6,7 @@
  * workflow step instead of one.
  */
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/core/clock.js';
 import { WalWriter } from '../../../src/core/kv/wal/wal-writer.js';
 import { CountingObjectStore } from '../../../src/core/objects/counting-store.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
@@ -40,7 +41,7 @@ class HeldStore extends MemoryObjectStore {
 }
 
 function writer(store: ObjectStore, nonDurableFlushMs: number): WalWriter {
-  return new WalWriter(store, 'kv', 1, 1, { flushIntervalMs: 0, flushMaxBytes: 1 << 20, nonDurableFlushMs }, () => undefined);
+  return new WalWriter(store, 'kv', 1, 1, { flushIntervalMs: 0, flushMaxBytes: 1 << 20, nonDurableFlushMs, clock: systemClock }, () => undefined);
 }
 
 async function commitsOf(store: ObjectStore, id: number): Promise<number> {

@@ -1,4 +1,4 @@
-import { systemClock } from '../../clock.js';
+import { yieldToEventLoop } from '../../clock.js';
 import { deleteObjects } from '../../objects/delete-objects.js';
 import type { ObjectStore } from '../../objects/object-store.js';
 
@@ -31,7 +31,7 @@ export class DeleteQueue {
         await deleteObjects(this.store, this.keys.splice(0, BATCH_KEYS)).catch(() => undefined);
         // A store that answers at once (memory) would otherwise run batch after batch in one
         // unbroken chain of microtasks and starve timers.
-        await systemClock.sleep(0);
+        await yieldToEventLoop();
       }
     } finally {
       this.running = false;

@@ -1,8 +1,8 @@
 /**
- * The manifest: the one mutable object of an engine. It names the writer epoch, the first WAL
- * object still needed, the highest sequence number already in tables, and the sorted runs.
- * Every change is a compare-and-swap on its version, which is what makes writer fencing safe:
- * an older writer's next manifest update fails.
+ * The manifest: the engine's state outside the WAL. It names the writer epoch, the first WAL
+ * object still needed, the highest sequence number already in tables, the sorted runs and the
+ * WAL fences that must outlive garbage collection. Each version is a new object in a create-only
+ * sequence (see manifest-store.ts); nothing is ever overwritten.
  *
  *   magic u32 | version u8 | MessagePack body | crc32c u32
  */
@@ -13,7 +13,8 @@ import { ByteReader } from '../../bytes.js';
 
 /** One sorted table object. */
 export interface SstMeta {
-  readonly id: number;
+  /** The table's name: its writer's epoch and a counter (see tableName). */
+  readonly id: string;
   readonly size: number;
   readonly indexOffset: number;
   readonly indexLength: number;
@@ -30,17 +31,28 @@ export type SortedRun = readonly SstMeta[];
 
 export interface ManifestData {
   readonly epoch: number;
+  /**
+   * A random id of the writer that claimed `epoch`, so two openers that build the same next
+   * manifest still write different bytes and a lost create is never mistaken for one's own.
+   */
+  readonly writer: string;
   /** The first WAL id whose commits are not all in tables yet. */
   readonly walStart: number;
   /** Every commit with seq <= lastSeq is in the runs. */
   readonly lastSeq: number;
-  readonly nextSstId: number;
   /** Newest first: a key's newest version is in the first run that has it. */
   readonly runs: readonly SortedRun[];
+  /**
+   * The first WAL object of each writer epoch that has one, as [epoch, walId] pairs. These are
+   * the fences that stop the writer before: garbage collection never deletes them (see
+   * docs/rfcs/0001-kv-engine.md, "Open as writer").
+   */
+  readonly fences: readonly (readonly [epoch: number, walId: number])[];
 }
 
+/** The state of a store that has never been written: what the first writer's open starts from. */
 export function emptyManifest(): ManifestData {
-  return { epoch: 0, walStart: 1, lastSeq: 0, nextSstId: 1, runs: [] };
+  return { epoch: 0, writer: '', walStart: 1, lastSeq: 0, runs: [], fences: [] };
 }
 
 export function encodeManifest(m: ManifestData): Uint8Array {
@@ -70,10 +82,12 @@ function isManifest(m: unknown): m is ManifestData {
   const o = m as Record<string, unknown>;
   return (
     typeof o.epoch === 'number' &&
+    typeof o.writer === 'string' &&
     typeof o.walStart === 'number' &&
     typeof o.lastSeq === 'number' &&
-    typeof o.nextSstId === 'number' &&
+    Array.isArray(o.fences) &&
+    o.fences.every((f) => Array.isArray(f) && f.length === 2 && typeof f[0] === 'number' && typeof f[1] === 'number') &&
     Array.isArray(o.runs) &&
-    o.runs.every((run) => Array.isArray(run) && run.every((t) => typeof t === 'object' && t !== null && (t as SstMeta).minKey instanceof Uint8Array))
+    o.runs.every((run) => Array.isArray(run) && run.every((t) => typeof t === 'object' && t !== null && (t as SstMeta).minKey instanceof Uint8Array && typeof (t as SstMeta).id === 'string'))
   );
 }

@@ -80,7 +80,7 @@ export class SstBuilder {
    * data blocks as sealed (`warm[i]` is block i; empty without a warm budget). Throws if nothing
    * was added.
    */
-  finish(id: number): BuiltTable {
+  finish(id: string): BuiltTable {
     this.finishBlock();
     invariant(this.minKey !== undefined && this.maxKey !== undefined, 'sst-builder:non-empty');
     const index = encodeIndex(this.index);

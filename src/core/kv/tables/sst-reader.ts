@@ -19,7 +19,7 @@ import { TableCursor } from './table-cursor.js';
 const READ_AHEAD_MAX_BYTES = 256 * 1024;
 
 /** The block cache's key for block `i` of table `id`. */
-export function blockCacheKey(id: number, i: number): string {
+export function blockCacheKey(id: string, i: number): string {
   return `${id}:${i}`;
 }
 

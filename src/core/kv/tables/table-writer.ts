@@ -1,7 +1,7 @@
-import { systemClock } from '../../clock.js';
+import { yieldToEventLoop } from '../../clock.js';
 import type { ObjectStore } from '../../objects/object-store.js';
 import type { VersionedEntry } from '../entry.js';
-import { sstObjectKey } from '../format.js';
+import { tableObjectKey } from '../format.js';
 import type { SstMeta } from '../manifest/manifest.js';
 import { SstBuilder, type BuiltTable } from './sst-builder.js';
 
@@ -12,10 +12,6 @@ import { SstBuilder, type BuiltTable } from './sst-builder.js';
  */
 const YIELD_EVERY = 512;
 const COPY_SLICE_BYTES = 512 * 1024;
-
-function yieldToEventLoop(): Promise<void> {
-  return systemClock.sleep(0);
-}
 
 /** Joins a table's parts into one buffer, yielding between slices of the copy. */
 async function joinInSlices(parts: readonly Uint8Array[], size: number): Promise<Uint8Array> {
@@ -37,8 +33,8 @@ async function joinInSlices(parts: readonly Uint8Array[], size: number): Promise
 export interface SortedRunOptions {
   readonly blockBytes: number;
   readonly targetBytes: number;
-  /** Hands out table ids (the caller persists the counter in the manifest). */
-  readonly allocateId: () => number;
+  /** Hands out table names, unique across writers (see tableName). */
+  readonly allocateId: () => string;
   /** Cache bytes of blocks to hand to `stored` over the whole run (default 0). */
   readonly warmBytes?: number;
   /**
@@ -65,7 +61,7 @@ export async function writeSortedRun(
     if (builder.count === 0) return;
     const id = options.allocateId();
     const table = builder.finish(id);
-    await store.put(sstObjectKey(path, id), await joinInSlices(table.parts, table.meta.size), { ifNoneMatch: '*' });
+    await store.put(tableObjectKey(path, id), await joinInSlices(table.parts, table.meta.size), { ifNoneMatch: '*' });
     run.push(table.meta);
     options.stored?.(table);
     for (const b of table.warm) warmLeft -= b.bytes;

@@ -7,18 +7,29 @@
  * Durability contract: the promise of `append` resolves only after the WAL object holding that
  * commit is stored. A non-durable commit's promise (nobody awaits it) settles the same way; its
  * batch is not put at once but waits up to `nonDurableFlushMs` for a durable commit to share the
- * put. A failed put is fatal: every waiting and later promise rejects with the same
- * error and the engine poisons itself (through `onFatal`). Nothing unstored is acknowledged.
+ * put. A failed put is fatal and poisons the engine (through `onFatal`). Nothing unstored is
+ * acknowledged, and each rejection says whether its commit may be stored:
+ *  - the batch whose put failed rejects with the put's error: unknown outcome for a store error,
+ *    not stored for FENCED (the id holds another writer's object);
+ *  - batches never put reject with FENCED or CLOSED: not stored;
+ *  - a put already in flight when something else poisons the engine (a fenced manifest update)
+ *    settles first: its commits resolve if it landed, since then they are durable.
  *
- * Fencing: WAL ids are dense and created only with `ifNoneMatch: '*'`. A newer writer writes a
- * fence object at the next free id when it opens, so this writer's next put fails with
- * PRECONDITION_FAILED, reported as FENCED.
+ * Put protocol, per batch (fault point `wal:put`): create the next id, create-only. When the id
+ * is taken, read what is there:
+ *  1. our own bytes (a retried request that had landed): stored;
+ *  2. an empty fence of an older epoch: a stray of a writer that lost a race to fence the store
+ *     (its window's puts run in parallel, see fencing/claim-writer.ts); it holds no commits, so
+ *     take the next id;
+ *  3. anything else (a newer writer's fence or commits): FENCED.
+ * A batch's id is fixed only when it is stored, so `cut` hands out promises of ids.
  */
-import { FencedError, isTaqubaError } from '../../errors.js';
+import { equalBytes } from '../../bytes.js';
+import { ClosedError, FencedError, isTaqubaError } from '../../errors.js';
 import type { ObjectStore } from '../../objects/object-store.js';
-import { systemClock } from '../../clock.js';
+import { yieldToEventLoop, type Clock } from '../../clock.js';
 import { walObjectKey } from '../format.js';
-import { encodeWalObject } from './wal-format.js';
+import { decodeWalObject, encodeWalObject } from './wal-format.js';
 import type { FaultHook } from '../kv-options.js';
 
 /** Consecutive WAL puts after which the writer yields to the event loop once. */
@@ -36,12 +47,19 @@ interface Waiter {
 }
 
 interface Batch {
-  id: number;
   commits: Uint8Array[];
   bytes: number;
   waiters: Waiter[];
   /** True once a durable commit joined: the batch is then stored as soon as the writer is free. */
   durable: boolean;
+  /** Resolves with the WAL id the batch was stored under (set up by `cut`, on demand). */
+  stored?: Deferred<number>;
+}
+
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(e: unknown): void;
 }
 
 export interface WalWriterOptions {
@@ -55,35 +73,35 @@ export interface WalWriterOptions {
    */
   readonly nonDurableFlushMs?: number;
   readonly faults?: FaultHook;
+  /** The source of the batching timers. */
+  readonly clock: Clock;
 }
 
 export class WalWriter {
-  private open: Batch;
+  private open: Batch = emptyBatch();
+  /** Sealed batches waiting for their put, oldest first; the one in flight is not among them. */
   private readonly sealed: Batch[] = [];
+  private inFlight: Batch | undefined;
   private draining = false;
   private timerArmed = false;
   private lazyArmed = false;
   private putsSinceYield = 0;
   private fatal: unknown;
-  /** Highest WAL id known stored. */
+  /** The id the next batch tries first. */
+  private nextId: number;
+  /** Highest WAL id known stored by this writer (or its fence's end before the first put). */
   durableId: number;
-  private readonly idWaiters: { id: number; waiter: Waiter }[] = [];
 
   constructor(
     private readonly store: ObjectStore,
     private readonly path: string,
     private readonly epoch: number,
-    nextId: number,
+    firstId: number,
     private readonly options: WalWriterOptions,
     private readonly onFatal: (error: unknown) => void,
   ) {
-    this.durableId = nextId - 1;
-    this.open = emptyBatch(nextId);
-  }
-
-  /** The id the open batch will be stored under. */
-  get nextId(): number {
-    return this.open.id;
+    this.nextId = firstId;
+    this.durableId = firstId - 1;
   }
 
   /**
@@ -109,30 +127,28 @@ export class WalWriter {
   }
 
   /**
-   * Seals the open batch (if it has anything) and returns the id of the last WAL object that
-   * holds a commit appended so far. Used when a memtable is frozen: its contents end at that id.
+   * Seals the open batch (if it has anything) and starts storing it. Resolves with the id of the
+   * last WAL object that holds a commit appended so far, once it is stored; rejects when the
+   * writer fails first. Used when a memtable is frozen: its contents end at that id.
    */
-  cut(): number {
-    if (this.open.commits.length > 0) this.seal();
-    void this.drain();
-    return this.open.id - 1;
-  }
-
-  /** Resolves once WAL objects up to `id` are stored. */
-  waitDurable(id: number): Promise<void> {
+  cut(): Promise<number> {
     if (this.fatal !== undefined) return Promise.reject(this.fatal);
-    if (this.durableId >= id) return Promise.resolve();
-    return new Promise((resolve, reject) => this.idWaiters.push({ id, waiter: { resolve, reject } }));
+    if (this.open.commits.length > 0) this.seal();
+    const last = this.sealed.at(-1) ?? this.inFlight;
+    void this.drain();
+    if (!last) return Promise.resolve(this.durableId);
+    last.stored ??= deferred<number>();
+    return last.stored.promise;
   }
 
   /** Stores everything appended so far. */
-  flush(): Promise<void> {
-    return this.waitDurable(this.cut());
+  async flush(): Promise<void> {
+    await this.cut();
   }
 
   private seal(): void {
     this.sealed.push(this.open);
-    this.open = emptyBatch(this.open.id + 1);
+    this.open = emptyBatch();
   }
 
   private schedule(): void {
@@ -146,7 +162,7 @@ export class WalWriter {
     // while that put is in flight share the next one, which is where group commit comes from;
     // a timer here would only add latency (Node clamps a 0 ms timeout to 1 ms).
     if (this.options.flushIntervalMs <= 0) queueMicrotask(start);
-    else void systemClock.sleep(this.options.flushIntervalMs).then(start);
+    else void this.options.clock.sleep(this.options.flushIntervalMs).then(start);
   }
 
   /**
@@ -158,11 +174,11 @@ export class WalWriter {
   private scheduleLazy(): void {
     if (this.draining || this.lazyArmed || this.fatal !== undefined) return;
     this.lazyArmed = true;
-    const id = this.open.id;
-    void systemClock.sleep(this.options.nonDurableFlushMs ?? DEFAULT_NON_DURABLE_FLUSH_MS).then(() => {
+    const armedFor = this.open;
+    void this.options.clock.sleep(this.options.nonDurableFlushMs ?? DEFAULT_NON_DURABLE_FLUSH_MS).then(() => {
       this.lazyArmed = false;
       if (this.fatal !== undefined || this.open.commits.length === 0) return;
-      if (this.open.id !== id) return this.scheduleLazy();
+      if (this.open !== armedFor) return this.scheduleLazy();
       this.seal();
       void this.drain();
     });
@@ -178,15 +194,28 @@ export class WalWriter {
           if (this.open.commits.length === 0 || !this.open.durable) break;
           this.seal();
         }
-        const batch = this.sealed[0];
-        await this.put(batch);
-        this.sealed.shift();
-        this.durableId = batch.id;
+        // Out of `sealed` while in flight: a failure elsewhere leaves this batch to its put.
+        const batch = this.sealed.shift()!;
+        this.inFlight = batch;
+        let id: number;
+        try {
+          id = await this.put(batch);
+        } catch (e) {
+          for (const w of batch.waiters) w.reject(e);
+          batch.stored?.reject(e);
+          throw e;
+        } finally {
+          this.inFlight = undefined;
+        }
+        // Stored: these commits are durable even if the engine failed meanwhile.
         for (const w of batch.waiters) w.resolve();
-        this.releaseIdWaiters();
+        batch.stored?.resolve(id);
+        if (this.fatal !== undefined) break;
+        this.durableId = id;
+        this.nextId = id + 1;
         // Same reason as the delete queue: with a store that answers at once, back-to-back
         // puts would be one endless microtask chain; let timers run now and then.
-        if (++this.putsSinceYield % YIELD_EVERY_PUTS === 0) await systemClock.sleep(0);
+        if (++this.putsSinceYield % YIELD_EVERY_PUTS === 0) await yieldToEventLoop();
       }
     } catch (e) {
       this.fail(e);
@@ -196,41 +225,75 @@ export class WalWriter {
     if (this.open.commits.length > 0) this.scheduleLazy();
   }
 
-  private async put(batch: Batch): Promise<void> {
-    const key = walObjectKey(this.path, batch.id);
-    await this.options.faults?.('wal:put', { id: batch.id });
-    try {
-      await this.store.put(key, encodeWalObject(this.epoch, batch.id, batch.commits), { ifNoneMatch: '*' });
-    } catch (e) {
-      if (isTaqubaError(e, 'PRECONDITION_FAILED')) {
-        throw new FencedError(`a newer writer owns the store. epoch=${this.epoch} wal_id=${batch.id}`, { epoch: this.epoch, walId: batch.id }, e);
-      }
-      throw e;
-    }
-  }
-
-  private releaseIdWaiters(): void {
-    for (let i = this.idWaiters.length - 1; i >= 0; i--) {
-      if (this.idWaiters[i].id <= this.durableId) {
-        this.idWaiters[i].waiter.resolve();
-        this.idWaiters.splice(i, 1);
+  /** The put protocol above; resolves with the id the batch was stored under. */
+  private async put(batch: Batch): Promise<number> {
+    for (let id = this.nextId; ; id++) {
+      const key = walObjectKey(this.path, id);
+      await this.options.faults?.('wal:put', { id });
+      const bytes = encodeWalObject(this.epoch, id, batch.commits);
+      try {
+        await this.store.put(key, bytes, { ifNoneMatch: '*' });
+        return id;
+      } catch (e) {
+        if (!isTaqubaError(e, 'PRECONDITION_FAILED')) throw e;
+        const stored = await this.store.get(key);
+        if (stored && equalBytes(stored.data, bytes)) return id;
+        if (stored && isStrayFence(stored.data, key, this.epoch)) continue;
+        throw new FencedError(`a newer writer owns the store. epoch=${this.epoch} wal_id=${id}`, { epoch: this.epoch, walId: id }, e);
       }
     }
   }
 
-  /** Rejects everything pending; later calls reject with the same error. */
+  /**
+   * Stops the writer: every commit not yet handed to the store rejects as not stored (FENCED
+   * when fenced, else CLOSED with the cause), and so does every later call. A put in flight
+   * settles its own commits.
+   */
   fail(error: unknown): void {
-    if (this.fatal !== undefined) return;
-    this.fatal = error;
-    const waiters = [...this.sealed.flatMap((b) => b.waiters), ...this.open.waiters, ...this.idWaiters.map((w) => w.waiter)];
+    if (this.fatal !== undefined) {
+      // Learning that we were fenced outranks an earlier failure: later calls say FENCED.
+      if (isTaqubaError(error, 'FENCED') && !isTaqubaError(this.fatal, 'FENCED')) {
+        this.fatal = error;
+        this.onFatal(error);
+      }
+      return;
+    }
+    const notStored = isTaqubaError(error, 'FENCED')
+      ? error
+      : new ClosedError(`commit not stored: the engine failed. cause=${(error as Error)?.message ?? String(error)}`, { reason: 'failed' }, error);
+    this.fatal = notStored;
+    const pending = [...this.sealed, this.open];
     this.sealed.length = 0;
-    this.open = emptyBatch(this.open.id);
-    this.idWaiters.length = 0;
-    for (const w of waiters) w.reject(error);
+    this.open = emptyBatch();
+    for (const batch of pending) {
+      for (const w of batch.waiters) w.reject(notStored);
+      batch.stored?.reject(notStored);
+    }
     this.onFatal(error);
   }
 }
 
-function emptyBatch(id: number): Batch {
-  return { id, commits: [], bytes: 0, waiters: [], durable: false };
+/** An empty WAL object of an epoch older than ours (see the put protocol). Undecodable bytes are not. */
+function isStrayFence(bytes: Uint8Array, key: string, epoch: number): boolean {
+  try {
+    const wal = decodeWalObject(bytes, key);
+    return wal.commits.length === 0 && wal.epoch < epoch;
+  } catch {
+    return false;
+  }
+}
+
+function emptyBatch(): Batch {
+  return { commits: [], bytes: 0, waiters: [], durable: false };
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined); // a failure is also reported through onFatal and the waiters
+  return { promise, resolve, reject };
 }

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { closeSync, fstatSync, fsync, futimesSync, linkSync, openSync, promises as fsp, renameSync, write, writeSync, type BigIntStats } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsync, futimesSync, linkSync, openSync, promises as fsp, renameSync, write, writeSync, type BigIntStats } from 'node:fs';
 import * as path from 'node:path';
 import {
   InvalidArgumentError,
@@ -11,7 +11,7 @@ import {
 } from '../core/errors.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../core/objects/keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../core/objects/object-store.js';
-import { TEMP_PREFIX, createTempFile, removeTempFile, takeTempFile, type TempFile } from './temp-files.js';
+import { TEMP_DIRECTORY, createTempFile, isOrphanedTemp, removeTempFile, sweepTempDirectory, sweepTempTree, takeTempFile, type TempFile } from './temp-files.js';
 
 export interface FileSystemObjectStoreOptions {
   /** Directory holding the objects; created (with its parents) on the first put. */
@@ -27,7 +27,8 @@ export interface FileSystemObjectStoreOptions {
  *   - the last segment names a file; every other segment names a directory with a '@' suffix
  *     ('@' is always escaped inside a segment, so no file can be named like a directory).
  * `db/wal/00000001` is `<root>/db@/wal@/00000001`; `Manifest` is `<root>/%4danifest`.
- * Temporary files start with `.tmp-`, so they can never decode as an object and listings skip them.
+ * Temporary files are `<root>/.tmp/.tmp-<pid>-*` (see temp-files.ts); neither the directory nor
+ * the names can decode as an object, so listings skip them.
  */
 const DIR_SUFFIX = '@';
 // Most filesystems cap a name at 255 bytes; leave room for nothing else since names are whole segments.
@@ -144,24 +145,6 @@ async function writeAll(fd: number, data: Uint8Array): Promise<void> {
   }
 }
 
-/**
- * Whether `name` is the temp file of a put whose process is gone (temp names carry the writer's
- * pid). A live process's temp is never touched: a reused pid only delays the sweep. Across pid
- * namespaces (containers sharing one root) a live writer could look dead; run one writer process
- * per root, as the process lock requires.
- */
-function orphanedTemp(name: string): boolean {
-  if (!name.startsWith(TEMP_PREFIX)) return false;
-  const pid = Number(name.slice(TEMP_PREFIX.length, name.indexOf('-', TEMP_PREFIX.length)));
-  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (e) {
-    return errnoOf(e) === 'ESRCH';
-  }
-}
-
 async function fsyncDirectory(dir: string): Promise<void> {
   const fd = openSync(dir, 'r');
   try {
@@ -183,10 +166,11 @@ async function statIfExists(file: string): Promise<BigIntStats | undefined> {
 /**
  * An ObjectStore on a local directory: one file per object, written atomically and fsynced.
  *
- * - put: writes a temp file beside the target, stamps and fsyncs it, then renames it over the
- *   target (or, for `ifNoneMatch: '*'`, hard-links it, which fails atomically when the target
- *   exists, also across processes) and fsyncs the directory. It resolves only once the bytes and
- *   the directory entry are durable. New directories are fsynced into their parents too.
+ * - put: writes a temp file in the root's temp directory (`<root>/.tmp`), stamps and fsyncs it,
+ *   then renames it over the target (or, for `ifNoneMatch: '*'`, hard-links it, which fails
+ *   atomically when the target exists, also across processes) and fsyncs the target's directory.
+ *   It resolves only once the bytes and the directory entry are durable. New directories are
+ *   fsynced into their parents too.
  * - `ifMatch` compare-and-swap is atomic among all stores in this process (a per-file mutex) but
  *   NOT across processes: two processes may both pass the version check. Run one writer process
  *   per root (the Node host's process lock enforces that).
@@ -198,17 +182,19 @@ async function statIfExists(file: string): Promise<BigIntStats | undefined> {
  *
  * Targets POSIX filesystems (Linux, macOS). The root belongs to the store: never put other files
  * or symlinks in it, and give every store of one root the same path (the in-process lock is keyed
- * by the resolved path, not by a realpath). Crashed puts can leave `.tmp-<pid>-*` files behind;
- * they are never listed or read, and a listing that meets one whose process is gone deletes it
- * (the engine lists its WAL and table directories at every open). Versions assume microsecond (or
- * finer) file timestamps, which ext4, XFS, btrfs, tmpfs and APFS all have. macOS `fsync` does not
- * flush the drive's write cache. A put that rejects with STORE_UNAVAILABLE after its rename (the
- * directory fsync failed) may be visible.
+ * by the resolved path, not by a realpath), and keep it on one filesystem (a mount inside it
+ * would make the rename from the temp directory fail with EXDEV). A crashed put can leave a
+ * `.tmp/.tmp-<pid>-*` file behind, wherever the put was going; it is never listed or read, and
+ * each store removes those of dead processes once, in the background, at its first call (see
+ * {@link FileSystemObjectStore.sweepTempFiles}). Versions assume microsecond (or finer) file
+ * timestamps, which ext4, XFS, btrfs, tmpfs and APFS all have. macOS `fsync` does not flush the
+ * drive's write cache. A put that rejects with STORE_UNAVAILABLE after its rename (the directory
+ * fsync failed) may be visible.
  *
  * Errors: INVALID_ARGUMENT (bad key, prefix, range, put data not a Uint8Array, or a key segment
- * too long for the filesystem), PRECONDITION_FAILED (put preconditions; nothing is written), STORE_PERMISSION
- * (ENOSPC, EDQUOT, EACCES, EPERM, EROFS), STORE_UNAVAILABLE (any other I/O error). The Node error
- * is kept as `cause`.
+ * too long for the filesystem), PRECONDITION_FAILED (put preconditions; nothing is written),
+ * STORE_PERMISSION (ENOSPC, EDQUOT, EACCES, EPERM, EROFS), STORE_UNAVAILABLE (any other I/O
+ * error). The Node error is kept as `cause`.
  *
  * @example
  * const store = new FileSystemObjectStore({ root: './data' });
@@ -218,6 +204,10 @@ export class FileSystemObjectStore implements ObjectStore {
   /** The absolute root directory. */
   readonly root: string;
   private readonly rootWithSep: string;
+  /** Where every put writes its temp file: `<root>/.tmp`. */
+  private readonly tempDir: string;
+  /** The sweep of crashed puts' temp files, started by the first call (see `sweepTempFiles`). */
+  private sweep: Promise<number> | undefined;
 
   /** Throws INVALID_CONFIG when `root` is missing or empty. Touches nothing on disk. */
   constructor(options: FileSystemObjectStoreOptions) {
@@ -226,12 +216,45 @@ export class FileSystemObjectStore implements ObjectStore {
     }
     this.root = path.resolve(options.root);
     this.rootWithSep = this.root.endsWith(path.sep) ? this.root : this.root + path.sep;
+    this.tempDir = path.join(this.root, TEMP_DIRECTORY);
+  }
+
+  /**
+   * Removes the temp files that puts of dead processes left in the root's temp directory (a put
+   * killed before its rename or link) and resolves with how many it removed. Temp files of live
+   * processes, this one included, are never touched. With `everywhere`, also sweeps the root and
+   * every key directory, where puts wrote their temp files before they moved to the temp
+   * directory (it reads every directory of the store).
+   *
+   * The store runs this by itself, once, in the background, at its first get, put, delete or
+   * list; `everywhere` then only when the root has no temp directory yet (a new root, or one
+   * written before it existed). Calling it runs a sweep of its own. Rejects with STORE_PERMISSION
+   * or STORE_UNAVAILABLE.
+   */
+  async sweepTempFiles(options?: { readonly everywhere?: boolean }): Promise<number> {
+    try {
+      let removed = await sweepTempDirectory(this.tempDir);
+      if (options?.everywhere) removed += await sweepTempTree(this.root, DIR_SUFFIX);
+      return removed;
+    } catch (e) {
+      throw toStoreError('list', `dir=${this.root} (sweeping temp files)`, e);
+    }
+  }
+
+  /**
+   * Starts the one background sweep of this instance: off the caller's path, and its failure only
+   * delays the cleanup. The one synchronous stat decides whether the whole tree needs it; once
+   * the first put has made the temp directory, no later store on this root walks the tree again.
+   */
+  private startSweep(): void {
+    this.sweep = this.sweepTempFiles({ everywhere: !existsSync(this.tempDir) }).catch(() => 0);
   }
 
   /** Rejects with INVALID_ARGUMENT, STORE_PERMISSION or STORE_UNAVAILABLE. */
   async get(key: string, options?: GetOptions): Promise<StoredObject | undefined> {
     validateObjectKey(key);
     validateGetRange(key, options?.range);
+    if (this.sweep === undefined) this.startSweep();
     const file = this.fileOf(key);
     try {
       let handle;
@@ -270,6 +293,7 @@ export class FileSystemObjectStore implements ObjectStore {
   async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
     validateObjectKey(key);
     validatePutData(key, data);
+    if (this.sweep === undefined) this.startSweep();
     const file = this.fileOf(key);
     const dir = path.dirname(file);
     const createOnly = options?.ifNoneMatch === '*';
@@ -279,30 +303,28 @@ export class FileSystemObjectStore implements ObjectStore {
       // lock). A create-only put does not check first: `link` refuses an existing target
       // atomically, and a create-only put (a WAL object) almost never meets one.
       if (!createOnly) await this.checkPrecondition(key, file, false, expected);
-      const { temp, version } = await this.writeTemp(dir, data, createOnly);
+      const { temp, version } = await this.writeTemp(data, createOnly);
       let renamed = false;
       try {
         await withFileLock(file, async () => {
-          if (createOnly) {
-            try {
-              linkSync(temp, file);
-            } catch (e) {
-              if (errnoOf(e) === 'EEXIST') throw new PreconditionFailedError(`object already exists. key=${key}`, { key }, e);
-              throw e;
-            }
-          } else {
-            await this.checkPrecondition(key, file, false, expected);
-            renameSync(temp, file);
-            renamed = true;
+          if (!createOnly) await this.checkPrecondition(key, file, false, expected);
+          try {
+            this.moveIntoPlace(key, temp, file, createOnly);
+          } catch (e) {
+            // The key's directory does not exist yet (a first put there): make it, then retry once.
+            if (errnoOf(e) !== 'ENOENT') throw e;
+            await this.makeDirectories(dir);
+            this.moveIntoPlace(key, temp, file, createOnly);
           }
+          renamed = !createOnly;
         });
       } catch (e) {
         removeTempFile(temp);
         throw e;
       }
-      // After a link the temp name is still there. Its removal need not be durable: if this
-      // process dies before the directory fsync below, a later listing sweeps the orphan (see
-      // orphanedTemp).
+      // After a link the temp name is still there. Its removal need not be durable (and the temp
+      // directory is not fsynced): a name that comes back after a crash is a dead process's temp
+      // file, swept when a store next opens on this root.
       if (!renamed) removeTempFile(temp);
       await fsyncDirectory(dir);
       return { version };
@@ -314,6 +336,7 @@ export class FileSystemObjectStore implements ObjectStore {
   /** Deleting an absent key succeeds. Rejects with INVALID_ARGUMENT, STORE_PERMISSION or STORE_UNAVAILABLE. */
   async delete(key: string): Promise<void> {
     validateObjectKey(key);
+    if (this.sweep === undefined) this.startSweep();
     const file = this.fileOf(key);
     try {
       const removed = await withFileLock(file, () => fsp.unlink(file).then(
@@ -332,6 +355,7 @@ export class FileSystemObjectStore implements ObjectStore {
   /** Lazily yields objects in ascending key order. Rejects with INVALID_ARGUMENT, STORE_PERMISSION or STORE_UNAVAILABLE. */
   async *list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo> {
     validateListPrefix(prefix);
+    if (this.sweep === undefined) this.startSweep();
     // Start in the deepest directory the prefix pins down; its last part filters names there.
     const cut = prefix.lastIndexOf('/') + 1;
     const dirKey = prefix.slice(0, cut);
@@ -360,8 +384,9 @@ export class FileSystemObjectStore implements ObjectStore {
     for (const dirent of dirents) {
       const isDir = dirent.isDirectory();
       if (!isDir && !dirent.isFile()) continue;
-      if (!isDir && orphanedTemp(dirent.name)) {
-        // A put of a process that died before its rename; nobody will ever finish it.
+      if (!isDir && isOrphanedTemp(dirent.name)) {
+        // A put of a process that died before its rename, from before temp files moved to the
+        // temp directory; nobody will ever finish it.
         await fsp.unlink(path.join(dir, dirent.name)).catch(() => undefined);
         continue;
       }
@@ -385,6 +410,20 @@ export class FileSystemObjectStore implements ObjectStore {
     }
   }
 
+  /**
+   * Links (create-only) or renames the temp file to `file`. Throws PRECONDITION_FAILED when a
+   * create-only target exists, the Node error otherwise (ENOENT: no directory for `file`).
+   */
+  private moveIntoPlace(key: string, temp: string, file: string, createOnly: boolean): void {
+    if (!createOnly) return renameSync(temp, file);
+    try {
+      linkSync(temp, file);
+    } catch (e) {
+      if (errnoOf(e) === 'EEXIST') throw new PreconditionFailedError(`object already exists. key=${key}`, { key }, e);
+      throw e;
+    }
+  }
+
   private async checkPrecondition(key: string, file: string, createOnly: boolean, expected: ObjectVersion | undefined): Promise<void> {
     if (!createOnly && expected === undefined) return;
     const stats = await statIfExists(file);
@@ -396,17 +435,20 @@ export class FileSystemObjectStore implements ObjectStore {
   }
 
   /**
-   * Writes, stamps and fsyncs a temp file in `dir` (creating the directory if needed); returns its
-   * name and version. A create-only put may get a spare made ahead of time (see temp-files.ts).
+   * Writes, stamps and fsyncs a temp file in the temp directory (creating it, and the root, if
+   * needed); returns its name and version. A create-only put may get a spare made ahead of time
+   * (see temp-files.ts).
    */
-  private async writeTemp(dir: string, data: Uint8Array, createOnly: boolean): Promise<{ temp: string; version: ObjectVersion }> {
+  private async writeTemp(data: Uint8Array, createOnly: boolean): Promise<{ temp: string; version: ObjectVersion }> {
     let file: TempFile;
     try {
-      file = createOnly ? await takeTempFile(dir) : await createTempFile(dir);
+      file = createOnly ? await takeTempFile(this.tempDir) : await createTempFile(this.tempDir);
     } catch (e) {
       if (errnoOf(e) !== 'ENOENT') throw e;
-      await this.makeDirectories(dir);
-      file = await createTempFile(dir);
+      // Through makeDirectories, so that a root created here is fsynced into its parent before
+      // any put under it is acknowledged (puts into existing directories rely on that).
+      await this.makeDirectories(this.tempDir);
+      file = await createTempFile(this.tempDir);
     }
     const { path: temp, fd } = file;
     try {

@@ -1,10 +1,11 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { promises as fsp } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isTaqubaError } from '../../src/core/errors.js';
-import { TEMP_PREFIX } from '../../src/node/temp-files.js';
+import { TEMP_DIRECTORY, TEMP_PREFIX } from '../../src/node/temp-files.js';
 import { FileSystemObjectStore } from '../../src/node/index.js';
 import { toStoreError } from '../../src/node/fs-store.js';
 import { describeObjectStoreConformance, rejectionCode } from '../core/objects/object-store.conformance.js';
@@ -99,10 +100,10 @@ describe('FileSystemObjectStore', () => {
     await store.put('c/y', text('6'));
     await store.delete('c/y');
     const files = await filesUnder(root);
-    // A directory that takes repeated create-only puts keeps one spare temp file, empty, for its next one.
+    // Repeated create-only puts keep one spare temp file, empty, in the temp directory for the next one.
     const spares = files.filter((f) => path.basename(f).startsWith(`.tmp-${process.pid}-`));
     expect(spares).toHaveLength(1);
-    expect(path.dirname(spares[0])).toBe('c@');
+    expect(path.dirname(spares[0])).toBe(TEMP_DIRECTORY);
     expect((await fsp.stat(path.join(root, spares[0]))).size).toBe(0);
     expect(files.filter((f) => !spares.includes(f))).toEqual([path.join('c@', 'x')]);
     expect(await keys(store)).toEqual(['c/x']);
@@ -118,17 +119,28 @@ describe('FileSystemObjectStore', () => {
     expect(await store.get('w/3')).toMatchObject({ data: text('3') });
   });
 
-  it('keeps spares in at most four directories, removing the spare of the least recently used', async () => {
+  it('keeps one spare per root, in its temp directory, whatever directories the puts go to', async () => {
     await store.put('plain/a', text('a'));
     await store.put('plain/b', text('b')); // not create-only: never a spare
     for (let d = 0; d < 8; d++) {
       await store.put(`d${d}/a`, text('a'), { ifNoneMatch: '*' });
-      await store.put(`d${d}/b`, text('b'), { ifNoneMatch: '*' }); // the second one starts the directory's spare
+      await store.put(`d${d}/b`, text('b'), { ifNoneMatch: '*' });
+    }
+    const temps = (await filesUnder(root)).filter((f) => path.basename(f).startsWith(TEMP_PREFIX));
+    expect(temps.map((f) => path.dirname(f))).toEqual([TEMP_DIRECTORY]);
+    expect((await keys(store)).length).toBe(18);
+  });
+
+  it('keeps spares for at most four roots, removing the spare of the least recently used', async () => {
+    const roots = Array.from({ length: 8 }, (_, i) => path.join(root, `root${i}`));
+    for (const r of roots) {
+      const s = new FileSystemObjectStore({ root: r });
+      await s.put('w/a', text('a'), { ifNoneMatch: '*' });
+      await s.put('w/b', text('b'), { ifNoneMatch: '*' }); // the second one starts the root's spare
     }
     const sparesNow = async (): Promise<string[]> => (await filesUnder(root)).filter((f) => path.basename(f).startsWith(TEMP_PREFIX));
     await vi.waitFor(async () => expect((await sparesNow()).length).toBeLessThanOrEqual(4));
-    for (const spare of await sparesNow()) expect(['d4@', 'd5@', 'd6@', 'd7@']).toContain(path.dirname(spare));
-    expect((await keys(store)).length).toBe(18);
+    for (const spare of await sparesNow()) expect(['root4', 'root5', 'root6', 'root7']).toContain(spare.split(path.sep)[0]);
   });
 
   it('never touches a path outside the root', async () => {
@@ -243,5 +255,131 @@ describe('FileSystemObjectStore', () => {
 
   it('rejects a missing root option with INVALID_CONFIG', () => {
     expect(() => new FileSystemObjectStore({ root: '' })).toThrowError(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+  });
+});
+
+/** The pid of a process that has exited (so no live process has it, unless it is reused). */
+function deadPid(): number {
+  return spawnSync(process.execPath, ['-e', '0']).pid!;
+}
+
+/**
+ * Starts the put writer on `root`, kills it with SIGKILL once a temp file of its own holds bytes
+ * (a put caught mid-write), and resolves with its pid and the keys whose puts it acknowledged.
+ */
+function killMidPut(root: string): Promise<{ pid: number; acked: string[] }> {
+  const writer = fileURLToPath(new URL('./fs-store-put-writer.ts', import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', writer, root], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const pid = child.pid!;
+    const acked: string[] = [];
+    let buffer = '';
+    let stderr = '';
+    let polling: ReturnType<typeof setInterval> | undefined;
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const lines = buffer.split('\n');
+      buffer = lines.pop() ?? '';
+      for (const line of lines) if (line.startsWith('ack ')) acked.push(line.slice(4));
+      // Wait for a few acknowledged puts (so the create-only puts keep a spare), then watch the
+      // temp directory for a temp file of the child that is being written.
+      if (acked.length >= 6 && polling === undefined) {
+        polling = setInterval(() => {
+          const tempDir = path.join(root, TEMP_DIRECTORY);
+          void fsp.readdir(tempDir).then(async (names) => {
+            for (const name of names.filter((n) => n.startsWith(`${TEMP_PREFIX}${pid}-`))) {
+              const size = (await fsp.stat(path.join(tempDir, name)).catch(() => undefined))?.size ?? 0;
+              if (size > 0) child.kill('SIGKILL');
+            }
+          });
+        }, 1);
+      }
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code, signal) => {
+      clearInterval(polling);
+      if (signal === 'SIGKILL') resolve({ pid, acked });
+      else reject(new Error(`writer exited on its own: code=${code} ${stderr}`));
+    });
+  });
+}
+
+// Issue #12: temp files were swept only from directories that get listed, so memo directories
+// and the root kept one `.tmp-*` per kill -9 forever.
+describe('FileSystemObjectStore temp files of crashed puts', () => {
+  let root: string;
+
+  beforeEach(async () => {
+    root = await tempRoot();
+  });
+  afterEach(async () => {
+    await fsp.rm(root, { recursive: true, force: true });
+  });
+
+  it('a put killed with SIGKILL leaves its temp file only in the temp directory; a new store removes it at its first call', async () => {
+    const { pid, acked } = await killMidPut(root);
+    const tempDir = path.join(root, TEMP_DIRECTORY);
+    const left = (await fsp.readdir(tempDir)).filter((n) => n.startsWith(`${TEMP_PREFIX}${pid}-`));
+    expect(left.length).toBeGreaterThan(0);
+    expect((await filesUnder(root)).filter((f) => path.basename(f).startsWith(TEMP_PREFIX) && path.dirname(f) !== TEMP_DIRECTORY)).toEqual([]);
+    const live = path.join(tempDir, `${TEMP_PREFIX}${process.pid}-0-live`);
+    await fsp.writeFile(live, 'in flight');
+
+    const store = new FileSystemObjectStore({ root });
+    const memo = acked.find((k) => k.startsWith('wf-memo/'))!;
+    expect((await store.get(memo))?.data.length).toBe(8 * 1024 * 1024); // the first call starts the sweep
+    await vi.waitFor(async () => expect((await fsp.readdir(tempDir)).sort()).toEqual([path.basename(live)]));
+    for (const key of acked) expect(await store.get(key), key).toBeDefined();
+  });
+
+  it('the first call sweeps the temp directory: dead processes\' temp files go, live and foreign ones stay', async () => {
+    const tempDir = path.join(root, TEMP_DIRECTORY);
+    await fsp.mkdir(tempDir);
+    const dead = deadPid();
+    const names = [`${TEMP_PREFIX}${dead}-0-a`, `${TEMP_PREFIX}${dead}-1-b`, `${TEMP_PREFIX}${process.pid}-9-live`, `${TEMP_PREFIX}notapid`];
+    for (const name of names) await fsp.writeFile(path.join(tempDir, name), 'partial');
+    const store = new FileSystemObjectStore({ root });
+    expect(await store.sweepTempFiles()).toBe(2);
+    expect((await fsp.readdir(tempDir)).sort()).toEqual([`${TEMP_PREFIX}${process.pid}-9-live`, `${TEMP_PREFIX}notapid`]);
+  });
+
+  it('on a root written before the temp directory (temp files beside objects), the first call sweeps every directory once', async () => {
+    const dead = deadPid();
+    const memoDir = path.join(root, 'wf-memo@', 'memos@', 'run-1@', '0@');
+    await fsp.mkdir(memoDir, { recursive: true });
+    await fsp.writeFile(path.join(memoDir, 'ab'), 'memo entry');
+    const stale = [path.join(memoDir, `${TEMP_PREFIX}${dead}-0-memo`), path.join(root, `${TEMP_PREFIX}${dead}-1-root`)];
+    const live = [path.join(memoDir, `${TEMP_PREFIX}${process.pid}-2-live`), path.join(root, `${TEMP_PREFIX}${process.pid}-3-live`)];
+    for (const file of [...stale, ...live]) await fsp.writeFile(file, 'partial');
+
+    const store = new FileSystemObjectStore({ root });
+    expect(await store.get('wf-memo/memos/run-1/0/ab')).toMatchObject({ data: text('memo entry') });
+    await vi.waitFor(async () => {
+      for (const file of stale) await expect(fsp.stat(file), file).rejects.toThrow();
+    });
+    for (const file of live) expect((await fsp.stat(file)).isFile()).toBe(true);
+    expect(await keys(store)).toEqual(['wf-memo/memos/run-1/0/ab']);
+  });
+
+  it('a root with a temp directory is not walked: only the temp directory is swept', async () => {
+    const dead = deadPid();
+    await fsp.mkdir(path.join(root, TEMP_DIRECTORY));
+    await fsp.mkdir(path.join(root, 'm@'));
+    const beside = path.join(root, 'm@', `${TEMP_PREFIX}${dead}-0-old`);
+    await fsp.writeFile(beside, 'partial');
+    const store = new FileSystemObjectStore({ root });
+    await store.put('x', text('x'));
+    expect(await store.sweepTempFiles()).toBe(0);
+    expect((await fsp.stat(beside)).isFile()).toBe(true);
+    expect(await store.sweepTempFiles({ everywhere: true })).toBe(1);
+    await expect(fsp.stat(beside)).rejects.toThrow();
+  });
+
+  it('a put into a new nested directory writes its temp file in the temp directory and leaves no temp file', async () => {
+    const store = new FileSystemObjectStore({ root: path.join(root, 'new', 'store') });
+    await store.put('wf-memo/memos/run-1/0/ab', text('m'));
+    await store.put('wf-memo/memos/run-1/1/cd', text('n'), { ifNoneMatch: '*' });
+    expect(await filesUnder(path.join(root, 'new', 'store'))).toEqual([path.join('wf-memo@', 'memos@', 'run-1@', '0@', 'ab'), path.join('wf-memo@', 'memos@', 'run-1@', '1@', 'cd')]);
+    expect(await fsp.readdir(path.join(root, 'new', 'store', TEMP_DIRECTORY))).toEqual([]);
   });
 });

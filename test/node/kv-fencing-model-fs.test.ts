@@ -24,7 +24,7 @@ describe('kv fencing model over the filesystem', () => {
           writers,
         ),
       ),
-      modelParameters(25, 20_000),
+      modelParameters(60, 20_000),
     );
   }, 60_000);
 });

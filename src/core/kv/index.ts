@@ -10,6 +10,6 @@
  */
 export { KvDb, type TransactionOptions } from './kv-db.js';
 export { KvReader } from './kv-reader.js';
-export { Transaction } from './transaction.js';
+export { Transaction, MAX_KEY_BYTES, MAX_VALUE_BYTES } from './transaction.js';
 export type { KvDbOptions, FaultHook } from './kv-options.js';
 export type { CommitOptions, KvEntry, KvReadable, MergeOperator, KvWriteOptions, ScanRange, WriteOp } from './types.js';

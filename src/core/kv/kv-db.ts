@@ -16,7 +16,7 @@ import type { ObjectStore } from '../objects/object-store.js';
 import { mergeRuns, pickCompaction } from './compaction/compaction.js';
 import type { VersionedEntry } from './entry.js';
 import { tableName, tableObjectKey, walObjectKey } from './format.js';
-import { claimEpoch, fenceWal } from './fencing/claim-writer.js';
+import { claimEpoch, fenceWal, type TakenId } from './fencing/claim-writer.js';
 import { FenceLedger } from './fencing/fence-ledger.js';
 import { collectGarbage } from './compaction/garbage.js';
 import { resolveKvDbOptions, type KvDbOptions, type ResolvedKvDbOptions } from './kv-options.js';
@@ -30,7 +30,7 @@ import { resolveBounds, type Bounds } from './scan-range.js';
 import { writeSortedRun } from './tables/table-writer.js';
 import { Transaction, checkKey, type PendingWrite, type TransactionHost } from './transaction.js';
 import type { CommitOptions, KvEntry, KvReadable, MergeOperator, ScanRange, WriteOp } from './types.js';
-import { encodeCommit, encodeWalObject } from './wal/wal-format.js';
+import { encodeCommit, type WalObject } from './wal/wal-format.js';
 import { denseLength, listWalIds, readWal } from './wal/wal-replay.js';
 import { WalWriter } from './wal/wal-writer.js';
 
@@ -128,22 +128,31 @@ export class KvDb implements KvReadable, TransactionHost {
     const ids = await listWalIds(this.store, path, walStart);
     const dense = denseLength(ids, walStart);
     for (const id of ids.slice(0, dense)) await this.replayWal(id);
-    const fence = await fenceWal(this.store, path, this.epoch, walStart + dense, (id, afterOwn) => this.replayWal(id, afterOwn), this.options.faults);
+    const fence = await fenceWal(this.store, path, this.epoch, walStart + dense, (taken) => this.replayTaken(taken), this.options.faults);
     this.fences.note(this.epoch, fence.firstOwned);
     // Objects listed past our windows can only be stray fences (see the WAL writer's put).
-    for (const id of ids.slice(dense)) if (id >= fence.nextId) await this.replayWal(id, true);
+    await this.replayTaken(ids.slice(dense).filter((id) => id >= fence.nextId).map((id) => ({ id, afterOwn: true })));
     this.wal = new WalWriter(this.store, path, this.epoch, fence.nextId, this.options, (e) => this.poison(e));
     this.startFlushes();
     this.startCompaction();
     this.orphanCollection = collectGarbage(this.store, path, this.manifest, this.fences, this.deletes).catch(() => undefined);
   }
 
+  /** WAL objects other writers stored inside our fence windows: read at once, applied in order. */
+  private async replayTaken(taken: readonly TakenId[]): Promise<void> {
+    const wals = await Promise.all(taken.map(({ id }) => readWal(this.store, this.options.path, id)));
+    for (let i = 0; i < taken.length; i++) await this.applyWal(taken[i].id, wals[i], taken[i].afterOwn);
+  }
+
+  private async replayWal(id: number): Promise<void> {
+    await this.applyWal(id, await readWal(this.store, this.options.path, id), false);
+  }
+
   /**
-   * Applies one WAL object found at open. `afterGap`: an id before it was found empty, so it may
+   * Applies one WAL object found at open. `afterGap`: the id before it was found empty, so it may
    * hold no commits (they would follow a lost object).
    */
-  private async replayWal(id: number, afterGap = false): Promise<void> {
-    const wal = await readWal(this.store, this.options.path, id);
+  private async applyWal(id: number, wal: WalObject | undefined, afterGap: boolean): Promise<void> {
     if (!wal) return;
     if (wal.epoch > this.epoch) {
       throw new FencedError(`a newer writer opened while this one was opening. epoch=${this.epoch} wal_epoch=${wal.epoch}`, { epoch: this.epoch, walId: id });
@@ -266,11 +275,11 @@ export class KvDb implements KvReadable, TransactionHost {
   }
 
   /** @internal Called by Transaction.commit; see the durability contract at the top. */
-  commitTransaction(snapshot: number, writes: ReadonlyMap<string, PendingWrite>, options: CommitOptions): Promise<void> {
+  commitTransaction(snapshot: number, writes: ReadonlyMap<string, PendingWrite>, options: CommitOptions, blind: boolean): Promise<void> {
     try {
       this.checkUsable();
       for (const [id, w] of writes) {
-        if (!w.tracked) continue;
+        if (!w.tracked || blind) continue;
         const last = this.recentWrites.get(id);
         if (last !== undefined && last > snapshot) {
           throw new ConflictError(`write-write conflict. key=${toHex(w.key.subarray(0, 32))} snapshot=${snapshot} committed_seq=${last}`, { snapshot, committedSeq: last });
@@ -283,7 +292,7 @@ export class KvDb implements KvReadable, TransactionHost {
     if (writes.size > 0 && this.frozen.length >= this.options.maxFrozenMemtables) {
       // Backpressure: memtables fill faster than tables are written. Wait (still holding the
       // snapshot, so the conflict check stays valid) and apply once a flush lands.
-      return new Promise<void>((resolve) => this.stalled.push(resolve)).then(() => this.commitTransaction(snapshot, writes, options));
+      return new Promise<void>((resolve) => this.stalled.push(resolve)).then(() => this.commitTransaction(snapshot, writes, options, blind));
     }
     this.releaseSnapshot(snapshot);
     if (writes.size === 0) return Promise.resolve();

@@ -15,19 +15,31 @@ export interface TransactionHost {
   readonly mergeOperator: MergeOperator | undefined;
   readAt(key: Uint8Array, snapshot: number): Promise<Uint8Array | undefined>;
   scanAt(bounds: Bounds, snapshot: number, overlay: readonly VersionedEntry[]): AsyncIterable<KvEntry>;
-  commitTransaction(snapshot: number, writes: ReadonlyMap<string, PendingWrite>, options: CommitOptions): Promise<void>;
+  /** `blind`: the transaction read nothing, so no write-write conflict can make it wrong. */
+  commitTransaction(snapshot: number, writes: ReadonlyMap<string, PendingWrite>, options: CommitOptions, blind: boolean): Promise<void>;
   releaseSnapshot(snapshot: number): void;
 }
+
+/** Longest key the engine takes (as SlateDB: lengths fit in 16 bits). */
+export const MAX_KEY_BYTES = 65_535;
+/** Largest value the engine takes; bigger payloads belong in their own objects (the queue offloads them). */
+export const MAX_VALUE_BYTES = 16 * 1024 * 1024;
 
 export function checkKey(key: unknown): asserts key is Uint8Array {
   if (!(key instanceof Uint8Array) || key.length === 0) {
     throw new InvalidArgumentError(`key must be a non-empty Uint8Array. key=${describe(key)}`, { key: describe(key) });
+  }
+  if (key.length > MAX_KEY_BYTES) {
+    throw new InvalidArgumentError(`key is longer than ${MAX_KEY_BYTES} bytes. key=${describe(key)}`, { key: describe(key), limit: MAX_KEY_BYTES });
   }
 }
 
 export function checkValue(value: unknown): asserts value is Uint8Array {
   if (!(value instanceof Uint8Array)) {
     throw new InvalidArgumentError(`value must be a Uint8Array. value=${describe(value)}`, { value: describe(value) });
+  }
+  if (value.length > MAX_VALUE_BYTES) {
+    throw new InvalidArgumentError(`value is larger than ${MAX_VALUE_BYTES} bytes. value=${describe(value)}`, { value: describe(value), limit: MAX_VALUE_BYTES });
   }
 }
 
@@ -48,6 +60,7 @@ function describe(v: unknown): string {
 export class Transaction implements KvReadable {
   private readonly writes = new Map<string, PendingWrite>();
   private finished = false;
+  private hasRead = false;
 
   constructor(
     private readonly host: TransactionHost,
@@ -63,6 +76,7 @@ export class Transaction implements KvReadable {
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
     this.ensureOpen();
     checkKey(key);
+    this.hasRead = true;
     const w = this.writes.get(toBinaryString(key));
     if (!w) return this.host.readAt(key, this.snapshot);
     if (w.kind === 'put') return w.value;
@@ -73,6 +87,7 @@ export class Transaction implements KvReadable {
 
   scan(range?: ScanRange): AsyncIterable<KvEntry> {
     this.ensureOpen();
+    this.hasRead = true;
     const overlay = [...this.writes.values()].sort((a, b) => compareBytes(a.key, b.key));
     return this.host.scanAt(resolveBounds(range), this.snapshot, overlay);
   }
@@ -122,7 +137,7 @@ export class Transaction implements KvReadable {
   async commit(options: CommitOptions = {}): Promise<void> {
     this.ensureOpen();
     this.finished = true;
-    return this.host.commitTransaction(this.snapshot, this.writes, options);
+    return this.host.commitTransaction(this.snapshot, this.writes, options, !this.hasRead);
   }
 
   /** Discards the writes. Safe to call more than once. */

@@ -208,9 +208,9 @@ export async function runFencingModel(
         }
       });
     };
-    // CONFLICT refuses one commit (not applied) and leaves the writer usable; anything else stops it.
+    // Writes are blind (`db.write`), which never conflict: any refusal stops the writer.
     const stop = (w: WriterState, o: Outcome): void => {
-      if (!o.ok && o.code !== 'CONFLICT') w.stopped = true;
+      if (!o.ok) w.stopped = true;
     };
 
     open(writers[0], null);
@@ -295,12 +295,9 @@ export async function runFencingModel(
     for (const w of writers) {
       const rejections = w.writes.filter((r) => r.outcome && !r.outcome.ok);
       const firstFenced = w.writes.find((r) => r.outcome && !r.outcome.ok && r.outcome.code === 'FENCED');
-      // Without an injected fault the only reason to refuse a write is a newer writer. (CONFLICT
-      // is tolerated: a blind write that waited out write backpressure can meet one; it is
-      // checked below to be not applied.)
+      // Without an injected fault the only reason to refuse a write is a newer writer.
       if (!w.faulted) {
         for (const r of rejections) {
-          if (!r.outcome!.ok && r.outcome!.code === 'CONFLICT') continue;
           expect(explain(r.outcome!), `writer ${w.id}'s write ${r.n} (no fault injected into it)`).toBe('FENCED');
         }
       }
@@ -354,7 +351,7 @@ function checkState(writers: readonly WriterState[], state: ReadonlyMap<string, 
   const records = new Map<string, WriteRecord>();
   for (const w of writers) for (const r of w.writes) records.set(r.value, r);
   /** Rejected with a code that promises the commit was not applied. */
-  const fenced = (r: WriteRecord): boolean => r.outcome !== undefined && !r.outcome.ok && (r.outcome.code === 'FENCED' || r.outcome.code === 'CONFLICT');
+  const fenced = (r: WriteRecord): boolean => r.outcome !== undefined && !r.outcome.ok && r.outcome.code === 'FENCED';
   /** Acknowledged as durable: itself, or a later durable commit of the same writer was. */
   const acked = new Set<WriteRecord>();
   for (const w of writers) {

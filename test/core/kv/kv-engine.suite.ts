@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { fromUtf8, utf8 } from '../../../src/core/bytes.js';
 import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
 import { isTaqubaError } from '../../../src/core/errors.js';
-import { KvDb, type MergeOperator } from '../../../src/core/kv/index.js';
+import { KvDb, MAX_KEY_BYTES, MAX_VALUE_BYTES, type MergeOperator, type WriteOp } from '../../../src/core/kv/index.js';
 import type { ObjectStore } from '../../../src/core/objects/object-store.js';
 import { randomInt, seededRandom } from '../../support/random.js';
 
@@ -501,10 +501,33 @@ export function describeKvEngineSuite(name: string, makeStore: StoreFactory, opt
         expect(() => t.put('str' as unknown as Uint8Array, k('v'))).toThrow(/key=string/);
         expect(() => t.put(k('a'), 42 as unknown as Uint8Array)).toThrow(/value=number/);
         expect(() => t.merge(k('a'), k('1'))).toThrow(/mergeOperator/);
+        expect(() => t.put(new Uint8Array(MAX_KEY_BYTES + 1), k('v'))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(`longer than ${MAX_KEY_BYTES} bytes`) }));
+        expect(() => t.put(k('a'), new Uint8Array(MAX_VALUE_BYTES + 1))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(`larger than ${MAX_VALUE_BYTES} bytes`) }));
+        t.put(new Uint8Array(MAX_KEY_BYTES).fill(1), k('v'));
         t.rollback();
+        const badOp = { type: 'upsert', key: k('a'), value: k('v') } as unknown as WriteOp;
+        const e = await rejectsWithCode(db.write([badOp]), 'INVALID_ARGUMENT');
+        expect((e as Error).message).toContain('type=upsert');
+        expect(await db.get(k('a'))).toBeUndefined();
         expect(() => db.scan({ limit: -1 })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('limit=-1') }));
         await db.close();
         await rejectsWithCode(db.get(k('a')), 'CLOSED');
+      });
+    });
+
+    it('blind writes never conflict, even when they wait out write backpressure together', async () => {
+      await withStore(async (store) => {
+        let release!: () => void;
+        const held = new Promise<void>((r) => (release = r));
+        const db = await KvDb.open(store, { memtableBytes: 1024, maxFrozenMemtables: 1, faults: (point) => (point === 'flush:sst-put' ? held : undefined) });
+        // Fill two memtables: the first waits at its table put, so the second's freeze stalls commits.
+        const fills: Promise<void>[] = [];
+        for (let i = 0; i < 60; i++) fills.push(db.write([{ type: 'put', key: k(`fill${i}`), value: new Uint8Array(64) }], { durable: false }));
+        const racing = [db.write([{ type: 'put', key: k('same'), value: k('1') }]), db.write([{ type: 'put', key: k('same'), value: k('2') }])];
+        release();
+        await Promise.all([...fills, ...racing]);
+        expect(text(await db.get(k('same')))).toBe('2');
+        await db.close();
       });
     });
 

@@ -75,7 +75,10 @@ export interface WalFence {
  * An id inside our windows that another writer stored first. `afterOwn`: the id before it is
  * ours, so it was empty when we fenced it; commits here would mean a WAL object was lost.
  */
-export type TakenHandler = (id: number, afterOwn: boolean) => Promise<void>;
+export interface TakenId {
+  readonly id: number;
+  readonly afterOwn: boolean;
+}
 
 /**
  * Step 5. Stores empty WAL objects over a window of ids at once, create-only, and repeats until
@@ -86,17 +89,19 @@ export type TakenHandler = (id: number, afterOwn: boolean) => Promise<void>;
  * before the next round: one holding a newer epoch means we were overtaken, and the handler's
  * FENCED stops us before we fence further into the newer writer's ids.
  */
-export async function fenceWal(store: ObjectStore, path: string, epoch: number, fromId: number, onTaken: TakenHandler, faults?: FaultHook): Promise<WalFence> {
+export async function fenceWal(store: ObjectStore, path: string, epoch: number, fromId: number, onTaken: (taken: readonly TakenId[]) => Promise<void>, faults?: FaultHook): Promise<WalFence> {
   let firstOwned: number | undefined;
   let nextId = fromId;
   for (let lastOwned = false; !lastOwned; nextId += FENCE_WINDOW) {
     await faults?.('open:fence-wal', { id: nextId });
     const window = Array.from({ length: FENCE_WINDOW }, (_, i) => nextId + i);
     const owned = await Promise.all(window.map((id) => plugWalId(store, path, epoch, id)));
+    const taken: TakenId[] = [];
     for (let i = 0; i < FENCE_WINDOW; i++) {
       if (owned[i]) firstOwned ??= window[i];
-      else await onTaken(window[i], i > 0 && owned[i - 1]);
+      else taken.push({ id: window[i], afterOwn: i > 0 && owned[i - 1] });
     }
+    await onTaken(taken);
     lastOwned = owned[FENCE_WINDOW - 1];
   }
   return { firstOwned: firstOwned!, nextId };

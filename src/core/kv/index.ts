@@ -2,8 +2,10 @@
  * Layer 2: the transactional, ordered KV engine over an ObjectStore.
  *
  * Owns: the WAL (group commit, fencing), memtables, sorted tables, the manifest, compaction and
- * garbage collection. Every durable byte is an object: `<path>/manifest`, `<path>/wal/<id>`,
- * `<path>/sst/<id>.sst`. Errors: CONFLICT (retry the transaction), FENCED (a newer writer owns
+ * garbage collection. Every durable byte is a create-only object: `<path>/manifest/<id>`,
+ * `<path>/wal/<id>`, `<path>/sst/<epoch>-<n>.sst`. Folders follow the protocol: fencing/ (open as
+ * writer, kept fences), manifest/ (the manifest sequence, publish), wal/ (group commit, replay),
+ * tables/ (sorted tables, block cache), compaction/ (merges, deletes, garbage). Errors: CONFLICT (retry the transaction), FENCED (a newer writer owns
  * the store), CLOSED (closed or failed; reopen), CORRUPT_DATA (names the object),
  * STORE_UNAVAILABLE / STORE_PERMISSION from the store.
  * Never: acknowledges a commit that is not stored, or lets a fenced writer add to history.

@@ -1,7 +1,10 @@
 /**
  * KvDb: a transactional, ordered key-value engine whose only durable state is objects in an
- * ObjectStore (WAL objects, sorted tables, one manifest). The same engine runs over memory, the
- * filesystem, IndexedDB, OPFS and S3. See docs/rfcs/0001-kv-engine.md.
+ * ObjectStore (WAL objects, sorted tables, a sequence of manifests). The same engine runs over
+ * memory, the filesystem, IndexedDB, OPFS and S3. This file ties the parts together: open
+ * (fencing/claim-writer.ts), commit (wal/wal-writer.ts), memtable flush and compaction (each
+ * published through manifest/manifest-store.ts), garbage (compaction/garbage.ts). The numbered
+ * protocols are in docs/rfcs/0001-kv-engine.md.
  *
  * Durability contract: a durable commit (the default) resolves once the WAL object holding it is
  * stored; a non-durable one resolves at once and becomes durable with the next flush (any later

@@ -14,8 +14,9 @@
  *     fails however long it was delayed.
  *  6. (KvDb) Start the WAL writer after the fence; collect garbage in the background.
  */
-import { equalBytes, toHex } from '../../bytes.js';
-import { CorruptDataError, StoreUnavailableError, isTaqubaError } from '../../errors.js';
+import { toHex } from '../../bytes.js';
+import { CorruptDataError, StoreUnavailableError } from '../../errors.js';
+import { createObject } from '../../objects/create-object.js';
 import type { ObjectStore } from '../../objects/object-store.js';
 import type { FaultHook } from '../kv-options.js';
 import { emptyManifest } from '../manifest/manifest.js';
@@ -112,14 +113,5 @@ export async function fenceWal(store: ObjectStore, path: string, epoch: number, 
  * bytes depend only on (epoch, id), so a lost create that holds them was ours (a retried request).
  */
 async function plugWalId(store: ObjectStore, path: string, epoch: number, id: number): Promise<boolean> {
-  const key = walObjectKey(path, id);
-  const fence = encodeWalObject(epoch, id, []);
-  try {
-    await store.put(key, fence, { ifNoneMatch: '*' });
-    return true;
-  } catch (e) {
-    if (!isTaqubaError(e, 'PRECONDITION_FAILED')) throw e;
-    const stored = await store.get(key);
-    return stored !== undefined && equalBytes(stored.data, fence);
-  }
+  return (await createObject(store, walObjectKey(path, id), encodeWalObject(epoch, id, []))).created;
 }

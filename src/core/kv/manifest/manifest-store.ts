@@ -11,8 +11,8 @@
  *     retired the object we just recreated: FENCED, and our object is a dead branch nobody reads.
  *  3. Only then may the caller delete what the new version no longer names.
  */
-import { equalBytes } from '../../bytes.js';
-import { FencedError, NotFoundError, isTaqubaError } from '../../errors.js';
+import { FencedError, NotFoundError } from '../../errors.js';
+import { createObject } from '../../objects/create-object.js';
 import type { ObjectStore } from '../../objects/object-store.js';
 import { manifestObjectKey, parseSequenceId } from '../format.js';
 import { decodeManifest, encodeManifest, type ManifestData } from './manifest.js';
@@ -76,16 +76,7 @@ export class ManifestStore {
    * although the object holds exactly our bytes was our own (a retried request) and counts.
    */
   async tryCreate(id: number, data: ManifestData): Promise<boolean> {
-    const key = this.key(id);
-    const bytes = encodeManifest(data);
-    try {
-      await this.store.put(key, bytes, { ifNoneMatch: '*' });
-      return true;
-    } catch (e) {
-      if (!isTaqubaError(e, 'PRECONDITION_FAILED')) throw e;
-      const stored = await this.store.get(key);
-      return stored !== undefined && equalBytes(stored.data, bytes);
-    }
+    return (await createObject(this.store, this.key(id), encodeManifest(data))).created;
   }
 
   /** True when some manifest newer than `id` exists. */

@@ -1,3 +1,7 @@
+/**
+ * Reading the WAL back, at open and in read-only handles: which ids exist, how far they run
+ * without a gap, and one decoded object.
+ */
 import { CorruptDataError } from '../../errors.js';
 import type { ObjectStore } from '../../objects/object-store.js';
 import { parseSequenceId, walObjectKey } from '../format.js';

@@ -24,8 +24,8 @@
  *  3. anything else (a newer writer's fence or commits): FENCED.
  * A batch's id is fixed only when it is stored, so `cut` hands out promises of ids.
  */
-import { equalBytes } from '../../bytes.js';
 import { ClosedError, FencedError, isTaqubaError } from '../../errors.js';
+import { createObject } from '../../objects/create-object.js';
 import type { ObjectStore } from '../../objects/object-store.js';
 import { yieldToEventLoop, type Clock } from '../../clock.js';
 import { walObjectKey } from '../format.js';
@@ -230,17 +230,10 @@ export class WalWriter {
     for (let id = this.nextId; ; id++) {
       const key = walObjectKey(this.path, id);
       await this.options.faults?.('wal:put', { id });
-      const bytes = encodeWalObject(this.epoch, id, batch.commits);
-      try {
-        await this.store.put(key, bytes, { ifNoneMatch: '*' });
-        return id;
-      } catch (e) {
-        if (!isTaqubaError(e, 'PRECONDITION_FAILED')) throw e;
-        const stored = await this.store.get(key);
-        if (stored && equalBytes(stored.data, bytes)) return id;
-        if (stored && isStrayFence(stored.data, key, this.epoch)) continue;
-        throw new FencedError(`a newer writer owns the store. epoch=${this.epoch} wal_id=${id}`, { epoch: this.epoch, walId: id }, e);
-      }
+      const result = await createObject(this.store, key, encodeWalObject(this.epoch, id, batch.commits));
+      if (result.created) return id;
+      if (result.existing && isStrayFence(result.existing.data, key, this.epoch)) continue;
+      throw new FencedError(`a newer writer owns the store. epoch=${this.epoch} wal_id=${id}`, { epoch: this.epoch, walId: id });
     }
   }
 

@@ -14,9 +14,10 @@
  *
  * Errors: INVALID_ARGUMENT / INVALID_CONFIG (bad input, before any write), CLAIM_LOST (a stale
  * claim; nothing applied), CANCELLED (lease renewal after a cancel request), ALREADY_EXISTS (a
- * taken id override), NOT_FOUND, CORRUPT_DATA (undecodable record, or an offloaded payload object
- * that is missing or fails its length/CRC-32C checks: inspection rejects, a claim dead-letters
- * the job with a reason naming the object), and the engine's FENCED / CLOSED / STORE_* passed
+ * taken id override), NOT_FOUND, CORRUPT_DATA (an undecodable record; an offloaded payload object
+ * that is missing or fails its length/CRC-32C checks makes a claim dead-letter the job with a
+ * reason naming the object, and a dead requeue reject, while inspection returns the job with
+ * `payloadError` set instead of rejecting), and the engine's FENCED / CLOSED / STORE_* passed
  * through unchanged.
  *
  * Never: read ambient time or randomness (clock and random source are injected), import a
@@ -39,7 +40,7 @@ export {
   type RunWorkerOptions,
 } from './worker.js';
 export type { QueueConfig, QueueOptions, QueueLogger, ResolvedQueueConfig } from './queue-options.js';
-export type { JobRecord, JobStatus } from './job-record.js';
+export type { JobRecord, JobStatus, PayloadError } from './job-record.js';
 export type { JobAttempt, AttemptOutcome } from './attempt-history.js';
 export type { EnqueueOptions, EnqueueRequest, EnqueueResult } from './enqueue.js';
 export type { SettlementEffects } from './effects.js';

@@ -1,6 +1,8 @@
 /**
  * Read-only views shared by `Queue` and `QueueReader`: stats from merged counters, queue list,
- * job lookup, paged listings by state, dead jobs, attempt history. Payloads are materialised.
+ * job lookup, paged listings by state, dead jobs, attempt history. Payloads are materialised;
+ * a job whose payload object is missing or corrupt comes back flagged (`payloadError`, empty
+ * `payload`) rather than failing the read, so the dead-letter list always shows the broken job.
  */
 import { prefixEnd, startsWith } from '../bytes.js';
 import { InvalidArgumentError } from '../errors.js';
@@ -21,7 +23,7 @@ import {
   statsQueuePrefix,
 } from './keys.js';
 import { decodeI64Number } from './merge-operator.js';
-import { isPayloadMissing, type PayloadOffload } from './payload-offload.js';
+import { isPayloadMissing, payloadErrorOf, type PayloadOffload } from './payload-offload.js';
 import { validateCount, validateLookupId, validateQueueName } from './validation.js';
 
 /** Live counts per state, except `done`, which is cumulative (retention never decrements it). */
@@ -81,14 +83,17 @@ export async function listQueues(reader: KvReadable): Promise<string[]> {
 
 /**
  * Materialises a record's payload. When the object is missing and a `recheck` reader is given, a
- * job whose index is gone raced a removal (undefined); otherwise CORRUPT_DATA (payload missing).
+ * job whose index is gone raced a removal (undefined). Otherwise a missing or corrupt object
+ * gives the record with an empty payload and `payloadError`; store errors are thrown.
  */
 async function materialize(source: InspectionSource, record: JobRecord): Promise<JobRecord | undefined> {
   try {
     return await source.payloads.materialize(record);
   } catch (e) {
     if (isPayloadMissing(e) && source.recheck && (await source.recheck.get(jobIndexKey(record.id))) === undefined) return undefined;
-    throw e;
+    const payloadError = payloadErrorOf(e);
+    if (payloadError === undefined) throw e;
+    return { ...record, payload: new Uint8Array(0), payloadError };
   }
 }
 

@@ -9,15 +9,46 @@ import { claimedKey, deadKey, doneKey, pendingKey, scheduledKey } from './keys.j
 
 export type JobStatus = 'pending' | 'scheduled' | 'claimed' | 'done' | 'dead';
 
+/**
+ * Why an inspected job's offloaded payload could not be read. Set only on records returned by
+ * inspection (`getJob`, `listJobs`, `deadJobs`, on `Queue` and `QueueReader`); such a record has
+ * an empty `payload` and every other field as stored, so one damaged object never fails a
+ * listing. Claims never return such a job: they move it to Dead instead.
+ */
+export interface PayloadError {
+  /**
+   * `CORRUPT_DATA`: the object fails its checks (length, CRC-32C, magic, version).
+   * `NOT_FOUND`: the object is gone. From a `QueueReader` this may be transient (the job was
+   * removed and its object deleted after the reader's view): refresh and read again.
+   */
+  readonly code: 'CORRUPT_DATA' | 'NOT_FOUND';
+  /** Object-store key of the payload object. */
+  readonly object: string;
+  /**
+   * What is wrong, as in the dead-letter reason a claim writes: `payload object missing.
+   * object=<key>` or `payload object corrupt. object=<key> problem=<what>`.
+   */
+  readonly message: string;
+}
+
 /** A job as stored and as returned by claims and inspection. Times are epoch ms from the queue clock. */
 export interface JobRecord {
   /** Monotonic ULID, or the caller's override. */
   readonly id: string;
   readonly queue: string;
-  /** Always materialised on returned records, even when the bytes live in their own object. */
+  /**
+   * Always materialised on returned records, even when the bytes live in their own object;
+   * empty (with `payloadError` set) on an inspected record whose payload object is unreadable.
+   */
   readonly payload: Uint8Array;
   /** Name of the object holding an offloaded payload. Queue-managed. */
   readonly payloadRef?: string;
+  /**
+   * Only on inspected records whose offloaded payload object is missing or corrupt: why
+   * `payload` is empty. Never stored. `requeueDeadJob` refuses such a job (CORRUPT_DATA) until the
+   * object is restored; `deleteDeadJob` removes it.
+   */
+  readonly payloadError?: PayloadError;
   readonly headers: Readonly<Record<string, string>>;
   readonly status: JobStatus;
   /** Incremented by every claim; reset to 0 by a dead requeue. */

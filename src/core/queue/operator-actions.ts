@@ -1,13 +1,14 @@
 /**
- * Actions on a job by id: cancel, wake a scheduled job early, requeue a dead job. Each is one
- * durable transaction, retried on conflict, that starts from the job index (so a racing claim,
- * promotion or reap conflicts on the record key and the retry sees the new state).
+ * Actions on a job by id: cancel, wake a scheduled job early, requeue or delete a dead job. Each
+ * is one durable transaction, retried on conflict, that starts from the job index (so a racing
+ * claim, promotion or reap conflicts on the record key and the retry sees the new state).
  */
-import { InvalidArgumentError, NotFoundError } from '../errors.js';
+import { CorruptDataError, InvalidArgumentError, NotFoundError } from '../errors.js';
 import { discardEffects, prepareEffects, stageEffects, type SettlementEffects } from './effects.js';
 import type { EnqueueResult } from './enqueue.js';
 import { decodeJobRecord, encodeJobRecord, withChanges, type JobRecord } from './job-record.js';
 import { dedupKey, historyKey, jobIndexKey, spaceOfKey } from './keys.js';
+import { payloadErrorOf } from './payload-offload.js';
 import { notePendingInserts, type QueueContext } from './queue-context.js';
 import { attemptEntry } from './settlement.js';
 import { isAmbiguousCommitError, runTransaction, type StagedTxn } from './staged-txn.js';
@@ -95,11 +96,34 @@ export async function wakeScheduledJob(ctx: QueueContext, id: string, wakePayloa
 }
 
 /**
+ * Throws CORRUPT_DATA (details `{ reason: 'payload_unreadable', id, object, problem }`, the read
+ * error as cause) when `record`'s offloaded payload object is missing or fails its checks; store
+ * errors pass through.
+ */
+async function assertPayloadReadable(ctx: QueueContext, record: JobRecord): Promise<void> {
+  if (record.payloadRef === undefined) return;
+  try {
+    await ctx.payloads.materialize(record);
+  } catch (e) {
+    const payloadError = payloadErrorOf(e);
+    if (payloadError === undefined) throw e;
+    const problem = payloadError.code === 'NOT_FOUND' ? 'missing' : String((e as CorruptDataError).details.problem ?? 'unknown');
+    throw new CorruptDataError(
+      `payload object unreadable; dead job not requeued. id=${record.id} object=${payloadError.object} problem=${problem}`,
+      { reason: 'payload_unreadable', id: record.id, object: payloadError.object, problem },
+      e,
+    );
+  }
+}
+
+/**
  * Gives a dead job a fresh budget: back to Pending with attempts 0, error, claim and failure
  * times and the cancel flag cleared; history keeps its entries and gains a `requeued` marker.
  * Works from the stored record (caller edits of a passed record are ignored).
  * Throws NOT_FOUND when the job is gone (e.g. swept by retention), INVALID_ARGUMENT when it is
- * not dead.
+ * not dead, CORRUPT_DATA (details.reason `payload_unreadable`, naming the object) when its
+ * offloaded payload object is missing or corrupt: requeueing it would only dead-letter it again,
+ * so restore the object or delete the job.
  */
 export async function requeueDeadJob(ctx: QueueContext, idOrRecord: string | JobRecord): Promise<void> {
   ctx.checkOpen();
@@ -111,6 +135,8 @@ export async function requeueDeadJob(ctx: QueueContext, idOrRecord: string | Job
     if (spaceOfKey(found.key) !== 'dead') {
       throw new InvalidArgumentError(`job is not dead. id=${id} status=${found.record.status}`, { id, status: found.record.status, reason: 'invalid_state' });
     }
+    // Checked inside the transaction, so the record checked is the record requeued.
+    await assertPayloadReadable(ctx, found.record);
     const now = ctx.clock.now();
     const next = withChanges(found.record, { status: 'pending', attempts: 0, cancelRequested: false }, ['lastError', 'claimedAt', 'failedAt', 'runAt']);
     s.delete(found.key);
@@ -119,5 +145,31 @@ export async function requeueDeadJob(ctx: QueueContext, idOrRecord: string | Job
     s.count(next.queue, 'dead', -1);
     s.count(next.queue, 'pending', 1);
     s.afterCommit(() => notePendingInserts(ctx, next.queue, key));
+  });
+}
+
+/**
+ * Deletes a dead job: its record, index and history in one durable transaction, then (after the
+ * commit, best effort) its payload object, whatever state that object is in. Resolves true once
+ * durable, false when the job is already gone (deleted, or swept by retention). Throws
+ * INVALID_ARGUMENT when the job is not dead (cancel a waiting job instead).
+ */
+export async function deleteDeadJob(ctx: QueueContext, idOrRecord: string | JobRecord): Promise<boolean> {
+  ctx.checkOpen();
+  const id = typeof idOrRecord === 'string' ? idOrRecord : idOrRecord?.id;
+  validateLookupId(id);
+  return runTransaction(ctx.db, async (s) => {
+    const found = await locate(s, id);
+    if (!found) return false;
+    if (spaceOfKey(found.key) !== 'dead') {
+      throw new InvalidArgumentError(`job is not dead. id=${id} status=${found.record.status}`, { id, status: found.record.status, reason: 'invalid_state' });
+    }
+    const { key, record } = found;
+    s.delete(key);
+    s.delete(jobIndexKey(id));
+    s.delete(historyKey(id));
+    s.count(record.queue, 'dead', -1);
+    s.afterCommit(() => ctx.payloads.deleteQuietly(record.payloadRef));
+    return true;
   });
 }

@@ -11,7 +11,7 @@
 import { CorruptDataError, isTaqubaError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { openSealedObject, sealObject, type SealedObjectKind } from '../sealed-object.js';
-import type { JobRecord } from './job-record.js';
+import type { JobRecord, PayloadError } from './job-record.js';
 import type { JobIdGenerator } from './job-id.js';
 import type { QueueLogger } from './queue-options.js';
 
@@ -97,6 +97,20 @@ export function unreadablePayloadReason(e: unknown): string {
   const object = String(details.object ?? 'unknown');
   if (details.reason === 'payload_missing') return `payload object missing. object=${object}`;
   return `payload object corrupt. object=${object} problem=${String(details.problem ?? 'unknown')}`;
+}
+
+/**
+ * The `payloadError` an inspected record carries when materialising it failed with `e`: set for
+ * CORRUPT_DATA (a missing object is `NOT_FOUND`, one failing its checks `CORRUPT_DATA`), undefined
+ * for any other error (store I/O, closed), which the read still rejects with.
+ */
+export function payloadErrorOf(e: unknown): PayloadError | undefined {
+  if (!isTaqubaError(e, 'CORRUPT_DATA')) return undefined;
+  return {
+    code: isPayloadMissing(e) ? 'NOT_FOUND' : 'CORRUPT_DATA',
+    object: String(e.details.object ?? 'unknown'),
+    message: unreadablePayloadReason(e),
+  };
 }
 
 export function isPayloadMissing(e: unknown): boolean {

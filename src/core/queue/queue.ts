@@ -49,7 +49,7 @@ import { renewBinding } from './lease-handle.js';
 import { CancelTokens, LeaseRegistry } from './lease-registry.js';
 import { queueMergeOperator } from './merge-operator.js';
 import { Broadcast, QueueNotifiers } from './notifier.js';
-import { cancelJob, requeueDeadJob, wakeScheduledJob, type CancelOutcome, type WakeOutcome } from './operator-actions.js';
+import { cancelJob, deleteDeadJob, requeueDeadJob, wakeScheduledJob, type CancelOutcome, type WakeOutcome } from './operator-actions.js';
 import { PayloadOffload } from './payload-offload.js';
 import { closedError, notePendingInserts, type QueueContext } from './queue-context.js';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueConfig, type ResolvedQueueOptions } from './queue-options.js';
@@ -458,10 +458,21 @@ export class Queue {
 
   /**
    * Requeues a dead job with a fresh attempt budget. Durable. Rejects with NOT_FOUND when the
-   * job is gone, INVALID_ARGUMENT when it is not dead.
+   * job is gone, INVALID_ARGUMENT when it is not dead, CORRUPT_DATA (details.reason
+   * `payload_unreadable`, details.object the key) when its offloaded payload object is missing
+   * or corrupt (the job stays dead: restore the object, or delete the job).
    */
   async requeueDeadJob(idOrRecord: string | JobRecord): Promise<void> {
     await requeueDeadJob(this.ctx, idOrRecord);
+  }
+
+  /**
+   * Deletes a dead job (record, index, history, then its payload object, readable or not).
+   * Resolves true once durable, false when the job is already gone. Rejects with
+   * INVALID_ARGUMENT when the job is not dead (use `cancel` for a waiting job).
+   */
+  async deleteDeadJob(idOrRecord: string | JobRecord): Promise<boolean> {
+    return deleteDeadJob(this.ctx, idOrRecord);
   }
 
   /** Runs one lease-reaper sweep now (not the retention sweeps). Returns claims ended. */
@@ -562,17 +573,24 @@ export class Queue {
     return listQueues(this.ctx.db);
   }
 
-  /** The job with its payload, or undefined. CORRUPT_DATA when its payload object is missing. */
+  /**
+   * The job with its payload, or undefined. A job whose offloaded payload object is missing or
+   * corrupt comes back with an empty `payload` and `payloadError` saying why (never a rejection).
+   * Rejects with CORRUPT_DATA for an undecodable record, CLOSED or store errors.
+   */
   async getJob(id: string): Promise<JobRecord | undefined> {
     return this.inSnapshot((source) => getJob(source, id));
   }
 
-  /** One page of the jobs of `queue` in `status`. */
+  /**
+   * One page of the jobs of `queue` in `status`. Jobs with an unreadable payload object are
+   * listed with `payloadError` set, as in `getJob`.
+   */
   async listJobs(queue: string, status: JobStatus, options?: ListJobsOptions): Promise<JobPage> {
     return this.inSnapshot((source) => listJobs(source, queue, status, options));
   }
 
-  /** Dead jobs of `queue` in id order after `afterId`. */
+  /** Dead jobs of `queue` in id order after `afterId`; `payloadError` as in `getJob`. */
   async deadJobs(queue: string, afterId: string | undefined, limit: number): Promise<JobRecord[]> {
     return this.inSnapshot((source) => deadJobs(source, queue, afterId, limit));
   }

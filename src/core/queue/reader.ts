@@ -4,7 +4,9 @@
  * commits as of its last refresh: it lags the writer by the writer's flush interval plus the
  * poll interval (or until `refresh()`). `claimed` in a reader means "claim taken, no settlement
  * visible", nothing about liveness; use `writerHeartbeat()` and `lastStoreActivity()` for that.
- * A missing payload object may be transient here (deleted after a removal the view has not seen).
+ * Inspection flags a job whose payload object is missing or corrupt with `payloadError` (empty
+ * `payload`) rather than rejecting. Here a missing object (`NOT_FOUND`) may be transient (deleted
+ * after a removal the view has not seen): refresh and read again.
  */
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
@@ -136,14 +138,17 @@ export class QueueReader {
     return listQueues(this.reader);
   }
 
+  /** As `Queue.getJob`: an unreadable payload object sets `payloadError` instead of rejecting. */
   getJob(id: string): Promise<JobRecord | undefined> {
     return getJob(this.source, id);
   }
 
+  /** As `Queue.listJobs`. */
   listJobs(queue: string, status: JobStatus, options?: ListJobsOptions): Promise<JobPage> {
     return listJobs(this.source, queue, status, options);
   }
 
+  /** As `Queue.deadJobs`. */
   deadJobs(queue: string, afterId: string | undefined, limit: number): Promise<JobRecord[]> {
     return deadJobs(this.source, queue, afterId, limit);
   }

@@ -1,6 +1,8 @@
 /** Caller KV namespace and payload offload, as a reusable suite over any store factory. */
 import { describe, expect, it } from 'vitest';
 import { equalBytes } from '../../../src/core/bytes.js';
+import { CorruptDataError } from '../../../src/core/errors.js';
+import type { JobRecord } from '../../../src/core/queue/job-record.js';
 import { runWorker } from '../../../src/core/queue/worker.js';
 import { MAX_KV_VALUE_SIZE } from '../../../src/core/queue/constants.js';
 import { pendingKey } from '../../../src/core/queue/keys.js';
@@ -250,7 +252,7 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
       await q.close();
     });
 
-    it('materialises scheduled jobs after promotion, listings; an externally deleted object is CORRUPT_DATA and its job is dead-lettered, not delivered', async () => {
+    it('materialises scheduled jobs after promotion, listings; an externally deleted object is flagged NOT_FOUND and its job is dead-lettered, not delivered', async () => {
       const { h, q, store, objects } = await open();
       const id = await q.enqueue('q', big(100), { runAt: h.clock.now() + 10 });
       expect((await q.listJobs('q', 'scheduled')).jobs[0].payload).toEqual(big(100));
@@ -259,7 +261,8 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
       expect((await q.getJob(id))!.payload).toEqual(big(100));
       const [key] = await objects();
       await store.inner.delete(key);
-      await expect(q.getJob(id)).rejects.toMatchObject({ code: 'CORRUPT_DATA', details: { reason: 'payload_missing', object: key } });
+      const missing = { code: 'NOT_FOUND', object: key, message: `payload object missing. object=${key}` };
+      expect(await q.getJob(id)).toMatchObject({ status: 'pending', payload: new Uint8Array(0), payloadError: missing });
       expect(await q.claim('q', 1000)).toBeUndefined();
       expect(await q.stats('q')).toMatchObject({ dead: 1, claimed: 0, pending: 0 });
       expect((await q.attemptHistory(id)).at(-1)).toMatchObject({ outcome: 'dead_lettered', error: `payload object missing. object=${key}` });
@@ -281,23 +284,85 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
       const key = `${h.path}-payloads/${(await q.getJob(id))!.payloadRef}`;
       const original = (await store.inner.get(key))!.data.slice();
       await store.inner.put(key, damage(original));
-      await expect(q.getJob(id)).rejects.toMatchObject({ code: 'CORRUPT_DATA', details: { object: key, problem } });
+      const reason = `payload object corrupt. object=${key} problem=${problem}`;
+      expect(await q.getJob(id)).toMatchObject({ payload: new Uint8Array(0), payloadError: { code: 'CORRUPT_DATA', object: key, message: reason } });
 
       // The damaged job goes to Dead inside the claim, and the claim delivers the next job instead.
       const c = (await q.claim('q', 1000))!;
       expect(c.id).toBe(healthy);
       expect(c.job.payload).toEqual(big(100, 9));
       expect(await q.stats('q')).toMatchObject({ dead: 1, claimed: 1, pending: 0 });
-      const reason = `payload object corrupt. object=${key} problem=${problem}`;
       expect((await q.attemptHistory(id)).at(-1)).toMatchObject({ outcome: 'dead_lettered', error: reason });
 
       // Repairing the object shows the dead record kept everything else, and a requeue delivers it.
+      await expect(q.requeueDeadJob(id)).rejects.toMatchObject({ code: 'CORRUPT_DATA', details: { reason: 'payload_unreadable', id, object: key, problem } });
       await store.inner.put(key, original);
-      expect(await q.getJob(id)).toMatchObject({ status: 'dead', lastError: reason, attempts: 1, payloadRef: expect.any(String) });
+      const repaired = (await q.getJob(id))!;
+      expect(repaired).toMatchObject({ status: 'dead', lastError: reason, attempts: 1, payloadRef: expect.any(String) });
+      expect(repaired.payloadError).toBeUndefined();
       await q.requeueDeadJob(id);
       const again = (await q.claim('q', 1000))!;
       expect(again.id).toBe(id);
       expect(equalBytes(again.job.payload, payload)).toBe(true);
+      await q.close();
+    });
+
+    // Listings materialised every payload and rejected on the first unreadable one, so one bad
+    // object made the whole dead-letter list (the list that should show it) fail to load.
+    it('dead-letter listings show every job, flagging the ones whose payload object is corrupt or gone; requeue refuses them, delete removes them', async () => {
+      const { h, q, store, objects } = await open();
+      const corrupt = await q.enqueue('q', big(100, 1));
+      const gone = await q.enqueue('q', big(100, 2));
+      const healthy = await q.enqueue('q', big(100, 3));
+      const inline = await q.enqueue('q', b('small'));
+      for (let i = 0; i < 4; i++) await q.deadLetter((await q.claim('q', 1000))!, `failed ${i}`);
+      const objectOf = async (id: string) => `${h.path}-payloads/${(await q.getJob(id))!.payloadRef}`;
+      const corruptKey = await objectOf(corrupt);
+      const goneKey = await objectOf(gone);
+      const sealed = (await store.inner.get(corruptKey))!.data.slice();
+      sealed[sealed.length >> 1] ^= 0x10;
+      await store.inner.put(corruptKey, sealed);
+      await store.inner.delete(goneKey);
+
+      const corruptError = { code: 'CORRUPT_DATA', object: corruptKey, message: `payload object corrupt. object=${corruptKey} problem=checksum mismatch` };
+      const goneError = { code: 'NOT_FOUND', object: goneKey, message: `payload object missing. object=${goneKey}` };
+      const check = (jobs: JobRecord[]): void => {
+        expect(jobs.map((j) => j.id)).toEqual([corrupt, gone, healthy, inline]);
+        expect(jobs[0]).toMatchObject({ status: 'dead', lastError: 'failed 0', attempts: 1, payload: new Uint8Array(0), payloadError: corruptError });
+        expect(jobs[1]).toMatchObject({ status: 'dead', lastError: 'failed 1', payload: new Uint8Array(0), payloadError: goneError });
+        expect(jobs[2].payload).toEqual(big(100, 3));
+        expect(jobs[3].payload).toEqual(b('small'));
+        for (const j of jobs.slice(2)) expect(j).not.toHaveProperty('payloadError');
+      };
+      check(await q.deadJobs('q', undefined, 10));
+      check((await q.listJobs('q', 'dead')).jobs);
+      expect(await q.deadJobs('q', corrupt, 1)).toMatchObject([{ id: gone, payloadError: goneError }]);
+      expect(await q.getJob(corrupt)).toMatchObject({ id: corrupt, payloadError: corruptError });
+      expect(await q.getJob(gone)).toMatchObject({ id: gone, payloadError: goneError });
+
+      // Requeue is refused with a typed error naming the object, and leaves the job dead.
+      const refusal = q.requeueDeadJob(corrupt);
+      await expect(refusal).rejects.toBeInstanceOf(CorruptDataError);
+      await expect(refusal).rejects.toMatchObject({ code: 'CORRUPT_DATA', details: { reason: 'payload_unreadable', id: corrupt, object: corruptKey, problem: 'checksum mismatch' } });
+      await expect(q.requeueDeadJob(gone)).rejects.toMatchObject({ code: 'CORRUPT_DATA', details: { reason: 'payload_unreadable', id: gone, object: goneKey, problem: 'missing' } });
+      expect(await q.stats('q')).toMatchObject({ dead: 4, pending: 0 });
+
+      // Delete works whatever the object's state; the object goes too; a second delete is false.
+      expect(await q.deleteDeadJob(corrupt)).toBe(true);
+      expect(await q.deleteDeadJob(gone)).toBe(true);
+      expect(await q.deleteDeadJob(corrupt)).toBe(false);
+      expect(await q.getJob(corrupt)).toBeUndefined();
+      expect(await q.attemptHistory(corrupt)).toEqual([]);
+      expect(await objects()).toEqual([await objectOf(healthy)]);
+      expect(await q.stats('q')).toMatchObject({ dead: 2 });
+      expect((await q.deadJobs('q', undefined, 10)).map((j) => j.id)).toEqual([healthy, inline]);
+
+      // The healthy dead job is intact and requeues as before.
+      await q.requeueDeadJob(healthy);
+      const again = (await q.claim('q', 1000))!;
+      expect(again.id).toBe(healthy);
+      expect(again.job.payload).toEqual(big(100, 3));
+      await expect(q.deleteDeadJob(healthy)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'invalid_state' } });
       await q.close();
     });
 

@@ -197,16 +197,27 @@ export function defineQueueWorkerReaderSuite(name: string, factory: StoreFactory
       await q.close();
     });
 
-    it('reports a missing payload object for getJob and listJobs', async () => {
+    it('flags a missing payload object in getJob, listJobs and deadJobs instead of rejecting, and lists the other jobs', async () => {
       const h = await makeHarness(factory);
       const q = await h.open({ payloadOffloadThreshold: 4 });
       const id = await q.enqueue('q', b('a large payload'));
+      const other = await q.enqueue('q', b('another payload'));
       const ref = (await q.getJob(id))!.payloadRef!;
       const r = await QueueReader.open(h.store, h.path, { pollIntervalMs: null });
       expect(s((await r.getJob(id))!.payload)).toBe('a large payload');
-      await h.store.delete(`${h.path}-payloads/${ref}`);
-      await expect(r.getJob(id)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
-      await expect(r.listJobs('q', 'pending')).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+      const object = `${h.path}-payloads/${ref}`;
+      await h.store.delete(object);
+      const payloadError = { code: 'NOT_FOUND', object, message: `payload object missing. object=${object}` };
+      expect(await r.getJob(id)).toMatchObject({ status: 'pending', payload: new Uint8Array(0), payloadError });
+      const pending = (await r.listJobs('q', 'pending')).jobs;
+      expect(pending.map((j) => j.id)).toEqual([id, other]);
+      expect(pending[0].payloadError).toEqual(payloadError);
+      expect(s(pending[1].payload)).toBe('another payload');
+      expect(pending[1].payloadError).toBeUndefined();
+      expect(await q.claim('q', 1000)).toMatchObject({ id: other }); // the flagged job is dead-lettered
+      await q.kvPut(b('flush'), b('1'));
+      await r.refresh();
+      expect(await r.deadJobs('q', undefined, 10)).toMatchObject([{ id, status: 'dead', payloadError }]);
       await r.close();
       await q.close();
     });

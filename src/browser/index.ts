@@ -19,6 +19,7 @@
 export { connect } from './client.js';
 export type { WorkflowClient, ClientOperations, ConnectOptions, CloseOptions, EventFilter } from './client.js';
 export type { HostApi } from './host-api.js';
+export type { PayloadError } from '../core/queue/index.js';
 export type {
   DeadStepPageOptions,
   DeadStepView,

@@ -132,6 +132,7 @@ export class LocalOperations implements RuntimeOperations {
         maxAttempts: job.maxAttempts,
         lastError: job.lastError ?? null,
         failedAt: job.failedAt ?? null,
+        payloadError: job.payloadError === undefined ? null : { ...job.payloadError },
       };
     });
   }

@@ -6,10 +6,11 @@
  * `WireError` records (wire-error.ts).
  */
 import type { ErrorCode, ErrorDetails } from '../core/errors.js';
+import type { PayloadError } from '../core/queue/index.js';
 import type { KvKey, RunSpec, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
 
 /** Bumped when a message shape changes: tabs of different versions never talk to each other. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 // ---- run events ----
 
@@ -160,6 +161,12 @@ export interface DeadStepView {
   readonly lastError: string | null;
   /** Epoch ms when the job entered the dead space. */
   readonly failedAt: number | null;
+  /**
+   * Set when the job's offloaded payload object is missing (`NOT_FOUND`) or corrupt
+   * (`CORRUPT_DATA`), naming the object: the job is still listed, but requeueing it is refused
+   * until the object is restored. Null when the payload is readable.
+   */
+  readonly payloadError: PayloadError | null;
 }
 
 export interface DeadStepPageOptions {

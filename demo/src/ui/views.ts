@@ -124,6 +124,7 @@ export function renderDeadSteps(dead: readonly DeadStepView[]): void {
       h('strong', {}, d.runId ? `${d.runId} · step ${(d.stepNumber ?? 0) + 1}` : d.jobId),
       h('span', { class: 'run-meta' }, ` · ${d.attempts}/${d.maxAttempts} attempts`),
       h('div', { class: 'step-failure' }, d.lastError ?? ''),
+      ...(d.payloadError ? [h('div', { class: 'step-failure' }, `Payload unavailable (${d.payloadError.code}): ${d.payloadError.object}`)] : []),
     ),
   );
   replaceChildren(byId('dead'), ...(items.length > 0 ? items : [h('li', { class: 'empty' }, 'No dead letters.')]));

@@ -133,7 +133,7 @@ describe('worker host', () => {
     expect(dead).toHaveLength(2);
     expect(dead.map((d) => d.runId).sort()).toEqual(['poison-1', 'poison-2']);
     for (const d of dead) {
-      expect(d).toMatchObject({ stepNumber: 1, notification: false, attempts: 1 });
+      expect(d).toMatchObject({ stepNumber: 1, notification: false, attempts: 1, payloadError: null });
       expect(d.lastError).toContain('poisoned input');
       expect(d.failedAt).toBeTypeOf('number');
     }

@@ -5,12 +5,15 @@
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { InvalidConfigError } from '../errors.js';
+import { resolveLogger, type LoggerOption, type LogSink } from '../logger.js';
 import { validateKeyPrefixOption } from '../objects/keys.js';
 import type { ObjectStore } from '../objects/object-store.js';
+import { checkOptions, optionNames } from '../options.js';
 import {
   DEFAULT_DEAD_RETENTION_MS,
   DEFAULT_LEASE_MS,
   DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_INTERRUPTIONS,
   DEFAULT_PAYLOAD_OFFLOAD_THRESHOLD,
   DEFAULT_REAPER_INTERVAL_MS,
   DEFAULT_RETRY_BACKOFF_BASE_MS,
@@ -22,8 +25,18 @@ import { configDuration, describeValue, validateQueueName } from './validation.j
 
 /** Per-queue behaviour. Fixed for the life of a `Queue` handle. */
 export interface QueueConfig {
-  /** Claims allowed before a failure dead-letters (a crash or lost lease also uses one). Default 3. */
+  /**
+   * Tries allowed before a failure dead-letters: an error the handler returns or throws, or a
+   * lease that expires while the process lives (a stuck or too slow handler). Interrupted
+   * deliveries do not count (see `maxInterruptions`). Default 3.
+   */
   readonly maxAttempts?: number;
+  /**
+   * Interrupted deliveries allowed before the job dead-letters: claims lost without a settlement
+   * because the process exited, crashed or closed the queue (a tab reload), found at the next
+   * open. Bounds a job that kills its process every time. Default 20.
+   */
+  readonly maxInterruptions?: number;
   /** Lease used by `claimNext` and the worker loops. Default 30 s. */
   readonly leaseMs?: number;
   /** Priority of jobs enqueued without one. Default PRIORITY_NORMAL. */
@@ -38,20 +51,31 @@ export interface QueueConfig {
   readonly deadRetentionMs?: number | null;
 }
 
+/**
+ * Every QueueConfig option name. Adding an option: add its name here too (the compiler insists),
+ * or `Queue.open` rejects it as unknown (INVALID_CONFIG naming it and the nearest known name).
+ */
+export const QUEUE_CONFIG_OPTION_NAMES = optionNames<QueueConfig>({
+  maxAttempts: true,
+  maxInterruptions: true,
+  leaseMs: true,
+  defaultPriority: true,
+  retryBackoffBaseMs: true,
+  retryBackoffMaxMs: true,
+  keepDoneMs: true,
+  deadRetentionMs: true,
+});
+
 /** A QueueConfig with every field decided. */
 export interface ResolvedQueueConfig {
   readonly maxAttempts: number;
+  readonly maxInterruptions: number;
   readonly leaseMs: number;
   readonly defaultPriority: number;
   readonly retryBackoffBaseMs: number;
   readonly retryBackoffMaxMs: number;
   readonly keepDoneMs: number | null;
   readonly deadRetentionMs: number | null;
-}
-
-/** Where log lines go. Defaults to the console. */
-export interface QueueLogger {
-  warn(message: string, error?: unknown): void;
 }
 
 /** Options of `Queue.open`. All optional. */
@@ -84,9 +108,31 @@ export interface QueueOptions {
    * nest inside `path`.
    */
   readonly payloadPath?: string;
-  /** Where warnings (failed sweeps, failed settlements in worker loops) go. */
-  readonly logger?: QueueLogger;
+  /** Where warnings (failed sweeps, failed settlements in worker loops) go. Default `consoleLogger` (warn and error); false for none. */
+  readonly logger?: LoggerOption;
 }
+
+/**
+ * Every QueueOptions option name, plus `path` (the `Queue.open(store, { path, ... })` form).
+ * Adding an option: add its name here too (the compiler insists), or `Queue.open` rejects it as
+ * unknown (INVALID_CONFIG naming it and the nearest known name).
+ */
+export const QUEUE_OPTION_NAMES = optionNames<QueueOptions & { path: string }>({
+  path: true,
+  reaperIntervalMs: true,
+  schedulerIntervalMs: true,
+  defaultQueueConfig: true,
+  queueConfigs: true,
+  clock: true,
+  random: true,
+  flushIntervalMs: true,
+  memtableBytes: true,
+  livenessHeartbeatMs: true,
+  payloadOffloadThreshold: true,
+  payloadStore: true,
+  payloadPath: true,
+  logger: true,
+});
 
 export interface ResolvedQueueOptions {
   readonly reaperIntervalMs: number;
@@ -99,16 +145,9 @@ export interface ResolvedQueueOptions {
   readonly payloadOffloadThreshold: number | null;
   readonly payloadStore: ObjectStore | undefined;
   readonly payloadPath: string;
-  readonly logger: QueueLogger;
+  readonly logger: LogSink;
   readonly configs: QueueConfigs;
 }
-
-export const consoleLogger: QueueLogger = {
-  warn(message, error) {
-    if (error === undefined) console.warn(`[taquba queue] ${message}`);
-    else console.warn(`[taquba queue] ${message}`, error);
-  },
-};
 
 export function defaultRandom(bytes: Uint8Array): void {
   crypto.getRandomValues(bytes as Uint8Array<ArrayBuffer>);
@@ -116,13 +155,20 @@ export function defaultRandom(bytes: Uint8Array): void {
 
 function resolveConfig(base: ResolvedQueueConfig, over: QueueConfig | undefined, where: string): ResolvedQueueConfig {
   if (over === undefined) return base;
-  if (typeof over !== 'object' || over === null) throw new InvalidConfigError(`${where} must be an object. value=${describeValue(over)}`, { where });
+  if (typeof over !== 'object' || over === null || Array.isArray(over)) throw new InvalidConfigError(`${where} must be an object. value=${describeValue(over)}`, { where });
+  checkOptions(over, QUEUE_CONFIG_OPTION_NAMES, where);
   const out = { ...base };
   if (over.maxAttempts !== undefined) {
     if (!Number.isSafeInteger(over.maxAttempts) || over.maxAttempts < 1) {
       throw new InvalidConfigError(`${where}.maxAttempts must be an integer of at least 1. value=${describeValue(over.maxAttempts)}`, { where });
     }
     out.maxAttempts = over.maxAttempts;
+  }
+  if (over.maxInterruptions !== undefined) {
+    if (!Number.isSafeInteger(over.maxInterruptions) || over.maxInterruptions < 1) {
+      throw new InvalidConfigError(`${where}.maxInterruptions must be an integer of at least 1. value=${describeValue(over.maxInterruptions)}`, { where });
+    }
+    out.maxInterruptions = over.maxInterruptions;
   }
   if (over.leaseMs !== undefined) out.leaseMs = configDuration(over.leaseMs, `${where}.leaseMs`);
   if (over.defaultPriority !== undefined) {
@@ -143,6 +189,7 @@ function resolveConfig(base: ResolvedQueueConfig, over: QueueConfig | undefined,
 
 export const BUILTIN_QUEUE_CONFIG: ResolvedQueueConfig = {
   maxAttempts: DEFAULT_MAX_ATTEMPTS,
+  maxInterruptions: DEFAULT_MAX_INTERRUPTIONS,
   leaseMs: DEFAULT_LEASE_MS,
   defaultPriority: PRIORITY_NORMAL,
   retryBackoffBaseMs: DEFAULT_RETRY_BACKOFF_BASE_MS,
@@ -182,11 +229,16 @@ export function retryBackoffMs(config: ResolvedQueueConfig, attempts: number): n
 
 /** Applies defaults and validates. Throws INVALID_CONFIG. */
 export function resolveQueueOptions(path: string, options: QueueOptions = {}): ResolvedQueueOptions {
-  if (typeof options !== 'object' || options === null) throw new InvalidConfigError(`options must be an object. options=${describeValue(options)}`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidConfigError(`queue options must be an object. options=${describeValue(options)}`, { value: describeValue(options) });
+  checkOptions(options, QUEUE_OPTION_NAMES, 'queue');
   // The engine checks its path too; checked first here so payloadPath's default is built from a valid one.
   validateKeyPrefixOption('path', path);
   const defaults = resolveConfig(BUILTIN_QUEUE_CONFIG, options.defaultQueueConfig, 'defaultQueueConfig');
   const overrides = new Map<string, ResolvedQueueConfig>();
+  const configs: unknown = options.queueConfigs;
+  if (configs !== undefined && (typeof configs !== 'object' || configs === null || Array.isArray(configs))) {
+    throw new InvalidConfigError(`queueConfigs must be an object of queue name to QueueConfig. queueConfigs=${describeValue(configs)}`, { value: describeValue(configs) });
+  }
   for (const [queue, config] of Object.entries(options.queueConfigs ?? {})) {
     try {
       validateQueueName(queue);
@@ -218,7 +270,7 @@ export function resolveQueueOptions(path: string, options: QueueOptions = {}): R
     payloadOffloadThreshold: threshold === undefined ? DEFAULT_PAYLOAD_OFFLOAD_THRESHOLD : threshold,
     payloadStore: options.payloadStore,
     payloadPath,
-    logger: options.logger ?? consoleLogger,
+    logger: resolveLogger(options.logger),
     configs: new QueueConfigs(defaults, overrides),
   };
 }

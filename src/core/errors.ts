@@ -177,8 +177,8 @@ export class InternalError extends TaqubaError {
 
 /** An adapter was opened where its platform API is missing. */
 export class UnsupportedPlatformError extends TaqubaError {
-  constructor(message: string, details?: ErrorDetails) {
-    super('UNSUPPORTED_PLATFORM', message, { details });
+  constructor(message: string, details?: ErrorDetails, cause?: unknown) {
+    super('UNSUPPORTED_PLATFORM', message, { details, cause });
     this.name = 'UnsupportedPlatformError';
   }
 }

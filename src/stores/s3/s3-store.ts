@@ -1,10 +1,11 @@
-import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { systemClock } from '../../core/clock.js';
 import { InvalidConfigError, PreconditionFailedError, StoreUnavailableError, type ErrorDetails } from '../../core/errors.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../core/objects/object-store.js';
 import { classifyS3Error, S3RequestTimeout, s3ErrorFacts, toS3StoreError } from './s3-errors.js';
 import { resolveS3StoreOptions, type ResolvedS3StoreOptions, type S3ObjectStoreOptions } from './s3-options.js';
+import { loadS3Sdk, type S3Sdk } from './s3-sdk.js';
 
 const EMPTY = new Uint8Array(0);
 /** Keys per DeleteObjects request: S3's maximum. */
@@ -14,6 +15,11 @@ const DELETE_BATCH = 1000;
  * An ObjectStore on an S3 bucket (AWS S3, Cloudflare R2, MinIO, or any S3-compatible service with
  * conditional writes), through `@aws-sdk/client-s3`. Platform-neutral: the same code runs in Node
  * and, with credentials, in a browser (the bucket's CORS rules must then expose `ETag`).
+ *
+ * The SDK is an optional peer dependency (`npm install @aws-sdk/client-s3`), loaded with a
+ * dynamic `import()` on the first request: importing this module and constructing the store work
+ * without it, and the first call then rejects with UNSUPPORTED_PLATFORM
+ * (`details.missing: '@aws-sdk/client-s3'`).
  *
  * - Key `k` is stored as `${prefix}${k}`. The version is the object's ETag, which S3 derives from
  *   the bytes: two puts of identical bytes get the same version. Compare-and-swap stays correct
@@ -35,7 +41,8 @@ const DELETE_BATCH = 1000;
  * Uint8Array), INVALID_CONFIG (bad options; no such bucket; wrong region or endpoint; ETag not
  * exposed), PRECONDITION_FAILED,
  * STORE_PERMISSION (403, AccessDenied, InvalidAccessKeyId, SignatureDoesNotMatch, missing
- * credentials), UNSUPPORTED_PLATFORM (501: the server lacks conditional writes), STORE_UNAVAILABLE
+ * credentials), UNSUPPORTED_PLATFORM (501: the server lacks conditional writes; or
+ * `@aws-sdk/client-s3` is not installed), STORE_UNAVAILABLE
  * (transient failures after the retries, `details.retryable: true`; unexpected answers,
  * `retryable: false`). `details.s3Code` and `details.status` carry S3's answer; the SDK error is
  * the `cause`.
@@ -55,18 +62,32 @@ export class S3ObjectStore implements ObjectStore {
   readonly prefix: string;
   private readonly options: ResolvedS3StoreOptions;
   private clientInstance: S3Client | undefined;
+  private sdkLoad: Promise<S3Sdk> | undefined;
 
-  /** Throws INVALID_CONFIG on bad options. Creates no client and sends nothing. */
+  /** Throws INVALID_CONFIG on bad options. Loads no SDK, creates no client and sends nothing. */
   constructor(options: S3ObjectStoreOptions) {
     this.options = resolveS3StoreOptions(options);
     this.bucket = this.options.bucket;
     this.prefix = this.options.prefix;
   }
 
-  /** The SDK client in use: the one passed in, or one created on first use. */
-  get client(): S3Client {
-    this.clientInstance ??= this.options.client ?? new S3Client(this.options.clientConfig);
-    return this.clientInstance;
+  /** The SDK client in use: the one passed in, or the one created on the first request (undefined until then). */
+  get client(): S3Client | undefined {
+    return this.clientInstance ?? this.options.client;
+  }
+
+  /**
+   * The SDK module and the client, loading the SDK on first use. Rejects with
+   * UNSUPPORTED_PLATFORM when `@aws-sdk/client-s3` is not installed (a later call tries again).
+   */
+  private async connect(): Promise<{ sdk: S3Sdk; client: S3Client }> {
+    this.sdkLoad ??= loadS3Sdk().catch((e: unknown) => {
+      this.sdkLoad = undefined;
+      throw e;
+    });
+    const sdk = await this.sdkLoad;
+    this.clientInstance ??= this.options.client ?? new sdk.S3Client(this.options.clientConfig);
+    return { sdk, client: this.clientInstance };
   }
 
   /** Rejects with INVALID_ARGUMENT, INVALID_CONFIG, STORE_PERMISSION or STORE_UNAVAILABLE. */
@@ -76,10 +97,11 @@ export class S3ObjectStore implements ObjectStore {
     validateGetRange(key, range);
     // An empty range has no `bytes=a-b` form (S3 would ignore it and send everything).
     if (range?.length === 0) return this.emptyRead(key);
+    const { sdk, client } = await this.connect();
     const result = await this.retrying('get', { key }, async (signal) => {
       try {
-        const out = await this.client.send(
-          new GetObjectCommand({
+        const out = await client.send(
+          new sdk.GetObjectCommand({
             Bucket: this.bucket,
             Key: this.prefix + key,
             Range: range ? `bytes=${range.offset}-${range.offset + range.length - 1}` : undefined,
@@ -117,11 +139,12 @@ export class S3ObjectStore implements ObjectStore {
     const body = data.slice(); // our own copy: retries and the read-back compare what was sent
     const createOnly = options?.ifNoneMatch === '*';
     const expected = options?.ifMatch;
+    const { sdk, client } = await this.connect();
     type Outcome = { version: ObjectVersion; refused?: undefined } | { version?: undefined; refused: unknown; retried: boolean };
     const outcome = await this.retrying('put', { key }, async (signal, attempt): Promise<Outcome> => {
       try {
-        const out = await this.client.send(
-          new PutObjectCommand({
+        const out = await client.send(
+          new sdk.PutObjectCommand({
             Bucket: this.bucket,
             Key: this.prefix + key,
             Body: body,
@@ -149,9 +172,10 @@ export class S3ObjectStore implements ObjectStore {
   /** Deleting an absent key succeeds. Rejects with INVALID_ARGUMENT, INVALID_CONFIG, STORE_PERMISSION or STORE_UNAVAILABLE. */
   async delete(key: string): Promise<void> {
     validateObjectKey(key);
+    const { sdk, client } = await this.connect();
     await this.retrying('delete', { key }, async (signal) => {
       try {
-        await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }), { abortSignal: signal });
+        await client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }), { abortSignal: signal });
       } catch (e) {
         if (classifyS3Error(e) !== 'not-found') throw e;
       }
@@ -167,12 +191,14 @@ export class S3ObjectStore implements ObjectStore {
    */
   async deleteMany(keys: readonly string[]): Promise<void> {
     for (const key of keys) validateObjectKey(key);
+    if (keys.length === 0) return;
+    const { sdk, client } = await this.connect();
     const failed: { key: string; code: string; message: string }[] = [];
     for (let start = 0; start < keys.length; start += DELETE_BATCH) {
       const batch = keys.slice(start, start + DELETE_BATCH);
       const answer = await this.retrying('deleteMany', { key: batch[0], count: batch.length }, (signal) =>
-        this.client.send(
-          new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Quiet: true, Objects: batch.map((key) => ({ Key: this.prefix + key })) } }),
+        client.send(
+          new sdk.DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Quiet: true, Objects: batch.map((key) => ({ Key: this.prefix + key })) } }),
           { abortSignal: signal },
         ),
       );
@@ -198,13 +224,14 @@ export class S3ObjectStore implements ObjectStore {
    */
   async *list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo> {
     validateListPrefix(prefix);
+    const { sdk, client } = await this.connect();
     const fullPrefix = this.prefix + prefix;
     const startAfter = options?.startAfter ? this.prefix + options.startAfter : undefined;
     let token: string | undefined;
     do {
       const page = await this.retrying('list', { prefix }, (signal) =>
-        this.client.send(
-          new ListObjectsV2Command({
+        client.send(
+          new sdk.ListObjectsV2Command({
             Bucket: this.bucket,
             Prefix: fullPrefix === '' ? undefined : fullPrefix,
             StartAfter: token === undefined ? startAfter : undefined,
@@ -231,9 +258,10 @@ export class S3ObjectStore implements ObjectStore {
 
   /** A zero-length read: HEAD for the version. */
   private async emptyRead(key: string): Promise<StoredObject | undefined> {
+    const { sdk, client } = await this.connect();
     return this.retrying('get', { key }, async (signal) => {
       try {
-        const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }), { abortSignal: signal });
+        const out = await client.send(new sdk.HeadObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }), { abortSignal: signal });
         return { data: new Uint8Array(0), version: etagOf(out.ETag) };
       } catch (e) {
         if (classifyS3Error(e) === 'not-found') return undefined;

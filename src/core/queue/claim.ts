@@ -203,8 +203,8 @@ export async function claimJobs(ctx: QueueContext, locks: KeyedMutex, queue: str
 /**
  * Fetches the offloaded payloads of `claims` (outside the claim lock). A CORRUPT_DATA payload
  * dead-letters its claim and drops it from the result. Any other failure (a store error) rejects
- * once the corrupt ones are settled; the remaining claims stay committed and their jobs come back
- * when the leases expire.
+ * once the corrupt ones are settled; the remaining claims stay committed, never delivered, so
+ * they are abandoned: the next reaper tick requeues them as interruptions (no try consumed).
  */
 async function materializeClaims(ctx: QueueContext, claims: Claim[], deadLetter: DeadLetterFn): Promise<Claim[]> {
   const fetched = await Promise.allSettled(claims.map((c) => ctx.payloads.materialize(c.job)));
@@ -228,7 +228,12 @@ async function materializeClaims(ctx: QueueContext, claims: Claim[], deadLetter:
       failure ??= { error: r.reason };
     }
   }
-  if (failure) throw failure.error;
+  if (failure) {
+    // Dead-lettered claims already left the registry, so this marks only the undelivered ones.
+    const now = ctx.clock.now();
+    for (const c of claims) ctx.leases.abandon(c.queue, c.id, c.token, now);
+    throw failure.error;
+  }
   return out;
 }
 

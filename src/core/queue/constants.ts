@@ -22,6 +22,8 @@ export const SETTLEMENT_MARGIN_MS = 5_000;
 export const MAX_WAKEUPS_PER_BATCH = 64;
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
+/** Interrupted deliveries (process exit, crash, reload) allowed before a job dead-letters. */
+export const DEFAULT_MAX_INTERRUPTIONS = 20;
 export const DEFAULT_LEASE_MS = 30_000;
 export const DEFAULT_RETRY_BACKOFF_BASE_MS = 1_000;
 export const DEFAULT_RETRY_BACKOFF_MAX_MS = 300_000;
@@ -31,7 +33,9 @@ export const DEFAULT_SCHEDULER_INTERVAL_MS = 1_000;
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_READER_POLL_INTERVAL_MS = 10_000;
 
-/** `lastError` of a job whose claim was held by a process that stopped before settling it. */
-export const INTERRUPTED_ERROR = 'claim interrupted by process exit';
+/** `lastError` of a job dead-lettered because its deliveries were interrupted `count` times. */
+export function interruptedTooOftenError(count: number): string {
+  return `interrupted ${count} times (process exit, crash or abandoned delivery)`;
+}
 /** `lastError` of a job dead-lettered because its lease expired on the final attempt. */
 export const LEASE_EXPIRED_ERROR = 'lease expired';

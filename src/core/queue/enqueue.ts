@@ -99,6 +99,7 @@ export function buildRecord(ctx: QueueContext, queue: string, payload: Uint8Arra
     status: scheduled ? 'scheduled' : 'pending',
     attempts: 0,
     maxAttempts: options.maxAttempts ?? config.maxAttempts,
+    interruptions: 0,
     enqueuedAt: now,
     priority: options.priority ?? config.defaultPriority,
     cancelRequested: false,

@@ -51,9 +51,21 @@ export interface JobRecord {
   readonly payloadError?: PayloadError;
   readonly headers: Readonly<Record<string, string>>;
   readonly status: JobStatus;
-  /** Incremented by every claim; reset to 0 by a dead requeue. */
+  /**
+   * The number of the try in progress or last made, counting only tries that were not
+   * interrupted: incremented by every claim, given back when the claim is interrupted (see
+   * `interruptions`), reset to 0 by a dead requeue. A failure on a claim with `attempts >=
+   * maxAttempts` dead-letters the job.
+   */
   readonly attempts: number;
   readonly maxAttempts: number;
+  /**
+   * Deliveries lost without a settlement and not counted as failures: the process holding the
+   * claim exited, crashed or closed the queue (found at the next open), or the queue abandoned a
+   * claim it could not deliver. Reaching the queue's `maxInterruptions` dead-letters the job.
+   * Reset to 0 by a dead requeue; read as 0 from records written before it existed.
+   */
+  readonly interruptions: number;
   /** Time of the first enqueue, kept across retries and requeues. */
   readonly enqueuedAt: number;
   /** Time of the most recent claim; cleared when the job goes back to pending or scheduled. */
@@ -103,6 +115,8 @@ export function encodeJobRecordGeneric(record: JobRecord): Uint8Array {
     status: record.status,
     attempts: record.attempts,
     maxAttempts: record.maxAttempts,
+    // Omitted when 0, so records that were never interrupted keep their earlier bytes.
+    interruptions: record.interruptions > 0 ? record.interruptions : undefined,
     enqueuedAt: record.enqueuedAt,
     claimedAt: record.claimedAt,
     runAt: record.runAt,
@@ -121,14 +135,15 @@ export function encodeJobRecordGeneric(record: JobRecord): Uint8Array {
 
 /** Field names as MessagePack fixstr bytes. */
 const FIELD_NAMES = [
-  'v', 'id', 'queue', 'payload', 'payloadRef', 'headers', 'status', 'attempts', 'maxAttempts', 'enqueuedAt', 'claimedAt',
-  'runAt', 'wokenAt', 'wakePayload', 'priority', 'lastError', 'dedupKey', 'completedAt', 'failedAt', 'cancelRequested',
+  'v', 'id', 'queue', 'payload', 'payloadRef', 'headers', 'status', 'attempts', 'maxAttempts', 'interruptions', 'enqueuedAt',
+  'claimedAt', 'runAt', 'wokenAt', 'wakePayload', 'priority', 'lastError', 'dedupKey', 'completedAt', 'failedAt', 'cancelRequested',
 ] as const;
 type FieldName = (typeof FIELD_NAMES)[number];
 const FIELD_BYTES = new Map<FieldName, Uint8Array>(FIELD_NAMES.map((f) => [f, Uint8Array.from([0xa0 + f.length, ...Array.from(f, (c) => c.charCodeAt(0))])]));
 const F = (f: FieldName): Uint8Array => FIELD_BYTES.get(f)!;
 const K_V = F('v'), K_ID = F('id'), K_QUEUE = F('queue'), K_PAYLOAD = F('payload'), K_PAYLOAD_REF = F('payloadRef');
 const K_HEADERS = F('headers'), K_STATUS = F('status'), K_ATTEMPTS = F('attempts'), K_MAX_ATTEMPTS = F('maxAttempts');
+const K_INTERRUPTIONS = F('interruptions');
 const K_ENQUEUED_AT = F('enqueuedAt'), K_CLAIMED_AT = F('claimedAt'), K_RUN_AT = F('runAt'), K_WOKEN_AT = F('wokenAt');
 const K_WAKE_PAYLOAD = F('wakePayload'), K_PRIORITY = F('priority'), K_LAST_ERROR = F('lastError'), K_DEDUP_KEY = F('dedupKey');
 const K_COMPLETED_AT = F('completedAt'), K_FAILED_AT = F('failedAt'), K_CANCEL_REQUESTED = F('cancelRequested');
@@ -261,6 +276,7 @@ function encodeFast(r: JobRecord): Uint8Array | undefined {
     1 + // priority
     (inline ? (r.payload !== undefined ? 1 : 0) : 1) +
     (headerCount > 0 ? 1 : 0) +
+    (r.interruptions > 0 ? 1 : 0) +
     (r.claimedAt !== undefined ? 1 : 0) +
     (r.runAt !== undefined ? 1 : 0) +
     (r.wokenAt !== undefined ? 1 : 0) +
@@ -310,6 +326,10 @@ function encodeFast(r: JobRecord): Uint8Array | undefined {
   writeNumber(r.attempts);
   writeRaw(K_MAX_ATTEMPTS);
   writeNumber(r.maxAttempts);
+  if (r.interruptions > 0) {
+    writeRaw(K_INTERRUPTIONS);
+    writeNumber(r.interruptions);
+  }
   writeRaw(K_ENQUEUED_AT);
   writeNumber(r.enqueuedAt);
   if (r.claimedAt !== undefined) {
@@ -412,6 +432,7 @@ export function decodeJobRecordGeneric(bytes: Uint8Array): JobRecord {
     status: status as JobStatus,
     attempts: num('attempts', false)!,
     maxAttempts: num('maxAttempts', false)!,
+    interruptions: num('interruptions', true) ?? 0,
     enqueuedAt: num('enqueuedAt', false)!,
     priority: num('priority', false)!,
     cancelRequested: r.cancelRequested === true,
@@ -612,6 +633,7 @@ function decodeFastInner(): JobRecord | undefined {
   let status: string | undefined;
   let attempts: number | undefined;
   let maxAttempts: number | undefined;
+  let interruptions: number | undefined;
   let enqueuedAt: number | undefined;
   let claimedAt: number | undefined;
   let runAt: number | undefined;
@@ -658,6 +680,7 @@ function decodeFastInner(): JobRecord | undefined {
     } else if (n === 6 && c0 === 0x73 /* s */ && keyIs(K_STATUS, start, n)) status = readStr();
     else if (n === 8 && c0 === 0x61 /* a */ && keyIs(K_ATTEMPTS, start, n)) attempts = readNum();
     else if (n === 11 && c0 === 0x6d /* m */ && keyIs(K_MAX_ATTEMPTS, start, n)) maxAttempts = readNum();
+    else if (n === 13 && c0 === 0x69 /* i */ && keyIs(K_INTERRUPTIONS, start, n)) interruptions = readNum();
     else if (n === 10 && c0 === 0x65 /* e */ && keyIs(K_ENQUEUED_AT, start, n)) enqueuedAt = readNum();
     else if (n === 9 && c0 === 0x63 /* c */ && keyIs(K_CLAIMED_AT, start, n)) claimedAt = readNum();
     else if (n === 5 && c0 === 0x72 /* r */ && keyIs(K_RUN_AT, start, n)) runAt = readNum();
@@ -688,6 +711,7 @@ function decodeFastInner(): JobRecord | undefined {
     status: status as JobStatus,
     attempts,
     maxAttempts,
+    interruptions: interruptions ?? 0,
     enqueuedAt,
     priority,
     cancelRequested,

@@ -8,6 +8,8 @@
  * 2. A settlement removes the entry after its commit, fenced by token, so a late removal can never
  *    delete a newer claim's entry.
  * 3. The reaper marks due entries; a marked entry refuses renewal but stays until removed.
+ * 4. A claim the queue gives up on without a settlement (it could not deliver it) is marked
+ *    abandoned and made due: the reaper ends it as an interruption, not a failed try.
  */
 
 /** One live lease. */
@@ -17,6 +19,8 @@ export interface LeaseEntry {
   readonly token: number;
   expiresAt: number;
   reaping: boolean;
+  /** Its holder gave it up without a settlement: the reaper ends it as an interruption. */
+  abandoned: boolean;
 }
 
 export type RenewResult = { readonly ok: true; readonly expiresAt: number } | { readonly ok: false };
@@ -34,7 +38,7 @@ export class LeaseRegistry {
       this.byQueue.set(queue, entries);
     }
     const before = entries.size;
-    entries.set(id, { queue, id, token, expiresAt, reaping: false });
+    entries.set(id, { queue, id, token, expiresAt, reaping: false, abandoned: false });
     this.count += entries.size - before;
   }
 
@@ -56,6 +60,18 @@ export class LeaseRegistry {
     if (!entry || entry.token !== token || entry.reaping) return { ok: false };
     entry.expiresAt = expiresAt;
     return { ok: true, expiresAt };
+  }
+
+  /**
+   * Marks this claim abandoned and due at `now` (only if the entry still carries `token`), so the
+   * next reaper tick ends it as an interruption. Returns whether it did.
+   */
+  abandon(queue: string, id: string, token: number, now: number): boolean {
+    const entry = this.get(queue, id);
+    if (!entry || entry.token !== token) return false;
+    entry.abandoned = true;
+    entry.expiresAt = Math.min(entry.expiresAt, now);
+    return true;
   }
 
   /** Removes the entry only if it still carries `token`. Returns whether it did. */

@@ -117,7 +117,7 @@ async function assertPayloadReadable(ctx: QueueContext, record: JobRecord): Prom
 }
 
 /**
- * Gives a dead job a fresh budget: back to Pending with attempts 0, error, claim and failure
+ * Gives a dead job a fresh budget: back to Pending with attempts and interruptions 0, error, claim and failure
  * times and the cancel flag cleared; history keeps its entries and gains a `requeued` marker.
  * Works from the stored record (caller edits of a passed record are ignored).
  * Throws NOT_FOUND when the job is gone (e.g. swept by retention), INVALID_ARGUMENT when it is
@@ -138,7 +138,7 @@ export async function requeueDeadJob(ctx: QueueContext, idOrRecord: string | Job
     // Checked inside the transaction, so the record checked is the record requeued.
     await assertPayloadReadable(ctx, found.record);
     const now = ctx.clock.now();
-    const next = withChanges(found.record, { status: 'pending', attempts: 0, cancelRequested: false }, ['lastError', 'claimedAt', 'failedAt', 'runAt']);
+    const next = withChanges(found.record, { status: 'pending', attempts: 0, interruptions: 0, cancelRequested: false }, ['lastError', 'claimedAt', 'failedAt', 'runAt']);
     s.delete(found.key);
     const key = s.putRecord(next);
     s.appendHistory(id, { ...attemptEntry(next, now, 'requeued'), attempt: 0 });

@@ -56,9 +56,12 @@ export function attemptEntry(record: JobRecord, now: number, outcome: JobAttempt
   return entry;
 }
 
-/** Stages the move of a taken claim to Dead. claimedAt is kept on every dead record. */
-export function stageDead(s: StagedTxn, stored: JobRecord, now: number, error: string): void {
-  const dead = withChanges(stored, { status: 'dead', failedAt: now, lastError: error }, ['runAt', 'completedAt']);
+/**
+ * Stages the move of a taken claim to Dead. claimedAt is kept on every dead record. `counts`
+ * (an interruption) replaces the record's counters; the history entry keeps the try's number.
+ */
+export function stageDead(s: StagedTxn, stored: JobRecord, now: number, error: string, counts?: { attempts: number; interruptions: number }): void {
+  const dead = withChanges(stored, { status: 'dead', failedAt: now, lastError: error, ...counts }, ['runAt', 'completedAt']);
   s.putRecord(dead);
   s.appendHistory(stored.id, attemptEntry(stored, now, 'dead_lettered', error));
   s.count(stored.queue, 'claimed', -1);

@@ -10,7 +10,8 @@
  * Core types: `Queue` (single writer per store; opening fences the previous writer), `Claim`
  * (the only thing that can settle), `LeaseHandle` (what handlers get), `JobRecord`,
  * `QueueReader`. Delivery is at-least-once: attempts are counted at claim time and a crash or a
- * lost lease redelivers, so handlers must be idempotent.
+ * lost lease redelivers, so handlers must be idempotent. A delivery interrupted by a process exit
+ * gives its try back and counts as an interruption (`maxInterruptions`), not a failure.
  *
  * Errors: INVALID_ARGUMENT / INVALID_CONFIG (bad input, before any write), CLAIM_LOST (a stale
  * claim; nothing applied), CANCELLED (lease renewal after a cancel request), ALREADY_EXISTS (a

@@ -6,8 +6,9 @@
  * 1. Open the engine as writer: bumps the writer epoch (fencing any earlier writer) and replays
  *    the WAL.
  * 2. Restore persisted claim cursors and delete their records durably.
- * 3. Recover interrupted claims: every claimed record goes back to Pending (or Dead when out of
- *    attempts), history `interrupted`. After 2 so requeued keys move restored bounds back.
+ * 3. Recover interrupted claims: every claimed record goes back to Pending with its try given
+ *    back and one more interruption (or Dead at `maxInterruptions`), history `interrupted`. After
+ *    2 so requeued keys move restored bounds back.
  * 4. Write the first heartbeat durably (when configured), then start the reaper, the scheduler
  *    and the heartbeat loop.
  *
@@ -622,4 +623,3 @@ export class Queue {
     return this.ctx.logger;
   }
 }
-

@@ -26,6 +26,7 @@ export class DeliveredStep implements Step {
     readonly jobId: string,
     readonly attempt: number,
     readonly maxAttempts: number,
+    readonly interruptions: number,
     readonly signalPayload: Uint8Array | null,
     private readonly cancel: { readonly signal: AbortSignal },
     readonly lease: LeaseHandle,

@@ -1,8 +1,8 @@
 /**
  * Dead-step reconciliation. Every path of the worker that dead-letters a step also terminates its
  * run in the same transaction. Two dead-letters happen outside the worker: the reaper's (a lease
- * expired on the last attempt) and the queue's recovery at open (a claim interrupted on its last
- * attempt). Their runs are left with a record and a pointer naming the dead job; this repairs them.
+ * expired on the last attempt) and the queue's recovery at open (a step interrupted for the
+ * `maxInterruptions`-th time). Their runs are left with a record and a pointer naming the dead job; this repairs them.
  *
  * Pass: stream the dead jobs of the runtime's queue; skip notifications and jobs that are not
  * valid steps; for a step job that the run's pointer still names, commit the termination

@@ -111,7 +111,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     // The claim's own signal (created only if the runner reads it): it fires when a cancel of
     // this job is requested (a step cannot abort a signal it was handed, so no child signal is
     // needed).
-    const step = new DeliveredStep(ctx, d.runId, d.step, job.payload, d.headers, job.id, job.attempts, job.maxAttempts, signal.payload, claim, claim.lease);
+    const step = new DeliveredStep(ctx, d.runId, d.step, job.payload, d.headers, job.id, job.attempts, job.maxAttempts, job.interruptions, signal.payload, claim, claim.lease);
     try {
       outcome = validateOutcome(await ctx.runner.runStep(step));
     } catch (e) {

@@ -1,8 +1,9 @@
 /**
  * What a runner implements (`StepRunner`) and what it receives for each delivery (`Step`).
  *
- * A step is delivered at least once: a crash or an expired lease delivers it again (with
- * `attempt` counted), so `runStep` must be idempotent per (run id, step number). Expensive or
+ * A step is delivered at least once: a crash, a reload or an expired lease delivers it again (a
+ * crash or reload counted in `interruptions`, an expired lease in `attempt`), so `runStep` must be
+ * idempotent per (run id, step number). Expensive or
  * non-idempotent work goes through `step.memo`; the durable channel to the next step is the
  * payload of `StepOutcome.continue*`.
  */
@@ -49,10 +50,20 @@ export interface Step {
   readonly headers: Readonly<Record<string, string>>;
   /** The queue job carrying this step. */
   readonly jobId: string;
-  /** 1 on the first delivery; counts retries, crashes and expired leases. */
+  /**
+   * The number of this try: 1, plus one per earlier failed try (an error, or a lease that expired
+   * while the step ran). An interrupted delivery (process exit, crash, tab reload) gives its try
+   * back, so a redelivery after one keeps the same `attempt`; see `interruptions`.
+   */
   readonly attempt: number;
   /** The step's attempt limit: `attempt >= maxAttempts` is the last attempt. */
   readonly maxAttempts: number;
+  /**
+   * Earlier deliveries of this step interrupted before they settled (process exit, crash, tab
+   * reload): 0 normally. Deliveries so far, this one included: `attempt + interruptions`. The
+   * queue's `maxInterruptions` (default 20) dead-letters a step interrupted that often.
+   */
+  readonly interruptions: number;
   /**
    * The durable signal that woke this step: its payload when a signal arrived, null when the wait
    * timed out (or the step did not wait). The same on every redelivery.
@@ -85,6 +96,7 @@ export interface DetachedStepInit {
   readonly jobId?: string;
   readonly attempt?: number;
   readonly maxAttempts?: number;
+  readonly interruptions?: number;
   readonly signalPayload?: Uint8Array | null;
   readonly signal?: AbortSignal;
   /** Memo entries go here (default: a fresh in-memory store under `workflow-memo`). */
@@ -107,6 +119,7 @@ export function detachedStep(init: DetachedStepInit = {}): Step {
     jobId: init.jobId ?? 'test-job',
     attempt: init.attempt ?? 1,
     maxAttempts: init.maxAttempts ?? 1,
+    interruptions: init.interruptions ?? 0,
     signalPayload: init.signalPayload ?? null,
     signal: init.signal ?? new AbortController().signal,
     lease: LeaseHandle.detached(),

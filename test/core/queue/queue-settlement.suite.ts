@@ -206,7 +206,7 @@ export function defineQueueSettlementSuite(name: string, factory: StoreFactory):
     });
 
     describe('recovery at open and cursor persistence', () => {
-      it('requeues a claim held at close (history interrupted, re-claim attempts 2)', async () => {
+      it('requeues a claim held at close (history interrupted; the re-claim is attempt 1 again, interruptions 1)', async () => {
         const h = await makeHarness(factory);
         const q = await h.open();
         const id = await q.enqueue('q', b('a'));
@@ -215,20 +215,26 @@ export function defineQueueSettlementSuite(name: string, factory: StoreFactory):
         const q2 = await h.open();
         expect(await q2.getJob(id)).toMatchObject({ status: 'pending' });
         expect((await q2.attemptHistory(id)).map((a) => a.outcome)).toEqual(['interrupted']);
-        expect((await q2.claim('q', 1000))?.job.attempts).toBe(2);
+        expect((await q2.claim('q', 1000))?.job).toMatchObject({ attempts: 1, interruptions: 1 });
         await q2.close();
       });
 
-      it('dead-letters at open a claim that was out of attempts', async () => {
+      // Issue #13: an interrupted claim no longer uses up an attempt, so its last attempt is kept.
+      it('requeues at open a claim on its last attempt, and dead-letters one at maxInterruptions', async () => {
         const h = await makeHarness(factory);
-        const q = await h.open({ defaultQueueConfig: { maxAttempts: 1 } });
+        const config = { defaultQueueConfig: { maxAttempts: 1, maxInterruptions: 2 } };
+        const q = await h.open(config);
         const id = await q.enqueue('q', b('a'));
         await q.claim('q', 60_000);
         await q.close();
-        const q2 = await h.open({ defaultQueueConfig: { maxAttempts: 1 } });
-        expect(await q2.getJob(id)).toMatchObject({ status: 'dead', lastError: 'claim interrupted by process exit' });
-        expect(await q2.stats('q')).toMatchObject({ dead: 1, claimed: 0 });
+        const q2 = await h.open(config);
+        expect(await q2.getJob(id)).toMatchObject({ status: 'pending', attempts: 0, interruptions: 1 });
+        await q2.claim('q', 60_000);
         await q2.close();
+        const q3 = await h.open(config);
+        expect(await q3.getJob(id)).toMatchObject({ status: 'dead', lastError: 'interrupted 2 times (process exit, crash or abandoned delivery)' });
+        expect(await q3.stats('q')).toMatchObject({ dead: 1, claimed: 0 });
+        await q3.close();
       });
 
       it('recovers claims of a writer that never closed, and fences that writer: its ack fails', async () => {
@@ -245,7 +251,7 @@ export function defineQueueSettlementSuite(name: string, factory: StoreFactory):
         expect(err).toMatchObject({ code: expect.stringMatching(/^(FENCED|CLOSED)$/) });
         const again = await next.claimBatch('q', 10, 60_000);
         expect(again.map((c) => c.id)).toEqual(ids);
-        expect(again.every((c) => c.job.attempts === 2)).toBe(true);
+        expect(again.every((c) => c.job.attempts === 1 && c.job.interruptions === 1)).toBe(true);
         await next.close();
         await old.close().catch(() => undefined);
       });

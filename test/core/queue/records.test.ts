@@ -16,6 +16,7 @@ const base: JobRecord = {
   status: 'pending',
   attempts: 0,
   maxAttempts: 3,
+  interruptions: 0,
   enqueuedAt: 1000,
   priority: 1000,
   cancelRequested: false,
@@ -23,9 +24,22 @@ const base: JobRecord = {
 
 describe('job records', () => {
   it('round-trip with every optional field', () => {
-    const full: JobRecord = { ...base, claimedAt: 5, runAt: 6, wokenAt: 7, wakePayload: Uint8Array.of(9), lastError: 'boom', dedupKey: 'd', completedAt: 8, failedAt: 9, cancelRequested: true };
+    const full: JobRecord = { ...base, claimedAt: 5, runAt: 6, wokenAt: 7, wakePayload: Uint8Array.of(9), lastError: 'boom', dedupKey: 'd', completedAt: 8, failedAt: 9, cancelRequested: true, interruptions: 4 };
     expect(decodeJobRecord(encodeJobRecord(full))).toEqual(full);
     expect(decodeJobRecord(encodeJobRecord(base))).toEqual(base);
+  });
+
+  // Issue #13: the interruption count is a field added later. Records written before it (or with
+  // nothing interrupted) carry no such key and read back as 0, so old stores stay readable.
+  it('omits interruptions when 0 and reads a record without the field as 0', () => {
+    const bytes = encodeJobRecord(base);
+    expect(new TextDecoder().decode(bytes)).not.toContain('interruptions');
+    const old = encodeRecord({ v: 1, id: 'a', queue: 'q', status: 'claimed', attempts: 2, maxAttempts: 3, enqueuedAt: 5, priority: 1 });
+    expect(decodeJobRecord(old)).toMatchObject({ attempts: 2, interruptions: 0 });
+    expect(decodeJobRecordGeneric(old)).toMatchObject({ interruptions: 0 });
+    const interrupted = encodeJobRecord({ ...base, interruptions: 7 });
+    expect(decodeJobRecord(interrupted).interruptions).toBe(7);
+    expect(decodeJobRecordGeneric(interrupted).interruptions).toBe(7);
   });
 
   it('store an offloaded record without its payload bytes', () => {
@@ -63,6 +77,7 @@ describe('job record fast codec', () => {
         status: pick(['pending', 'scheduled', 'claimed', 'done', 'dead']),
         attempts: pick(numbers),
         maxAttempts: pick(numbers),
+        interruptions: rnd(3) === 0 ? pick(numbers) : 0,
         enqueuedAt: pick(numbers),
         priority: pick(numbers),
         cancelRequested: rnd(3) === 0,

@@ -35,7 +35,7 @@ export const DEFAULT_READER_POLL_INTERVAL_MS = 10_000;
 
 /** `lastError` of a job dead-lettered because its deliveries were interrupted `count` times. */
 export function interruptedTooOftenError(count: number): string {
-  return `interrupted ${count} times (process exit, crash or abandoned delivery)`;
+  return `interrupted ${count} ${count === 1 ? 'time' : 'times'} (process exit, crash or abandoned delivery)`;
 }
 /** `lastError` of a job dead-lettered because its lease expired on the final attempt. */
 export const LEASE_EXPIRED_ERROR = 'lease expired';

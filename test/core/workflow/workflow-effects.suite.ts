@@ -424,8 +424,9 @@ export function defineWorkflowEffectsSuite(name: string, factory: StoreFactory):
         never.resolve();
       });
 
-      it('fails a run whose last attempt was interrupted by a crash (dead-lettered when the queue reopened)', async () => {
-        const h = await makeHarness(factory);
+      // Issue #13: a crash does not use up an attempt; only maxInterruptions crashes end the run.
+      it('fails a run whose step was interrupted maxInterruptions times (dead-lettered when the queue reopened)', async () => {
+        const h = await makeHarness(factory, { defaultQueueConfig: { retryBackoffBaseMs: 0, maxInterruptions: 1 } });
         const entered = deferred();
         const never = deferred();
         const a = h.start(async () => {
@@ -433,13 +434,14 @@ export function defineWorkflowEffectsSuite(name: string, factory: StoreFactory):
           await never.promise;
           return StepOutcome.succeed(empty);
         }, new NoopTerminalHook());
-        const { runId } = await a.runtime.submit({ maxAttemptsPerStep: 1, headers: { origin: 'crash' } });
+        const { runId } = await a.runtime.submit({ maxAttemptsPerStep: 3, headers: { origin: 'crash' } });
         await entered.promise;
         await h.crashRestart();
         expect((await h.queue.stats(QUEUE)).dead).toBe(1);
         const hook = new RecordingHook();
         h.start(async () => StepOutcome.succeed(empty), hook);
-        expect(await hook.first()).toMatchObject({ runId, status: 'failed', error: 'claim interrupted by process exit', finalStep: 0, headers: { origin: 'crash' } });
+        const error = 'interrupted 1 time (process exit, crash or abandoned delivery)';
+        expect(await hook.first()).toMatchObject({ runId, status: 'failed', error, finalStep: 0, headers: { origin: 'crash' } });
         expect(await h.queue.kvGet(b(`workflow/runs/${runId}`))).toBeUndefined();
         never.resolve();
       });

@@ -6,7 +6,7 @@
  * needs to pass the check. A misspelled or unknown option rejects with INVALID_CONFIG naming it
  * and the nearest known name, instead of being silently ignored.
  */
-import { InvalidConfigError } from './errors.js';
+import { InvalidArgumentError, InvalidConfigError, type ErrorDetails } from './errors.js';
 
 /**
  * The option names of `T`, from a record that must list every key of `T` (so the compiler catches
@@ -57,20 +57,59 @@ function describe(value: unknown): string {
 }
 
 /**
- * Throws INVALID_CONFIG unless `options` is undefined or a non-array object whose own keys are all
- * in `known`. `what` names the options object in the message (`queue`, `queueConfigs["q"]`).
- * The message names the unknown option and, when one is close, the known name it resembles
- * (`details.option`, `details.suggestion`).
+ * Throws INVALID_CONFIG (or `code`) unless `options` is undefined or a non-array object whose own
+ * keys are all in `known`. `what` names the options object in the message (`queue`,
+ * `queueConfigs["q"]`, `enqueue`). The message names the unknown option and, when one is close,
+ * the known name it resembles (`details.option`, `details.suggestion`); `extra` adds details
+ * (a `reason`).
  */
-export function checkOptions(options: unknown, known: readonly string[], what: string): void {
+export function checkOptions(
+  options: unknown,
+  known: readonly string[],
+  what: string,
+  code: 'INVALID_CONFIG' | 'INVALID_ARGUMENT' = 'INVALID_CONFIG',
+  extra: ErrorDetails = {},
+): void {
   if (options === undefined) return;
+  const fail = (message: string, details: ErrorDetails) =>
+    code === 'INVALID_CONFIG' ? new InvalidConfigError(message, { ...extra, ...details }) : new InvalidArgumentError(message, { ...extra, ...details });
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new InvalidConfigError(`${what} options must be an object. value=${describe(options)}`, { where: what, value: describe(options) });
+    throw fail(`${what} options must be an object. value=${describe(options)}`, { where: what, value: describe(options) });
   }
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     const suggestion = nearestName(key, known);
     const hint = suggestion === undefined ? `known=${known.join(',')}` : `did_you_mean=${suggestion}`;
-    throw new InvalidConfigError(`unknown ${what} option. option=${JSON.stringify(key)} ${hint}`, { where: what, option: key, suggestion: suggestion ?? null });
+    throw fail(`unknown ${what} option. option=${JSON.stringify(key)} ${hint}`, { where: what, option: key, suggestion: suggestion ?? null });
   }
+}
+
+/**
+ * The first rule a number argument breaks, as a phrase for a message (`must be a number`,
+ * `must be finite`, `must not be negative`, `must be an integer`), or undefined when it keeps them
+ * all. Naming the rule that failed, not all of them, keeps `runAt: -5` from reading as "not finite".
+ */
+export function numberRule(value: unknown, { integer = false, min = 0 } = {}): string | undefined {
+  if (typeof value !== 'number') return `must be a number, not ${value === null ? 'null' : typeof value}`;
+  if (Number.isNaN(value)) return 'must be a number, not NaN';
+  if (!Number.isFinite(value)) return 'must be finite';
+  if (integer && !Number.isSafeInteger(value)) return 'must be an integer';
+  if (value < min) return min === 0 ? 'must not be negative' : `must be at least ${min}`;
+  return undefined;
+}
+
+const STORE_METHODS = ['get', 'put', 'delete', 'list'] as const;
+
+/**
+ * Throws INVALID_ARGUMENT (or INVALID_CONFIG for a store passed as an option) unless `store` is
+ * an object with the ObjectStore methods, so `open(null)` or a wrong argument order fails with a
+ * message naming the argument instead of a TypeError deep inside the engine.
+ */
+export function checkObjectStore(store: unknown, what = 'store', code: 'INVALID_ARGUMENT' | 'INVALID_CONFIG' = 'INVALID_ARGUMENT'): void {
+  const missing =
+    typeof store !== 'object' || store === null ? 'all' : STORE_METHODS.filter((m) => typeof (store as Record<string, unknown>)[m] !== 'function').join(',');
+  if (missing === '') return;
+  const message = `${what} must be an ObjectStore (get, put, delete and list methods). ${what}=${describe(store)} missing=${missing}`;
+  const details = { argument: what, value: describe(store), missing };
+  throw code === 'INVALID_CONFIG' ? new InvalidConfigError(message, details) : new InvalidArgumentError(message, details);
 }

@@ -14,6 +14,7 @@
  * that was not stored is ever acknowledged.
  */
 import { toHex } from '../bytes.js';
+import { checkObjectStore } from '../options.js';
 import { ClosedError, ConflictError, CorruptDataError, FencedError, InvalidArgumentError, invariant, isTaqubaError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { mergeRuns, pickCompaction } from './compaction/compaction.js';
@@ -111,6 +112,7 @@ export class KvDb implements KvReadable, TransactionHost {
    * meanwhile), STORE_UNAVAILABLE.
    */
   static async open(store: ObjectStore, options: KvDbOptions = {}): Promise<KvDb> {
+    checkObjectStore(store);
     const resolved = resolveKvDbOptions(options);
     const manifests = new ManifestStore(store, resolved.path);
     const claimed = await claimEpoch(store, resolved.path, manifests, resolved.faults);

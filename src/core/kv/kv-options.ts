@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { InvalidConfigError } from '../errors.js';
 import { validateObjectKey } from '../objects/keys.js';
+import { checkOptions, optionNames } from '../options.js';
 import type { MergeOperator } from './types.js';
 
 /**
@@ -41,6 +42,25 @@ export interface KvDbOptions {
   readonly faults?: FaultHook;
 }
 
+/**
+ * Every KvDbOptions option name. Adding an option: add its name here too (the compiler insists),
+ * or `KvDb.open` rejects it as unknown (INVALID_CONFIG naming it and the nearest known name).
+ */
+export const KV_DB_OPTION_NAMES = optionNames<KvDbOptions>({
+  path: true,
+  mergeOperator: true,
+  flushIntervalMs: true,
+  flushMaxBytes: true,
+  memtableBytes: true,
+  maxFrozenMemtables: true,
+  blockBytes: true,
+  targetSstBytes: true,
+  blockCacheBytes: true,
+  maxRuns: true,
+  clock: true,
+  faults: true,
+});
+
 export type ResolvedKvDbOptions = Required<Omit<KvDbOptions, 'mergeOperator' | 'faults'>> & Pick<KvDbOptions, 'mergeOperator' | 'faults'>;
 
 export const DEFAULT_KV_PATH = 'kv';
@@ -55,6 +75,7 @@ function positive(name: string, value: number | undefined, fallback: number, min
 }
 
 export function resolveKvDbOptions(options: KvDbOptions = {}): ResolvedKvDbOptions {
+  checkOptions(options, KV_DB_OPTION_NAMES, 'kv');
   const path = options.path ?? DEFAULT_KV_PATH;
   try {
     validateObjectKey(path);

@@ -5,6 +5,7 @@
  */
 import { NotFoundError, isTaqubaError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
+import { checkObjectStore } from '../options.js';
 import { resolveKvDbOptions, type KvDbOptions, type ResolvedKvDbOptions } from './kv-options.js';
 import { LsmTree } from './lsm-tree.js';
 import { ManifestStore, type VersionedManifest } from './manifest/manifest-store.js';
@@ -33,6 +34,7 @@ export class KvReader implements KvReadable {
 
   /** Opens and loads the current state. Rejects with NOT_FOUND when no engine exists at the path. */
   static async open(store: ObjectStore, options: KvDbOptions = {}): Promise<KvReader> {
+    checkObjectStore(store);
     const resolved = resolveKvDbOptions(options);
     const reader = new KvReader(store, resolved, new ManifestStore(store, resolved.path));
     await reader.refresh();

@@ -20,7 +20,7 @@ import {
   validateQueueName,
   validateTimestamp,
 } from './validation.js';
-import { InvalidArgumentError } from '../errors.js';
+import { checkOptions, optionNames } from '../options.js';
 
 /** Options of one enqueue. Unset fields take the queue's configuration. */
 export interface EnqueueOptions {
@@ -51,17 +51,15 @@ export interface PreparedEnqueue {
   readonly idOverride: boolean;
 }
 
-const KNOWN_OPTIONS = new Set(['maxAttempts', 'priority', 'runAt', 'dedupKey', 'headers', 'idOverride']);
+/** Every EnqueueOptions name (add a new option's name here, or enqueue rejects it as unknown). */
+const ENQUEUE_OPTION_NAMES = optionNames<EnqueueOptions>({ maxAttempts: true, priority: true, runAt: true, dedupKey: true, headers: true, idOverride: true });
 
 /** Validates an enqueue without I/O. Throws INVALID_ARGUMENT. */
 export function validateEnqueue(queue: unknown, payload: unknown, options: EnqueueOptions | undefined): void {
   validateQueueName(queue);
   validatePayload(payload);
   if (options === undefined) return;
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`enqueue options must be an object. options=${String(options)}`);
-  for (const k of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.has(k)) throw new InvalidArgumentError(`unknown enqueue option. option=${k}`, { option: k });
-  }
+  checkOptions(options, ENQUEUE_OPTION_NAMES, 'enqueue', 'INVALID_ARGUMENT');
   if (options.maxAttempts !== undefined) validateMaxAttempts(options.maxAttempts);
   if (options.priority !== undefined) validatePriority(options.priority);
   if (options.runAt !== undefined) validateTimestamp(options.runAt, 'runAt');

@@ -8,7 +8,7 @@ import { InvalidConfigError } from '../errors.js';
 import { resolveLogger, type LoggerOption, type LogSink } from '../logger.js';
 import { validateKeyPrefixOption } from '../objects/keys.js';
 import type { ObjectStore } from '../objects/object-store.js';
-import { checkOptions, optionNames } from '../options.js';
+import { checkObjectStore, checkOptions, optionNames } from '../options.js';
 import {
   DEFAULT_DEAD_RETENTION_MS,
   DEFAULT_LEASE_MS,
@@ -254,6 +254,7 @@ export function resolveQueueOptions(path: string, options: QueueOptions = {}): R
   const payloadPath = options.payloadPath ?? `${path}-payloads`;
   // At open, not at the first offloaded payload: a bad prefix would otherwise surface only then.
   validateKeyPrefixOption('payloadPath', payloadPath);
+  if (options.payloadStore !== undefined) checkObjectStore(options.payloadStore, 'payloadStore', 'INVALID_CONFIG');
   const sameStore = options.payloadStore === undefined;
   if (sameStore && (payloadPath === path || payloadPath.startsWith(`${path}/`))) {
     throw new InvalidConfigError(`payloadPath must not nest inside the queue path. path=${path} payloadPath=${payloadPath}`, { path, payloadPath });

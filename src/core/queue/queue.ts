@@ -18,9 +18,10 @@
  * durable commit flushes them first.
  */
 import type { Clock } from '../clock.js';
-import { isTaqubaError } from '../errors.js';
+import { InvalidConfigError, isTaqubaError } from '../errors.js';
 import { KvDb } from '../kv/kv-db.js';
 import type { ObjectStore } from '../objects/object-store.js';
+import { checkObjectStore } from '../options.js';
 import type { JobAttempt } from './attempt-history.js';
 import { Claim, claimJobs } from './claim.js';
 import { ClaimCursor } from './claim-cursor.js';
@@ -59,7 +60,7 @@ import { sweepDead, sweepDone } from './retention.js';
 import { promoteDueJobs } from './scheduler.js';
 import { ackClaim, assertClaim, deadLetterClaim, nackClaim, type NackOutcome } from './settlement.js';
 import { isAmbiguousCommitError, runTransaction } from './staged-txn.js';
-import { validateCount, validateDuration, validatePayload, validateQueueName } from './validation.js';
+import { describeValue, validateCount, validateDuration, validatePayload, validateQueueName } from './validation.js';
 
 /** @internal How a worker loop settles a claim (see `Queue.settleInLoop`). */
 export type LoopSettlement =
@@ -96,7 +97,14 @@ export class Queue {
   static async open(store: ObjectStore, path: string, options?: QueueOptions): Promise<Queue>;
   static async open(store: ObjectStore, options: QueueOpenOptions): Promise<Queue>;
   static async open(store: ObjectStore, pathOrOptions: string | QueueOpenOptions, maybeOptions?: QueueOptions): Promise<Queue> {
-    const path = typeof pathOrOptions === 'string' ? pathOrOptions : pathOrOptions?.path;
+    checkObjectStore(store);
+    if (typeof pathOrOptions !== 'string' && (typeof pathOrOptions !== 'object' || pathOrOptions === null || Array.isArray(pathOrOptions))) {
+      throw new InvalidConfigError(`Queue.open takes a path string or an options object with a path. value=${describeValue(pathOrOptions)}`, { value: describeValue(pathOrOptions) });
+    }
+    if (typeof pathOrOptions !== 'string' && maybeOptions !== undefined) {
+      throw new InvalidConfigError('Queue.open takes options either with the path or after it, not both. option=path', { option: 'path' });
+    }
+    const path = typeof pathOrOptions === 'string' ? pathOrOptions : pathOrOptions.path;
     const raw = typeof pathOrOptions === 'string' ? maybeOptions : pathOrOptions;
     const options = resolveQueueOptions(path, raw);
     const db = await KvDb.open(store, {

@@ -34,6 +34,7 @@ import { kvGet, kvScan, type KvPage, type KvScanOptions } from './kv-namespace.j
 import { queueMergeOperator } from './merge-operator.js';
 import { PayloadOffload } from './payload-offload.js';
 import { consoleLogger, type QueueLogger } from './queue-options.js';
+import { checkObjectStore, checkOptions, optionNames } from '../options.js';
 import { configDuration } from './validation.js';
 
 export interface QueueReaderOptions {
@@ -47,6 +48,18 @@ export interface QueueReaderOptions {
   readonly payloadPath?: string;
   readonly logger?: QueueLogger;
 }
+
+/**
+ * Every QueueReaderOptions option name. Adding an option: add its name here too (the compiler
+ * insists), or `QueueReader.open` rejects it as unknown (INVALID_CONFIG naming the nearest name).
+ */
+export const QUEUE_READER_OPTION_NAMES = optionNames<QueueReaderOptions>({
+  pollIntervalMs: true,
+  clock: true,
+  payloadStore: true,
+  payloadPath: true,
+  logger: true,
+});
 
 /** What the reader knows about the writer's activity, for liveness checks. */
 export interface StoreActivity {
@@ -73,6 +86,9 @@ export class QueueReader {
    * CORRUPT_DATA / STORE_* from the store, INVALID_CONFIG for bad options.
    */
   static async open(store: ObjectStore, path: string, options: QueueReaderOptions = {}): Promise<QueueReader> {
+    checkObjectStore(store);
+    checkOptions(options, QUEUE_READER_OPTION_NAMES, 'queue reader');
+    if (options.payloadStore !== undefined) checkObjectStore(options.payloadStore, 'payloadStore', 'INVALID_CONFIG');
     const poll = options.pollIntervalMs === undefined ? DEFAULT_READER_POLL_INTERVAL_MS : options.pollIntervalMs;
     if (poll !== null) configDuration(poll, 'pollIntervalMs', { allowZero: false });
     const payloadPath = options.payloadPath ?? `${path}-payloads`;

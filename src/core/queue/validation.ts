@@ -4,6 +4,7 @@
  */
 import { utf8 } from '../bytes.js';
 import { InvalidArgumentError, InvalidConfigError } from '../errors.js';
+import { numberRule } from '../options.js';
 import { MAX_JOB_ID_LEN, MAX_KV_VALUE_SIZE, MAX_QUEUE_NAME_LEN } from './constants.js';
 
 const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -20,7 +21,8 @@ function show(value: unknown): string {
 /** A queue name: a non-empty string of at most 255 UTF-8 bytes without control characters. */
 export function validateQueueName(queue: unknown): asserts queue is string {
   if (typeof queue !== 'string' || queue.length === 0) {
-    throw new InvalidArgumentError(`queue name must be a non-empty string. queue=${show(queue)}`, { queue: show(queue), reason: 'empty' });
+    const reason = typeof queue === 'string' ? 'empty' : 'not_a_string';
+    throw new InvalidArgumentError(`queue name must be a non-empty string${reason === 'empty' ? '' : `, not ${typeof queue}`}. queue=${show(queue)}`, { queue: show(queue), reason });
   }
   const bytes = utf8(queue).length;
   if (bytes > MAX_QUEUE_NAME_LEN) {
@@ -38,7 +40,8 @@ export function validateQueueName(queue: unknown): asserts queue is string {
 /** A caller-chosen job id: 1..128 characters of `[A-Za-z0-9_-]`. */
 export function validateJobId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || id.length === 0) {
-    throw new InvalidArgumentError(`job id must be a non-empty string. id=${show(id)}`, { id: show(id), reason: 'empty' });
+    const reason = typeof id === 'string' ? 'empty' : 'not_a_string';
+    throw new InvalidArgumentError(`job id must be a non-empty string${reason === 'empty' ? '' : `, not ${typeof id}`}. id=${show(id)}`, { id: show(id), reason });
   }
   if (id.length > MAX_JOB_ID_LEN) {
     throw new InvalidArgumentError(`job id longer than ${MAX_JOB_ID_LEN} characters. id=${show(id)} length=${id.length}`, {
@@ -54,7 +57,8 @@ export function validateJobId(id: unknown): asserts id is string {
 /** A job id used for lookups: any non-empty string (ids are never interpreted). */
 export function validateLookupId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || id.length === 0) {
-    throw new InvalidArgumentError(`job id must be a non-empty string. id=${show(id)}`, { id: show(id) });
+    const reason = typeof id === 'string' ? 'empty' : 'not_a_string';
+    throw new InvalidArgumentError(`job id must be a non-empty string${reason === 'empty' ? '' : `, not ${typeof id}`}. id=${show(id)}`, { id: show(id), reason });
   }
 }
 
@@ -66,34 +70,39 @@ export function validatePayload(payload: unknown, what = 'payload'): asserts pay
 
 /** A duration in milliseconds: finite and not negative. */
 export function validateDuration(ms: unknown, name: string): asserts ms is number {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-    throw new InvalidArgumentError(`${name} must be a finite, non-negative number of milliseconds. ${name}=${show(ms)}`, { name, value: show(ms) });
+  const rule = numberRule(ms);
+  if (rule !== undefined) {
+    throw new InvalidArgumentError(`${name} ${rule} (a duration in milliseconds). ${name}=${show(ms)}`, { name, value: show(ms), rule });
   }
 }
 
 /** A count or limit: a non-negative safe integer. */
 export function validateCount(n: unknown, name: string): asserts n is number {
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
-    throw new InvalidArgumentError(`${name} must be a non-negative integer. ${name}=${show(n)}`, { name, value: show(n) });
+  const rule = numberRule(n, { integer: true });
+  if (rule !== undefined) {
+    throw new InvalidArgumentError(`${name} ${rule} (a count). ${name}=${show(n)}`, { name, value: show(n), rule });
   }
 }
 
 /** A timestamp in epoch milliseconds. */
 export function validateTimestamp(ms: unknown, name: string): asserts ms is number {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-    throw new InvalidArgumentError(`${name} must be a finite epoch time in milliseconds. ${name}=${show(ms)}`, { name, value: show(ms) });
+  const rule = numberRule(ms);
+  if (rule !== undefined) {
+    throw new InvalidArgumentError(`${name} ${rule} (an epoch time in milliseconds). ${name}=${show(ms)}`, { name, value: show(ms), rule });
   }
 }
 
 export function validatePriority(priority: unknown): asserts priority is number {
-  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > 0xffffffff) {
-    throw new InvalidArgumentError(`priority must be an integer in [0, 2^32). priority=${show(priority)}`, { value: show(priority) });
+  const rule = numberRule(priority, { integer: true }) ?? ((priority as number) > 0xffffffff ? 'must be below 2^32' : undefined);
+  if (rule !== undefined) {
+    throw new InvalidArgumentError(`priority ${rule} (an integer in [0, 2^32)). priority=${show(priority)}`, { value: show(priority), rule });
   }
 }
 
 export function validateMaxAttempts(n: unknown): asserts n is number {
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
-    throw new InvalidArgumentError(`maxAttempts must be an integer of at least 1. maxAttempts=${show(n)}`, { value: show(n) });
+  const rule = numberRule(n, { integer: true, min: 1 });
+  if (rule !== undefined) {
+    throw new InvalidArgumentError(`maxAttempts ${rule} (an integer of at least 1). maxAttempts=${show(n)}`, { value: show(n), rule });
   }
 }
 
@@ -136,13 +145,11 @@ export function validateKvValue(value: unknown): asserts value is Uint8Array {
 
 /** Open-time duration option; INVALID_CONFIG on failure. */
 export function configDuration(ms: unknown, name: string, { allowZero = true } = {}): number {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || (!allowZero && ms === 0)) {
-    throw new InvalidConfigError(`${name} must be a finite${allowZero ? ', non-negative' : ', positive'} number of milliseconds. ${name}=${show(ms)}`, {
-      name,
-      value: show(ms),
-    });
+  const rule = numberRule(ms) ?? (!allowZero && ms === 0 ? 'must be positive' : undefined);
+  if (rule !== undefined) {
+    throw new InvalidConfigError(`${name} ${rule} (a${allowZero ? '' : ' positive'} duration in milliseconds). ${name}=${show(ms)}`, { name, value: show(ms), rule });
   }
-  return ms;
+  return ms as number;
 }
 
 export { show as describeValue };

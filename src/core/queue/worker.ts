@@ -26,6 +26,7 @@ import type { LeaseHandle } from './lease-handle.js';
 import type { LoopSettlement, Queue } from './queue.js';
 import { validateCount, validateDuration, validateQueueName } from './validation.js';
 import { InvalidArgumentError } from '../errors.js';
+import { checkOptions, optionNames } from '../options.js';
 
 /** Thrown by a handler: dead-letter the job now, whatever attempts remain. */
 export class PermanentFailure extends Error {
@@ -63,6 +64,12 @@ export interface RunWorkerOptions {
   /** Abort to shut down: stop claiming, finish and settle in-flight jobs, then resolve. */
   readonly signal?: AbortSignal;
 }
+
+/**
+ * Every RunWorkerOptions option name. Adding an option: add its name here too (the compiler
+ * insists), or the worker loops reject it as unknown (INVALID_CONFIG naming the nearest name).
+ */
+export const RUN_WORKER_OPTION_NAMES = optionNames<RunWorkerOptions>({ pollIntervalMs: true, signal: true });
 
 function describeError(e: unknown): string {
   if (e instanceof Error) return e.message || e.name;
@@ -126,6 +133,7 @@ function settleWith(queue: Queue, claim: Claim, outcome: LoopSettlement, issued:
 function validateLoop(queueName: string, worker: unknown, options: RunWorkerOptions): number {
   validateQueueName(queueName);
   checkWorker(worker);
+  checkOptions(options, RUN_WORKER_OPTION_NAMES, 'worker');
   const poll = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   validateDuration(poll, 'pollIntervalMs');
   return poll;

@@ -43,11 +43,12 @@ const RUN_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 /** Throws INVALID_ARGUMENT (reason `invalid_run_id`) unless `runId` is 1..128 of `[A-Za-z0-9_-]`. */
 export function validateRunId(runId: unknown): asserts runId is string {
   let why: string | undefined;
-  if (typeof runId !== 'string' || runId.length === 0) why = 'empty';
+  if (typeof runId !== 'string') why = 'not_a_string';
+  else if (runId.length === 0) why = 'empty';
   else if (runId.length > MAX_RUN_ID_LEN) why = 'too_long';
   else if (!RUN_ID_PATTERN.test(runId)) why = 'invalid_character';
   if (why !== undefined) {
-    throw new InvalidArgumentError(`invalid run id (${why.replace('_', ' ')}); expected 1..${MAX_RUN_ID_LEN} characters of [A-Za-z0-9_-]. runId=${show(runId)}`, {
+    throw new InvalidArgumentError(`invalid run id (${why.replaceAll('_', ' ')}); expected a string of 1..${MAX_RUN_ID_LEN} characters of [A-Za-z0-9_-]. runId=${show(runId)}`, {
       reason: 'invalid_run_id',
       runId: show(runId),
       why,

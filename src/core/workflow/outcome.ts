@@ -4,6 +4,7 @@
  * union with a same-named constructor object (`StepOutcome.continueNow(payload)`).
  */
 import { InvalidArgumentError } from '../errors.js';
+import { numberRule } from '../options.js';
 import { show } from './errors.js';
 
 /** When the next step of a continuing run becomes claimable. */
@@ -24,8 +25,9 @@ function invalid(message: string): InvalidArgumentError {
 }
 
 function checkDuration(ms: unknown, name: string): number {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw invalid(`${name} must be a finite, non-negative number of milliseconds. ${name}=${show(ms)}`);
-  return ms;
+  const rule = numberRule(ms);
+  if (rule !== undefined) throw invalid(`${name} ${rule} (a duration in milliseconds). ${name}=${show(ms)}`);
+  return ms as number;
 }
 
 function checkBytes(value: unknown, name: string): Uint8Array {

@@ -2,6 +2,7 @@
 import type { Clock } from '../clock.js';
 import { InvalidConfigError } from '../errors.js';
 import { validateKeyPrefixOption } from '../objects/index.js';
+import { checkOptions, optionNames } from '../options.js';
 import type { Queue, QueueLogger } from '../queue/index.js';
 import { DEFAULT_MAX_CONCURRENT_STEPS, DEFAULT_MEMO_PREFIX, DEFAULT_POLL_INTERVAL_MS, DEFAULT_QUEUE_NAME } from './constants.js';
 import { show } from './errors.js';
@@ -43,7 +44,21 @@ export interface ResolvedRuntimeOptions {
   readonly logger: QueueLogger;
 }
 
-const KNOWN = new Set(['queueName', 'memoPrefix', 'memoRetentionMs', 'stepOutputReplay', 'clock', 'maxConcurrentSteps', 'pollIntervalMs', 'stepMaxAttempts', 'logger']);
+/**
+ * Every WorkflowRuntimeOptions option name. Adding an option: add its name here too (the compiler
+ * insists), or the runtime rejects it as unknown (INVALID_CONFIG naming the nearest known name).
+ */
+export const RUNTIME_OPTION_NAMES = optionNames<WorkflowRuntimeOptions>({
+  queueName: true,
+  memoPrefix: true,
+  memoRetentionMs: true,
+  stepOutputReplay: true,
+  clock: true,
+  maxConcurrentSteps: true,
+  pollIntervalMs: true,
+  stepMaxAttempts: true,
+  logger: true,
+});
 
 function bad(option: string, value: unknown, rule: string): InvalidConfigError {
   return new InvalidConfigError(`${option} ${rule}. ${option}=${show(value)}`, { option, value: show(value) });
@@ -61,7 +76,7 @@ function positiveMs(option: string, value: unknown): number {
 
 export function resolveRuntimeOptions(queue: Queue, options: WorkflowRuntimeOptions = {}): ResolvedRuntimeOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidConfigError(`options must be an object. options=${show(options)}`);
-  for (const k of Object.keys(options)) if (!KNOWN.has(k)) throw new InvalidConfigError(`unknown workflow runtime option. option=${k}`, { option: k });
+  checkOptions(options, RUNTIME_OPTION_NAMES, 'workflow runtime');
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
   try {
     queue.queueConfig(queueName);

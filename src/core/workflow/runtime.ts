@@ -103,7 +103,7 @@ export class WorkflowRuntime {
    * spec fields), INPUT_MISMATCH (the active run under this id has another input), CORRUPT_DATA
    * (a run record without its pointer, or undecodable), CLOSED, or store errors.
    */
-  submit(spec: RunSpec = {}): Promise<SubmitOutcome> {
+  submit(spec: RunSpec): Promise<SubmitOutcome> {
     return submitRun(this.ctx, this.submitLocks, spec, this.options.stepMaxAttempts);
   }
 

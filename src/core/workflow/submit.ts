@@ -22,6 +22,7 @@ import type { EnqueueOptions } from '../queue/index.js';
 import type { RuntimeContext } from './context.js';
 import { checkKvValue, checkUserHeaders, checkUserKvKey, corrupt, InputMismatchError, kvKeyBytes, show, validateRunId } from './errors.js';
 import type { KvKey } from './effects-handle.js';
+import { checkOptions, optionNames } from '../options.js';
 import { runRecordKey, stepDedupKey, stepPointerKey } from './keys.js';
 import type { KeyedLock } from './keyed-lock.js';
 import { decodeRunRecord, decodeStepPointer, encodeRunRecord, encodeStepPointer } from './records.js';
@@ -53,7 +54,8 @@ export interface SubmitOutcome {
   readonly jobId: string;
 }
 
-const KNOWN = new Set(['runId', 'input', 'headers', 'priority', 'maxAttemptsPerStep', 'runAt', 'kvWrites']);
+/** Every RunSpec field (add a new field's name here, or submit rejects it as unknown). */
+const RUN_SPEC_FIELDS = optionNames<RunSpec>({ runId: true, input: true, headers: true, priority: true, maxAttemptsPerStep: true, runAt: true, kvWrites: true });
 
 interface ValidSpec {
   readonly runId: string | undefined;
@@ -64,8 +66,12 @@ interface ValidSpec {
 }
 
 function validateSpec(spec: RunSpec, defaultAttempts: number | undefined): ValidSpec {
-  if (typeof spec !== 'object' || spec === null) throw new InvalidArgumentError(`run spec must be an object. spec=${show(spec)}`, { reason: 'invalid_spec' });
-  for (const k of Object.keys(spec)) if (!KNOWN.has(k)) throw new InvalidArgumentError(`unknown run spec field. field=${k}`, { reason: 'invalid_spec', field: k });
+  // `submit()` and `submit(undefined)` are mistakes (a spec built from a missing variable), not an
+  // empty spec: `submit({})` starts a run with an empty input.
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
+    throw new InvalidArgumentError(`run spec must be an object (use {} for an empty input). spec=${show(spec)}`, { reason: 'invalid_spec', spec: show(spec) });
+  }
+  checkOptions(spec, RUN_SPEC_FIELDS, 'run spec', 'INVALID_ARGUMENT', { reason: 'invalid_spec' });
   if (spec.runId !== undefined) validateRunId(spec.runId);
   const input = spec.input ?? new Uint8Array(0);
   if (!(input instanceof Uint8Array)) throw new InvalidArgumentError(`input must be a Uint8Array. input=${show(input)}`, { reason: 'invalid_spec', field: 'input' });

@@ -1,6 +1,7 @@
 import { deleteDB, openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction } from 'idb';
 import { ClosedError, InvalidConfigError, PreconditionFailedError, UnsupportedPlatformError } from '../../core/errors.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
+import { checkOptions, optionNames } from '../../core/options.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../core/objects/object-store.js';
 import { domErrorName, toIndexedDbError } from './indexeddb-errors.js';
 
@@ -8,6 +9,9 @@ export interface IndexedDbObjectStoreOptions {
   /** Names the store; its objects live in the IndexedDB database `taquba:<name>` of this origin. */
   readonly name: string;
 }
+
+/** Every IndexedDbObjectStoreOptions name (add a new option's name here, or the constructor rejects it). */
+const INDEXEDDB_STORE_OPTION_NAMES = optionNames<IndexedDbObjectStoreOptions>({ name: true });
 
 /**
  * Objects up to this size are stored inline as a `Uint8Array`; larger ones as a `Blob`.
@@ -122,6 +126,7 @@ export class IndexedDbObjectStore implements ObjectStore {
 
   /** Throws INVALID_CONFIG when `name` is missing or empty. Touches no browser API. */
   constructor(options: IndexedDbObjectStoreOptions) {
+    checkOptions(options ?? null, INDEXEDDB_STORE_OPTION_NAMES, 'indexeddb store');
     if (typeof options?.name !== 'string' || options.name === '') {
       throw new InvalidConfigError('indexeddb store needs a name. option=name');
     }

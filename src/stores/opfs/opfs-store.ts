@@ -8,6 +8,7 @@ import {
   UnsupportedPlatformError,
 } from '../../core/errors.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
+import { checkOptions, optionNames } from '../../core/options.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../core/objects/object-store.js';
 import { domErrorName, toOpfsError } from './opfs-errors.js';
 import { hasSyncAccessHandles, originPrivateRoot, type OpfsDirectoryHandle, type OpfsFileHandle } from './opfs-types.js';
@@ -19,6 +20,9 @@ export interface OpfsObjectStoreOptions {
    */
   readonly directory: string;
 }
+
+/** Every OpfsObjectStoreOptions name (add a new option's name here, or the constructor rejects it). */
+const OPFS_STORE_OPTION_NAMES = optionNames<OpfsObjectStoreOptions>({ directory: true });
 
 /*
  * Layout. Object storage lets `a/b` and `a/b/c` both exist; a directory cannot hold a file and a
@@ -278,6 +282,7 @@ export class OpfsObjectStore implements ObjectStore {
 
   /** Throws INVALID_CONFIG when `directory` is missing or malformed. Touches no browser API. */
   constructor(options: OpfsObjectStoreOptions) {
+    checkOptions(options ?? null, OPFS_STORE_OPTION_NAMES, 'opfs store');
     this.path = parseDirectory(options?.directory);
     this.directory = this.path.join('/');
   }

@@ -1,6 +1,7 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { InvalidConfigError } from '../../core/errors.js';
 import { validateListPrefix } from '../../core/objects/keys.js';
+import { checkOptions, optionNames } from '../../core/options.js';
 
 /** Bounded retries of transient failures: exponential backoff with full jitter. */
 export interface S3RetryOptions {
@@ -37,6 +38,13 @@ export interface S3ObjectStoreOptions {
   readonly requestTimeoutMs?: number;
 }
 
+/**
+ * Every S3ObjectStoreOptions / S3RetryOptions name. Adding an option: add its name here too (the
+ * compiler insists), or the constructor rejects it as unknown (INVALID_CONFIG naming the nearest name).
+ */
+export const S3_STORE_OPTION_NAMES = optionNames<S3ObjectStoreOptions>({ bucket: true, prefix: true, client: true, clientConfig: true, retry: true, requestTimeoutMs: true });
+export const S3_RETRY_OPTION_NAMES = optionNames<S3RetryOptions>({ maxAttempts: true, baseDelayMs: true, maxDelayMs: true });
+
 /** @internal */
 export interface ResolvedS3StoreOptions {
   readonly bucket: string;
@@ -62,6 +70,8 @@ function number(option: string, value: number | undefined, fallback: number, min
 
 /** Validates the options in one place. Throws INVALID_CONFIG naming the option. */
 export function resolveS3StoreOptions(options: S3ObjectStoreOptions): ResolvedS3StoreOptions {
+  checkOptions(options ?? null, S3_STORE_OPTION_NAMES, 's3 store');
+  checkOptions(options.retry, S3_RETRY_OPTION_NAMES, 's3 store retry');
   if (typeof options?.bucket !== 'string' || options.bucket === '') {
     throw new InvalidConfigError('s3 store needs a bucket. option=bucket', { option: 'bucket' });
   }

@@ -27,7 +27,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function runStage(step: Step): Promise<StepOutcome> {
   const stage = STAGES[step.stepNumber];
   const done = step.payload.length === 0 ? [] : fromUtf8(step.payload).split(',');
-  const note = step.attempt > 1 ? ` (attempt ${step.attempt}: an earlier attempt was interrupted)` : '';
+  const note = step.interruptions > 0 ? ` (again: interrupted ${step.interruptions} time(s) before, attempt ${step.attempt})` : '';
   console.log(`[${stage}] stage ${step.stepNumber + 1} of ${STAGES.length} starts${note}`);
   for (let unit = 0; unit < UNITS_PER_STAGE; unit++) {
     const key = `unit-${unit}`;
@@ -52,7 +52,7 @@ async function runStage(step: Step): Promise<StepOutcome> {
 
 const store = new FileSystemObjectStore({ root: ROOT });
 // Opening the queue recovers whatever an interrupted process held: its claimed step is back in
-// the queue at once, with the interrupted attempt counted.
+// the queue at once, with an interruption counted (not a failed attempt: step.attempt stays).
 const queue = await Queue.open(store, 'examples/crash-resume', { defaultQueueConfig: { maxAttempts: 100, retryBackoffBaseMs: 200 } });
 console.log(`store: ${ROOT} (writer epoch ${queue.writerEpoch})`);
 

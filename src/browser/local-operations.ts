@@ -130,6 +130,7 @@ export class LocalOperations implements RuntimeOperations {
         notification: job.headers[HEADER_TERMINAL] !== undefined,
         attempts: job.attempts,
         maxAttempts: job.maxAttempts,
+        interruptions: job.interruptions,
         lastError: job.lastError ?? null,
         failedAt: job.failedAt ?? null,
         payloadError: job.payloadError === undefined ? null : { ...job.payloadError },

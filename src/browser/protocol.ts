@@ -10,7 +10,7 @@ import type { PayloadError } from '../core/queue/index.js';
 import type { KvKey, RunSpec, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
 
 /** Bumped when a message shape changes: tabs of different versions never talk to each other. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 // ---- run events ----
 
@@ -30,16 +30,18 @@ export type StepResultKind = 'continue' | 'succeed' | 'fail' | 'cancel' | 'error
  * Live events of the runs the leader executes, emitted by the worker that executes them (never
  * synthesized by a client). Step events are reported when the runner is called and when it
  * returns, before the step's settlement commits: after a crash the same step is delivered again
- * (a new `step-started` with a higher `attempt`). `terminal` is reported once the run's terminal
+ * (a new `step-started` with the same `attempt` and one more `interruptions`). `terminal` is reported once the run's terminal
  * outcome has committed. Delivery is live only: nothing is replayed to a late subscriber.
  */
 export type RunEvent =
   | (RunEventBase & {
       readonly type: 'step-started';
       readonly stepNumber: number;
-      /** 1 on the first delivery; counts retries, crashes and reloads. */
+      /** `Step.attempt`: 1, plus one per earlier failed try; a crash or reload does not count. */
       readonly attempt: number;
       readonly maxAttempts: number;
+      /** `Step.interruptions`: earlier deliveries of this step cut off by a crash, reload or closed tab. */
+      readonly interruptions: number;
       readonly jobId: string;
     })
   | (RunEventBase & {
@@ -158,6 +160,8 @@ export interface DeadStepView {
   readonly notification: boolean;
   readonly attempts: number;
   readonly maxAttempts: number;
+  /** Deliveries interrupted (crash, reload, closed tab) without counting as attempts. */
+  readonly interruptions: number;
   readonly lastError: string | null;
   /** Epoch ms when the job entered the dead space. */
   readonly failedAt: number | null;

@@ -37,7 +37,7 @@ export function observeRunner(runner: StepRunner, o: RunnerObservation): StepRun
   return {
     async runStep(step: Step): Promise<StepOutcome> {
       const base = { runId: step.runId, executor: o.executor };
-      emit({ ...base, type: 'step-started', at: o.clock.now(), stepNumber: step.stepNumber, attempt: step.attempt, maxAttempts: step.maxAttempts, jobId: step.jobId });
+      emit({ ...base, type: 'step-started', at: o.clock.now(), stepNumber: step.stepNumber, attempt: step.attempt, maxAttempts: step.maxAttempts, interruptions: step.interruptions, jobId: step.jobId });
       let outcome: StepOutcome;
       try {
         outcome = await runner.runStep(step);

@@ -38,6 +38,7 @@ describe('LocalOperations.listDeadSteps', () => {
         notification: false,
         attempts: 1,
         maxAttempts: expect.any(Number),
+        interruptions: 0,
         lastError: 'step failed',
         failedAt: expect.any(Number),
         payloadError: { code: 'CORRUPT_DATA', object, message: `payload object corrupt. object=${object} problem=checksum mismatch` },

@@ -102,7 +102,7 @@ describe('workflow examples', () => {
     const out = second.lines;
     expect(out.some((l) => l.startsWith('run crash-resume-demo is already in flight (job '))).toBe(true);
     expect(out.some((l) => l.startsWith('[fetch]'))).toBe(false);
-    expect(out).toContain('[transform] stage 2 of 3 starts (attempt 2: an earlier attempt was interrupted)');
+    expect(out).toContain('[transform] stage 2 of 3 starts (again: interrupted 1 time(s) before, attempt 1)');
     expect(out).toContain('[transform] unit 0: already recorded in the memo, not re-executed');
     expect(out.some((l) => l.startsWith('[transform] unit 0: working'))).toBe(false);
     expect(out).toContain('[transform] unit 1: done, recorded in the memo');

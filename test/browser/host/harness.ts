@@ -33,7 +33,7 @@ export async function waitFor<T>(probe: () => T | undefined | false | Promise<T 
 /**
  * Makes every commit the leader has made so far durable. Claims are non-durable commits (as in
  * the reference), so a step can be running while its claim is not yet stored; killing the worker
- * then would redeliver the step as attempt 1 again. A buffered signal is a durable write and the
+ * then would redeliver the step with no interruption counted. A buffered signal is a durable write and the
  * WAL stores commits in order, so once it is stored, so is everything before it.
  */
 export async function durabilityBarrier(signal: (key: string) => Promise<string>): Promise<void> {

@@ -157,11 +157,12 @@ describe('worker host', () => {
     const terminal = await b.event('terminal', (e) => e.runId === runId);
     expect(terminal).toMatchObject({ status: 'succeeded', executor: b.hostId });
     // Step 1 ran twice (the second delivery after the open requeued the interrupted claim) ...
-    expect(log.of('run', (e) => e.runId === runId).map((e) => `${e.host}:${e.step}:${e.attempt}`)).toEqual([
-      `${a.hostId}:0:1`,
-      `${a.hostId}:1:1`,
-      `${b.hostId}:1:2`,
-      `${b.hostId}:2:1`,
+    // (an interrupted delivery is not a failed attempt: attempt stays 1, interruptions 1; #13)
+    expect(log.of('run', (e) => e.runId === runId).map((e) => `${e.host}:${e.step}:${e.attempt}:${e.interruptions}`)).toEqual([
+      `${a.hostId}:0:1:0`,
+      `${a.hostId}:1:1:0`,
+      `${b.hostId}:1:1:1`,
+      `${b.hostId}:2:1:0`,
     ]);
     // ... but its memoized work ran once, and step 0 was not redone at all.
     expect(log.of('computed', (e) => e.runId === runId).map((e) => `${e.host}:${e.step}`)).toEqual([`${a.hostId}:0`, `${a.hostId}:1`, `${b.hostId}:2`]);
@@ -217,7 +218,7 @@ describe('worker host', () => {
     for (const { runId } of [held, lateRun, ...slow]) {
       expect(await b.event('terminal', (e) => e.runId === runId)).toMatchObject({ status: 'succeeded', executor: b.hostId });
     }
-    expect(log.of('run', (e) => e.runId === held.runId && e.step === 1).map((e) => `${e.host}:${e.attempt}`)).toEqual([`${a.hostId}:1`, `${b.hostId}:2`]);
+    expect(log.of('run', (e) => e.runId === held.runId && e.step === 1).map((e) => `${e.host}:${e.attempt}:${e.interruptions}`)).toEqual([`${a.hostId}:1:0`, `${b.hostId}:1:1`]);
   });
 
   it('after a takeover, runs parked on a signal or a timer by the old leader can be cancelled', async () => {

@@ -72,11 +72,12 @@ describe.skipIf(!inject('persistentProfile'))('browser host tabs (persistent pro
     await log.waitFor('hook', (e) => e.runId === runId);
 
     // Only the in-flight step ran again, on the reloaded page; its memoized work did not.
-    expect(log.of('run', (e) => e.runId === runId).map((e) => `${e.host}:${e.step}:${e.attempt}`)).toEqual([
-      `${before.hostId}:0:1`,
-      `${before.hostId}:1:1`,
-      `${after.hostId}:1:2`,
-      `${after.hostId}:2:1`,
+    // The reload is an interruption, not a failed attempt (#13): attempt stays 1, interruptions 1.
+    expect(log.of('run', (e) => e.runId === runId).map((e) => `${e.host}:${e.step}:${e.attempt}:${e.interruptions}`)).toEqual([
+      `${before.hostId}:0:1:0`,
+      `${before.hostId}:1:1:0`,
+      `${after.hostId}:1:1:1`,
+      `${after.hostId}:2:1:0`,
     ]);
     expect(log.of('computed', (e) => e.runId === runId).map((e) => `${e.host}:${e.step}`)).toEqual([`${before.hostId}:0`, `${before.hostId}:1`, `${after.hostId}:2`]);
     expect(await call<RunView>(tab, 'status', runId)).toMatchObject({ state: 'succeeded', currentStep: 2, result: `done:${runId}` });

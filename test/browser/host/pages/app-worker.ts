@@ -5,7 +5,7 @@
  *
  * A run's input (and every step's payload) is a JSON `Plan`:
  *   steps      total number of steps; the last one succeeds with `done:<runId>` (or fails with `failWith`)
- *   holdAt     this step hangs on its first attempt (until its worker dies or the run is cancelled)
+ *   holdAt     this step hangs on its first delivery (until its worker dies or the run is cancelled)
  *   delayMs    every step sleeps this long
  *   afterAt    at this step, continue after `ms` (a durable timer)
  *   signalAt   at this step, park the run on `key` for `timeoutMs`
@@ -40,7 +40,7 @@ export interface Plan {
 
 /** What the worker reports on the log channel. */
 export type LogEntry =
-  | { readonly type: 'run'; readonly host: string; readonly runId: string; readonly step: number; readonly attempt: number; readonly signal: string | null; readonly at: number }
+  | { readonly type: 'run'; readonly host: string; readonly runId: string; readonly step: number; readonly attempt: number; readonly interruptions: number; readonly signal: string | null; readonly at: number }
   | { readonly type: 'computed'; readonly host: string; readonly runId: string; readonly step: number }
   | { readonly type: 'holding'; readonly host: string; readonly runId: string; readonly step: number }
   | { readonly type: 'hook'; readonly host: string; readonly runId: string; readonly status: string }
@@ -61,6 +61,7 @@ async function runStep(step: Step): Promise<StepOutcome> {
     runId: step.runId,
     step: n,
     attempt: step.attempt,
+    interruptions: step.interruptions,
     signal: step.signalPayload === null ? null : text.decode(step.signalPayload),
     at: Date.now(),
   });
@@ -69,7 +70,7 @@ async function runStep(step: Step): Promise<StepOutcome> {
     return { host: config.hostId, step: n };
   });
   step.effects.put(`exec/${step.runId}/${n}`, utf8(config.hostId));
-  if (plan.holdAt === n && step.attempt === 1) {
+  if (plan.holdAt === n && step.attempt === 1 && step.interruptions === 0) {
     report({ type: 'holding', host: config.hostId, runId: step.runId, step: n });
     await new Promise((resolve) => step.signal.addEventListener('abort', resolve, { once: true }));
     return StepOutcome.cancel('released by a cancel');

@@ -30,7 +30,8 @@ serveWorkflowRuntime({
   queueOptions: {
     // A durable timer (approval timeout, retry backoff) fires within half a second.
     schedulerIntervalMs: 500,
-    // A step interrupted by a reload or a closed tab counts as an attempt: leave room for a few.
+    // Five tries for failures (the "outage" task uses them all). A step cut off by a reload or a
+    // closed tab does not use one: it counts as an interruption (up to the default 20).
     defaultQueueConfig: { maxAttempts: 5, retryBackoffBaseMs: 500, retryBackoffMaxMs: 10_000, leaseMs: 30_000 },
   },
   runtimeOptions: { maxConcurrentSteps: 4 },

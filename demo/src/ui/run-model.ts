@@ -59,6 +59,8 @@ export interface LiveStep {
   readonly stepNumber: number;
   attempt: number;
   maxAttempts: number;
+  /** Earlier deliveries cut off by a reload or crash (they do not use attempts). */
+  interruptions: number;
   startedAt: number;
   running: boolean;
   /** Failed attempts, newest last. */
@@ -81,7 +83,7 @@ export class LiveSteps {
     if (!steps) this.runs.set(runId, (steps = new Map()));
     let step = steps.get(stepNumber);
     if (!step) {
-      step = { stepNumber, attempt: 0, maxAttempts: 0, startedAt: 0, running: false, failures: [], retryAt: null, waiting: null, streamed: '' };
+      step = { stepNumber, attempt: 0, maxAttempts: 0, interruptions: 0, startedAt: 0, running: false, failures: [], retryAt: null, waiting: null, streamed: '' };
       steps.set(stepNumber, step);
     }
     return step;
@@ -91,7 +93,7 @@ export class LiveSteps {
     switch (event.type) {
       case 'step-started': {
         const step = this.step(event.runId, event.stepNumber);
-        Object.assign(step, { attempt: event.attempt, maxAttempts: event.maxAttempts, startedAt: event.at, running: true, retryAt: null, waiting: null, streamed: '' });
+        Object.assign(step, { attempt: event.attempt, maxAttempts: event.maxAttempts, interruptions: event.interruptions, startedAt: event.at, running: true, retryAt: null, waiting: null, streamed: '' });
         break;
       }
       case 'step-finished': {

@@ -63,7 +63,8 @@ function stepLines(row: RunRow, entry: TimelineEntry, live: readonly LiveStep[])
     for (const f of l.failures) lines.push(h('span', { class: 'step-failure' }, `attempt ${f.attempt} failed: ${f.error}`));
     if (l.running) {
       state = 'running';
-      lines.push(h('span', { class: 'step-facts' }, `running · attempt ${l.attempt} of ${l.maxAttempts}`));
+      const resumed = l.interruptions > 0 ? ` · resumed after ${l.interruptions} interruption${l.interruptions === 1 ? '' : 's'}` : '';
+      lines.push(h('span', { class: 'step-facts' }, `running · attempt ${l.attempt} of ${l.maxAttempts}${resumed}`));
       if (l.streamed) lines.push(h('span', { class: 'step-output streaming' }, l.streamed));
     } else if (l.retryAt !== null) {
       state = 'retry';
@@ -122,7 +123,7 @@ export function renderDeadSteps(dead: readonly DeadStepView[]): void {
       'li',
       {},
       h('strong', {}, d.runId ? `${d.runId} · step ${(d.stepNumber ?? 0) + 1}` : d.jobId),
-      h('span', { class: 'run-meta' }, ` · ${d.attempts}/${d.maxAttempts} attempts`),
+      h('span', { class: 'run-meta' }, ` · ${d.attempts}/${d.maxAttempts} attempts${d.interruptions > 0 ? ` · ${d.interruptions} interrupted` : ''}`),
       h('div', { class: 'step-failure' }, d.lastError ?? ''),
       ...(d.payloadError ? [h('div', { class: 'step-failure' }, `Payload unavailable (${d.payloadError.code}): ${d.payloadError.object}`)] : []),
     ),

@@ -9,6 +9,7 @@
  */
 export * from './core/errors.js';
 export { SystemClock, MockClock, systemClock, type Clock } from './core/clock.js';
+export { consoleLogger, type Logger, type LogFields, type LoggerOption } from './core/logger.js';
 export * from './core/objects/index.js';
 export * from './core/kv/index.js';
 export * from './core/queue/index.js';

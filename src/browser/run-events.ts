@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { StepError } from '../core/workflow/step-error.js';
-import type { RunOutcome, Step, StepOutcome, StepRunner, TerminalEffects, TerminalHook } from '../core/workflow/index.js';
+import type { RunOutcome, Step, StepOutcome, StepRunnerObject, TerminalEffects, TerminalHook } from '../core/workflow/index.js';
 import type { HostEvent, RunEvent, StepResultKind } from './protocol.js';
 import { exportBytes } from './transfer-handlers.js';
 
@@ -26,7 +26,7 @@ const RESULT_KINDS = new Set<string>(['continue', 'succeed', 'fail', 'cancel']);
  * `runner` reporting `step-started`, `step-finished`, `waiting-for-signal` and `retry-scheduled`.
  * The runner's outcome or error passes through unchanged; a failing listener never affects it.
  */
-export function observeRunner(runner: StepRunner, o: RunnerObservation): StepRunner {
+export function observeRunner(runner: StepRunnerObject, o: RunnerObservation): StepRunnerObject {
   const emit = (event: RunEvent): void => {
     try {
       o.emit(event);

@@ -25,7 +25,8 @@ import type { ObjectStore } from '../core/objects/object-store.js';
 import { JobIdGenerator } from '../core/queue/job-id.js';
 import { Queue, type QueueOptions } from '../core/queue/index.js';
 import { defaultRandom, retryBackoffMs } from '../core/queue/queue-options.js';
-import { DEFAULT_QUEUE_NAME, NoopTerminalHook, WorkflowRuntime, type RunnerHandle, type Step, type StepOutcome, type StepRunner, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';
+import { DEFAULT_QUEUE_NAME, NoopTerminalHook, WorkflowRuntime, type RunnerHandle, type StepRunner, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';
+import { asStepRunnerObject } from '../core/workflow/step.js';
 import { IndexedDbObjectStore } from '../stores/indexeddb/index.js';
 import { OpfsObjectStore } from '../stores/opfs/index.js';
 import { LocalOperations } from './local-operations.js';
@@ -46,8 +47,8 @@ export interface WorkflowHostOptions {
   readonly store: HostStore;
   /** Names the store, its lock and its channel. 1..100 characters of `[A-Za-z0-9_.-]`. */
   readonly name: string;
-  /** The app's step logic (it runs in the leader's worker). */
-  readonly runner: StepRunner | ((step: Step) => Promise<StepOutcome>);
+  /** The app's step logic, a function or an object with `runStep` (it runs in the leader's worker). */
+  readonly runner: StepRunner;
   /** The app's terminal hook. Default: none. */
   readonly terminalHook?: TerminalHook;
   /** Object-key prefix of the queue inside the store. Default `workflow`. */
@@ -230,7 +231,7 @@ export class WorkflowHost {
         this.events.deliver(event);
         this.coordinator.publish(event);
       };
-      const runner = observeRunner(typeof this.options.runner === 'function' ? { runStep: this.options.runner } : this.options.runner, {
+      const runner = observeRunner(asStepRunnerObject(this.options.runner), {
         executor: this.hostId,
         clock,
         backoffMs: (attempt) => retryBackoffMs(q.queueConfig(queueName), attempt),

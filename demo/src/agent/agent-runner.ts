@@ -8,7 +8,7 @@
  * step also stages a KV record of itself (`keys.step`) that commits with its settlement, which
  * is what the page's timeline shows after a reload.
  */
-import { StepError, StepOutcome, type Step, type StepRunner } from 'taquba-workflow';
+import { StepError, StepOutcome, type Step, type StepRunnerObject } from 'taquba-workflow';
 import {
   approvalKey,
   decodeJson,
@@ -49,7 +49,7 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
   });
 
-export class AgentRunner implements StepRunner {
+export class AgentRunner implements StepRunnerObject {
   constructor(private readonly env: AgentEnvironment) {}
 
   async runStep(step: Step): Promise<StepOutcome> {

@@ -8,9 +8,9 @@
 import { fromUtf8 } from '../bytes.js';
 import { decodeRecord, encodeRecord } from '../codec.js';
 import type { KvDb } from '../kv/kv-db.js';
+import type { LogSink } from '../logger.js';
 import type { ClaimCursor, CursorSnapshot } from './claim-cursor.js';
 import { CURSOR_PREFIX, cursorKey } from './keys.js';
-import type { QueueLogger } from './queue-options.js';
 import { runTransaction } from './staged-txn.js';
 
 function encodeSnapshot(s: CursorSnapshot): Uint8Array {
@@ -34,7 +34,7 @@ export async function persistCursors(db: KvDb, cursor: ClaimCursor): Promise<voi
 }
 
 /** Restores persisted cursors and deletes their records durably. Returns how many it restored. */
-export async function restoreCursors(db: KvDb, cursor: ClaimCursor, logger: QueueLogger): Promise<number> {
+export async function restoreCursors(db: KvDb, cursor: ClaimCursor, logger: LogSink): Promise<number> {
   const keys: Uint8Array[] = [];
   let restored = 0;
   for await (const entry of db.scan({ prefix: CURSOR_PREFIX })) {

@@ -40,7 +40,7 @@ export {
   type WorkerHandler,
   type RunWorkerOptions,
 } from './worker.js';
-export type { QueueConfig, QueueOptions, QueueLogger, ResolvedQueueConfig } from './queue-options.js';
+export type { QueueConfig, QueueOptions, ResolvedQueueConfig } from './queue-options.js';
 export type { JobRecord, JobStatus, PayloadError } from './job-record.js';
 export type { JobAttempt, AttemptOutcome } from './attempt-history.js';
 export type { EnqueueOptions, EnqueueRequest, EnqueueResult } from './enqueue.js';

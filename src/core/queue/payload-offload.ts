@@ -9,11 +9,11 @@
  * bit-flipped, truncated or emptied object is CORRUPT_DATA naming the object, never a payload.
  */
 import { CorruptDataError, isTaqubaError } from '../errors.js';
+import type { LogSink } from '../logger.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { openSealedObject, sealObject, type SealedObjectKind } from '../sealed-object.js';
 import type { JobRecord, PayloadError } from './job-record.js';
 import type { JobIdGenerator } from './job-id.js';
-import type { QueueLogger } from './queue-options.js';
 
 /** Sealed-object kind of offloaded payloads: "TQPL", format 1 (the body is the payload bytes). */
 export const PAYLOAD_OBJECT_KIND: SealedObjectKind = { magic: 0x5451504c, version: 1 };
@@ -25,7 +25,7 @@ export class PayloadOffload {
     /** Payloads strictly larger are offloaded; null disables offload. */
     private readonly threshold: number | null,
     private readonly names: JobIdGenerator,
-    private readonly logger: QueueLogger,
+    private readonly logger: LogSink,
   ) {}
 
   shouldOffload(payload: Uint8Array): boolean {

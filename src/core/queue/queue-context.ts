@@ -4,13 +4,14 @@
 import type { Clock } from '../clock.js';
 import { ClosedError } from '../errors.js';
 import type { KvDb } from '../kv/kv-db.js';
+import type { LogSink } from '../logger.js';
 import type { ClaimCursor } from './claim-cursor.js';
 import { MAX_WAKEUPS_PER_BATCH } from './constants.js';
 import type { JobIdGenerator } from './job-id.js';
 import type { CancelTokens, LeaseRegistry } from './lease-registry.js';
 import type { Broadcast, QueueNotifiers } from './notifier.js';
 import type { PayloadOffload } from './payload-offload.js';
-import type { QueueConfigs, QueueLogger } from './queue-options.js';
+import type { QueueConfigs } from './queue-options.js';
 
 export interface QueueContext {
   readonly db: KvDb;
@@ -24,7 +25,7 @@ export interface QueueContext {
   readonly notifiers: QueueNotifiers;
   readonly completion: Broadcast;
   readonly payloads: PayloadOffload;
-  readonly logger: QueueLogger;
+  readonly logger: LogSink;
   /** A token unique to one claim within this handle. */
   nextToken(): number;
   /** Throws CLOSED once the handle is closed. */

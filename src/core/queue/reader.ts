@@ -12,6 +12,7 @@ import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { validateKeyPrefixOption } from '../objects/keys.js';
 import { KvReader } from '../kv/kv-reader.js';
+import { resolveLogger, type LoggerOption, type LogSink } from '../logger.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { JobAttempt } from './attempt-history.js';
 import { DEFAULT_READER_POLL_INTERVAL_MS } from './constants.js';
@@ -33,7 +34,6 @@ import type { JobRecord, JobStatus } from './job-record.js';
 import { kvGet, kvScan, type KvPage, type KvScanOptions } from './kv-namespace.js';
 import { queueMergeOperator } from './merge-operator.js';
 import { PayloadOffload } from './payload-offload.js';
-import { consoleLogger, type QueueLogger } from './queue-options.js';
 import { checkObjectStore, checkOptions, optionNames } from '../options.js';
 import { configDuration } from './validation.js';
 
@@ -46,7 +46,8 @@ export interface QueueReaderOptions {
   readonly payloadStore?: ObjectStore;
   /** Must match the writer's. Default `{path}-payloads`. */
   readonly payloadPath?: string;
-  readonly logger?: QueueLogger;
+  /** Where warnings go (a failed refresh). Default `consoleLogger`; false for none. */
+  readonly logger?: LoggerOption;
 }
 
 /**
@@ -77,7 +78,7 @@ export class QueueReader {
     private readonly reader: KvReader,
     private readonly payloads: PayloadOffload,
     private readonly clock: Clock,
-    private readonly logger: QueueLogger,
+    private readonly logger: LogSink,
   ) {}
 
   /**
@@ -95,7 +96,7 @@ export class QueueReader {
     validateKeyPrefixOption('path', path);
     validateKeyPrefixOption('payloadPath', payloadPath);
     const clock = options.clock ?? systemClock;
-    const logger = options.logger ?? consoleLogger;
+    const logger = resolveLogger(options.logger);
     const kv = await KvReader.open(store, { path, mergeOperator: queueMergeOperator });
     // Payload reads never name new objects; the generator is never used for writes here.
     const names = new JobIdGenerator(clock, () => undefined);

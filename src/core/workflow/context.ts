@@ -1,11 +1,12 @@
 /** @internal What the runtime's modules share: one object built by `WorkflowRuntime`. */
 import type { Clock } from '../clock.js';
+import type { LogSink } from '../logger.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Queue } from '../queue/index.js';
 import type { KeyedLock } from './keyed-lock.js';
 import type { MemoStore } from './memo.js';
 import type { RunRegistry } from './registry.js';
-import type { StepRunner } from './step.js';
+import type { StepRunnerObject } from './step.js';
 import type { TerminalHook } from './terminal-hook.js';
 
 export interface RuntimeContext {
@@ -14,12 +15,15 @@ export interface RuntimeContext {
   readonly store: ObjectStore;
   readonly clock: Clock;
   readonly memo: MemoStore;
-  readonly runner: StepRunner;
+  readonly runner: StepRunnerObject;
   readonly hook: TerminalHook;
   readonly registry: RunRegistry;
   /** Serialises signal registration, delivery and timeout consumption per correlation key. */
   readonly signalLocks: KeyedLock;
   readonly memoRetentionMs: number | null;
   readonly stepOutputReplay: boolean;
+  /** The runtime's logger (messages prefixed `[workflow] `). */
+  readonly log: LogSink;
+  /** `log.warn`. */
   readonly warn: (message: string, error?: unknown) => void;
 }

@@ -26,7 +26,7 @@ export type { WorkflowRuntimeOptions } from './runtime-options.js';
 export type { RunSpec, SubmitOutcome } from './submit.js';
 export type { RunState, RunStatus } from './registry.js';
 export type { SignalOutcome } from './signals.js';
-export { detachedStep, KvReadHandle, type DetachedStepInit, type Step, type StepRunner } from './step.js';
+export { detachedStep, KvReadHandle, type DetachedStepInit, type Step, type StepRunner, type StepRunnerFunction, type StepRunnerObject } from './step.js';
 export { StepOutcome, Trigger } from './outcome.js';
 export { StepError, type StepErrorKind } from './step-error.js';
 export { EffectsHandle, TerminalEffects, type KvKey } from './effects-handle.js';

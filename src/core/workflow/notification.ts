@@ -6,7 +6,9 @@
  * Effects the queue rejects (an invalid staged enqueue) ⇒ dead-letter with the reason.
  */
 import { isTaqubaError } from '../errors.js';
+import { errorFields } from '../logger.js';
 import type { Claim } from '../queue/index.js';
+import { retryBackoffMs } from '../queue/queue-options.js';
 import type { RuntimeContext } from './context.js';
 import { TerminalEffects } from './effects-handle.js';
 import { decodeRunOutcome } from './records.js';
@@ -18,7 +20,9 @@ export async function processNotification(ctx: RuntimeContext, claim: Claim, han
   try {
     outcome = decodeRunOutcome(claim.job.payload);
   } catch (e) {
-    await ctx.queue.deadLetter(claim, `undecodable terminal notification: ${(e as Error).message}`);
+    const reason = `undecodable terminal notification: ${(e as Error).message}`;
+    await ctx.queue.deadLetter(claim, reason);
+    ctx.log.error('terminal notification dead-lettered', { jobId: claim.id, reason });
     return;
   }
   const effects = new TerminalEffects();
@@ -28,8 +32,16 @@ export async function processNotification(ctx: RuntimeContext, claim: Claim, han
     effects.seal();
     handled?.();
     const err = StepError.from(e);
-    if (err.isPermanent) await ctx.queue.deadLetter(claim, err.message);
-    else await ctx.queue.nack(claim, err.message);
+    const job = claim.job;
+    const fields = { runId: outcome.runId, status: outcome.status, attempt: job.attempts, maxAttempts: job.maxAttempts, ...errorFields(e, !(e instanceof StepError)) };
+    if (err.isPermanent) {
+      await ctx.queue.deadLetter(claim, err.message);
+      ctx.log.error('terminal hook failed; notification dead-lettered', { ...fields, error: err.message, jobId: claim.id });
+      return;
+    }
+    const nack = await ctx.queue.nack(claim, err.message);
+    if (nack.type === 'dead_lettered') ctx.log.error('terminal hook failed; out of attempts, notification dead-lettered', { ...fields, error: err.message, jobId: claim.id });
+    else ctx.log.warn('terminal hook failed; retrying', { ...fields, error: err.message, nextDelayMs: retryBackoffMs(ctx.queue.queueConfig(ctx.queueName), job.attempts), jobId: claim.id });
     return;
   }
   effects.seal();
@@ -38,6 +50,8 @@ export async function processNotification(ctx: RuntimeContext, claim: Claim, han
     await ctx.queue.ackWith(claim, effects.toSettlementEffects());
   } catch (e) {
     if (!isTaqubaError(e, 'INVALID_ARGUMENT')) throw e;
-    await ctx.queue.deadLetter(claim, `terminal hook staged invalid effects: ${e.message}`);
+    const reason = `terminal hook staged invalid effects: ${e.message}`;
+    await ctx.queue.deadLetter(claim, reason);
+    ctx.log.error('terminal notification dead-lettered', { runId: outcome.runId, reason, jobId: claim.id });
   }
 }

@@ -3,7 +3,8 @@ import type { Clock } from '../clock.js';
 import { InvalidConfigError } from '../errors.js';
 import { validateKeyPrefixOption } from '../objects/index.js';
 import { checkOptions, optionNames } from '../options.js';
-import type { Queue, QueueLogger } from '../queue/index.js';
+import { resolveLogger, type LoggerOption, type LogSink } from '../logger.js';
+import type { Queue } from '../queue/index.js';
 import { DEFAULT_MAX_CONCURRENT_STEPS, DEFAULT_MEMO_PREFIX, DEFAULT_POLL_INTERVAL_MS, DEFAULT_QUEUE_NAME } from './constants.js';
 import { show } from './errors.js';
 
@@ -28,8 +29,13 @@ export interface WorkflowRuntimeOptions {
   readonly pollIntervalMs?: number;
   /** Attempts per step for runs submitted without `maxAttemptsPerStep`. Default: the queue's `maxAttempts`. */
   readonly stepMaxAttempts?: number;
-  /** Where warnings go. Default: the queue's logger. */
-  readonly logger?: QueueLogger;
+  /**
+   * Where the runtime logs: step retries (warn), dead-lettered steps and failed runs (error),
+   * run outcomes (info), step starts and finishes (debug), plus recovered problems (warn). A
+   * `Logger` (console fits; every level optional), or false for none. Default: the queue's
+   * logger (by default `consoleLogger`: warn and error to the console).
+   */
+  readonly logger?: LoggerOption;
 }
 
 export interface ResolvedRuntimeOptions {
@@ -41,7 +47,7 @@ export interface ResolvedRuntimeOptions {
   readonly maxConcurrentSteps: number;
   readonly pollIntervalMs: number;
   readonly stepMaxAttempts: number | undefined;
-  readonly logger: QueueLogger;
+  readonly logger: LogSink;
 }
 
 /**
@@ -99,6 +105,6 @@ export function resolveRuntimeOptions(queue: Queue, options: WorkflowRuntimeOpti
     maxConcurrentSteps: positiveInt('maxConcurrentSteps', options.maxConcurrentSteps ?? DEFAULT_MAX_CONCURRENT_STEPS),
     pollIntervalMs: positiveMs('pollIntervalMs', options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS),
     stepMaxAttempts: options.stepMaxAttempts === undefined ? undefined : positiveInt('stepMaxAttempts', options.stepMaxAttempts),
-    logger: options.logger ?? queue.logger,
+    logger: options.logger === undefined ? queue.logger : resolveLogger(options.logger),
   };
 }

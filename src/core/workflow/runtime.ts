@@ -16,6 +16,7 @@
  */
 import type { Clock } from '../clock.js';
 import { InvalidArgumentError } from '../errors.js';
+import type { LogSink } from '../logger.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Queue } from '../queue/index.js';
 import { cancelRun, readRunStatus, readSettledRun } from './cancellation.js';
@@ -24,13 +25,12 @@ import type { RuntimeContext } from './context.js';
 import { show, validateRunId } from './errors.js';
 import { KeyedLock } from './keyed-lock.js';
 import { MemoStore } from './memo.js';
-import type { StepOutcome } from './outcome.js';
 import { reconcileDeadSteps, runReconcileLoop } from './reconciler.js';
 import { RunRegistry, type RunStatus } from './registry.js';
 import { runRetentionLoop, sweepExpiredMemos } from './retention-sweeper.js';
 import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntimeOptions } from './runtime-options.js';
 import { clearBufferedSignal, sendSignal, type SignalOutcome } from './signals.js';
-import type { Step, StepRunner } from './step.js';
+import { asStepRunnerObject, type StepRunner } from './step.js';
 import { submitRun, type RunSpec, type SubmitOutcome } from './submit.js';
 import type { TerminalHook } from './terminal-hook.js';
 import { runWorkerLoop } from './worker-loop.js';
@@ -51,33 +51,40 @@ export class WorkflowRuntime {
   /**
    * Builds a runtime over `queue` (steps and notifications go to `options.queueName`) with memo
    * entries in `store`. Pure: no I/O until `submit` or `run`. Throws INVALID_CONFIG for bad
-   * options, INVALID_ARGUMENT for a runner or hook of the wrong shape.
+   * options, INVALID_ARGUMENT for a runner or hook of the wrong shape. `runner` is a function
+   * `(step) => Promise<StepOutcome>` or an object with `runStep`.
    * @example
-   * const runtime = new WorkflowRuntime(queue, store, { runStep: async (s) => StepOutcome.succeed(s.payload) }, new NoopTerminalHook());
+   * const runtime = new WorkflowRuntime(queue, store, async (s) => StepOutcome.succeed(s.payload), new NoopTerminalHook());
    * const handle = runtime.spawn();
    * await runtime.submit({ input: utf8('hello') });
    * await handle.shutdown();
    */
-  constructor(queue: Queue, store: ObjectStore, runner: StepRunner | ((step: Step) => Promise<StepOutcome>), hook: TerminalHook, options: WorkflowRuntimeOptions = {}) {
+  constructor(queue: Queue, store: ObjectStore, runner: StepRunner, hook: TerminalHook, options: WorkflowRuntimeOptions = {}) {
     const resolved = resolveRuntimeOptions(queue, options);
-    const stepRunner: StepRunner = typeof runner === 'function' ? { runStep: runner } : runner;
-    if (typeof stepRunner?.runStep !== 'function') throw new InvalidArgumentError(`runner must implement runStep(step). runner=${show(runner)}`, { reason: 'invalid_runner' });
+    const stepRunner = asStepRunnerObject(runner);
     if (typeof hook?.onTermination !== 'function') throw new InvalidArgumentError(`hook must implement onTermination(outcome, effects). hook=${show(hook)}`, { reason: 'invalid_hook' });
     const logger = resolved.logger;
+    const log: LogSink = {
+      debug: (m, d) => logger.debug(`[workflow] ${m}`, d),
+      info: (m, d) => logger.info(`[workflow] ${m}`, d),
+      warn: (m, d) => logger.warn(`[workflow] ${m}`, d),
+      error: (m, d) => logger.error(`[workflow] ${m}`, d),
+    };
     this.options = resolved;
     this.ctx = {
       queue,
       queueName: resolved.queueName,
       store,
       clock: resolved.clock,
-      memo: new MemoStore(store, resolved.memoPrefix, (m, e) => logger.warn(`[workflow] ${m}`, e)),
+      memo: new MemoStore(store, resolved.memoPrefix, log.warn),
       runner: stepRunner,
       hook,
       registry: new RunRegistry(),
       signalLocks: new KeyedLock(),
       memoRetentionMs: resolved.memoRetentionMs,
       stepOutputReplay: resolved.stepOutputReplay,
-      warn: (m, e) => logger.warn(`[workflow] ${m}`, e),
+      log,
+      warn: log.warn,
     };
   }
 

@@ -19,9 +19,16 @@
  *    Caller effects and signal deletes ride only the acknowledging settlements.
  * The registry changes before each settlement commits (an advance moves it to the next step, a
  * termination removes it), so a cancel racing the commit targets the right job or finds none.
+ *
+ * Logging (after the settlement committed, so a line reports what happened): a retry at warn
+ * (run id, step, attempt, error, next delay), a dead-lettered step at error (run id, step,
+ * reason), both with the stack when the runner threw something other than a `StepError`; run
+ * outcomes at info; step outcomes at debug.
  */
 import { utf8 } from '../bytes.js';
+import { errorFields } from '../logger.js';
 import type { Claim, EnqueueOptions } from '../queue/index.js';
+import { retryBackoffMs } from '../queue/queue-options.js';
 import type { RuntimeContext } from './context.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT, HEADER_TERMINAL } from './constants.js';
 import { DeliveredStep } from './delivered-step.js';
@@ -66,6 +73,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
   const parsed = parseStepJob(job);
   if ('invalid' in parsed) {
     await ctx.queue.deadLetter(claim, parsed.invalid);
+    ctx.log.error('dead-lettered a job that is not a valid step', { jobId: job.id, reason: parsed.invalid });
     return;
   }
   const d: Delivery = { ctx, claim, runId: parsed.runId, step: parsed.step, headers: userHeaders(job.headers) };
@@ -80,7 +88,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     try {
       signal = await resolveSignal(ctx, job, d.runId, d.step);
     } catch (e) {
-      await retryOrFail(d, `resolving the step's signal failed: ${StepError.from(e).message}`);
+      await retryOrFail(d, `resolving the step's signal failed: ${StepError.from(e).message}`, NO_KV_EFFECTS, e);
       return;
     }
   }
@@ -95,13 +103,14 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     try {
       replayed = await lookupReplay(ctx, d.runId, d.step, job.payload);
     } catch (e) {
-      await retryOrFail(d, `reading the step-output record failed: ${StepError.from(e).message}`);
+      await retryOrFail(d, `reading the step-output record failed: ${StepError.from(e).message}`, NO_KV_EFFECTS, e);
       return;
     }
   }
 
   let outcome: StepOutcome | undefined;
   let error: StepError | undefined;
+  let thrown: unknown;
   let staged: StagedKvEffects = NO_KV_EFFECTS;
   let failureWrites: StagedKvEffects = NO_KV_EFFECTS;
   if (replayed) {
@@ -116,6 +125,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
       outcome = validateOutcome(await ctx.runner.runStep(step));
     } catch (e) {
       error = StepError.from(e);
+      thrown = e;
     }
     const sealed = step.seal();
     handled?.();
@@ -134,6 +144,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     return;
   }
   if (outcome) {
+    ctx.log.debug('step finished', { runId: d.runId, step: d.step, attempt: job.attempts, outcome: outcome.type, replayed: replayed !== undefined });
     if (ctx.stepOutputReplay && !(await writeReplayOrFail(d, replayed, outcome, staged, false))) return;
     switch (outcome.type) {
       case 'continue':
@@ -148,8 +159,14 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     }
   }
   const err = error ?? StepError.permanent('step produced neither an outcome nor an error');
-  if (err.isPermanent) await failRun(d, err.message, 'dead_letter', failureWrites);
-  else await retryOrFail(d, err.message, failureWrites);
+  if (err.isPermanent) await failRun(d, err.message, 'dead_letter', failureWrites, thrown);
+  else await retryOrFail(d, err.message, failureWrites, thrown);
+}
+
+/** Log fields of a failure: its stack too when the thrown value is not a `StepError` (an unexpected throw). */
+function failureFields(message: string, cause: unknown): { error: string; stack?: string } {
+  const fields = cause === undefined ? { error: message } : errorFields(cause, !(cause instanceof StepError));
+  return { ...fields, error: message };
 }
 
 /**
@@ -164,8 +181,8 @@ async function writeReplayOrFail(d: Delivery, replayed: ReplayRecord | undefined
   } catch (e) {
     const err = StepError.from(e);
     const message = `storing the step-output record failed: ${err.message}`;
-    if (err.isPermanent) await failRun(d, message, 'dead_letter');
-    else await retryOrFail(d, message);
+    if (err.isPermanent) await failRun(d, message, 'dead_letter', NO_KV_EFFECTS, e);
+    else await retryOrFail(d, message, NO_KV_EFFECTS, e);
     return false;
   }
 }
@@ -182,23 +199,46 @@ async function terminate(d: Delivery, status: TerminalStatus, result: Uint8Array
   effects.kvDeletes.push(...signalDeletes);
   d.ctx.registry.terminated(d.runId, d.claim);
   await d.ctx.queue.ackWith(d.claim, effects);
+  d.ctx.log.info(`run ${status}`, { runId: d.runId, step: d.step, ...(error === null ? {} : { reason: error }) });
 }
 
-/** Ends the run as failed through a dead-letter (or the nack that dead-letters on the last attempt). */
-async function failRun(d: Delivery, message: string, via: 'dead_letter' | 'last_nack', failureWrites: StagedKvEffects = NO_KV_EFFECTS): Promise<void> {
+/**
+ * Ends the run as failed through a dead-letter (or the nack that dead-letters on the last
+ * attempt). `cause` is what was thrown, for the log line.
+ */
+async function failRun(d: Delivery, message: string, via: 'dead_letter' | 'last_nack', failureWrites: StagedKvEffects = NO_KV_EFFECTS, cause?: unknown): Promise<void> {
   const job = d.claim.job;
   const effects = terminationEffects(d.ctx, outcomeOf(d, 'failed', null, message), { priority: job.priority, maxAttempts: job.maxAttempts });
   mergeKv(effects, failureWrites);
   d.ctx.registry.terminated(d.runId, d.claim);
   if (via === 'dead_letter') await d.ctx.queue.deadLetterWith(d.claim, message, effects);
   else await d.ctx.queue.nackWith(d.claim, message, effects);
+  const { error, ...rest } = failureFields(message, cause);
+  d.ctx.log.error(via === 'dead_letter' ? 'step dead-lettered; run failed' : 'step out of attempts, dead-lettered; run failed', {
+    runId: d.runId,
+    step: d.step,
+    attempt: job.attempts,
+    maxAttempts: job.maxAttempts,
+    reason: error,
+    jobId: job.id,
+    ...rest,
+  });
 }
 
-/** A transient failure: retry with the queue's backoff, or fail the run on the last attempt. */
-async function retryOrFail(d: Delivery, message: string, failureWrites: StagedKvEffects = NO_KV_EFFECTS): Promise<void> {
-  const job = d.claim.job;
-  if (job.attempts >= job.maxAttempts) await failRun(d, message, 'last_nack', failureWrites);
-  else await d.ctx.queue.nack(d.claim, message);
+/**
+ * A transient failure: retry with the queue's backoff, or fail the run on the last attempt.
+ * `cause` is what was thrown, for the log line.
+ */
+async function retryOrFail(d: Delivery, message: string, failureWrites: StagedKvEffects = NO_KV_EFFECTS, cause?: unknown): Promise<void> {
+  const { ctx, claim } = d;
+  const job = claim.job;
+  if (job.attempts >= job.maxAttempts) {
+    await failRun(d, message, 'last_nack', failureWrites, cause);
+    return;
+  }
+  await ctx.queue.nack(claim, message);
+  const nextDelayMs = retryBackoffMs(ctx.queue.queueConfig(ctx.queueName), job.attempts);
+  ctx.log.warn('step failed; retrying', { runId: d.runId, step: d.step, attempt: job.attempts, maxAttempts: job.maxAttempts, ...failureFields(message, cause), nextDelayMs, jobId: job.id });
 }
 
 /** The settlement effects of an advance to step `next` (job `nextJobId`), before signal extras. */

@@ -7,16 +7,37 @@
  * non-idempotent work goes through `step.memo`; the durable channel to the next step is the
  * payload of `StepOutcome.continue*`.
  */
+import { InvalidArgumentError } from '../errors.js';
 import { MemoryObjectStore } from '../objects/memory-store.js';
 import { LeaseHandle, type Queue } from '../queue/index.js';
 import { EffectsHandle, type KvKey } from './effects-handle.js';
-import { kvKeyBytes } from './errors.js';
+import { kvKeyBytes, show } from './errors.js';
 import { MemoStore, type Memo } from './memo.js';
 import type { StepOutcome } from './outcome.js';
 
-/** Per-step logic: bytes in, a `StepOutcome` out. Throw a `StepError` for infrastructure failures. */
-export interface StepRunner {
+/** A `StepRunner` as a function: `async (step) => StepOutcome.succeed(step.payload)`. */
+export type StepRunnerFunction = (step: Step) => Promise<StepOutcome>;
+
+/** A `StepRunner` as an object (a class instance, say); `runStep` is called on it. */
+export interface StepRunnerObject {
   runStep(step: Step): Promise<StepOutcome>;
+}
+
+/**
+ * Per-step logic: bytes in, a `StepOutcome` out; a function or an object with `runStep`. Throw a
+ * `StepError` for infrastructure failures (any other throw counts as a transient `StepError`).
+ */
+export type StepRunner = StepRunnerFunction | StepRunnerObject;
+
+/**
+ * @internal Either form of `StepRunner` as an object (a function becomes `{ runStep: fn }`, an
+ * object is kept, so `runStep` still sees it as `this`). Throws INVALID_ARGUMENT (reason
+ * `invalid_runner`) for anything else.
+ */
+export function asStepRunnerObject(runner: unknown): StepRunnerObject {
+  if (typeof runner === 'function') return { runStep: runner as StepRunnerFunction };
+  if (typeof runner === 'object' && runner !== null && typeof (runner as { runStep?: unknown }).runStep === 'function') return runner as StepRunnerObject;
+  throw new InvalidArgumentError(`runner must be a function (step) => Promise<StepOutcome> or implement runStep(step). runner=${show(runner)}`, { reason: 'invalid_runner' });
 }
 
 /** Reads of the caller KV namespace from inside a step: committed state only. */

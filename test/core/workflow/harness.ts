@@ -35,9 +35,9 @@ export interface WorkflowHarness {
   /** The current queue handle (replaced by `restart`). */
   queue: Queue;
   /** Builds a runtime on the current queue (not started). */
-  runtime(runner: StepRunner | ((step: Step) => Promise<StepOutcome>), hook: TerminalHook, options?: WorkflowRuntimeOptions): WorkflowRuntime;
+  runtime(runner: StepRunner, hook: TerminalHook, options?: WorkflowRuntimeOptions): WorkflowRuntime;
   /** Builds and starts a runtime; it is shut down when the test ends. */
-  start(runner: StepRunner | ((step: Step) => Promise<StepOutcome>), hook: TerminalHook, options?: WorkflowRuntimeOptions): { runtime: WorkflowRuntime; handle: RunnerHandle };
+  start(runner: StepRunner, hook: TerminalHook, options?: WorkflowRuntimeOptions): { runtime: WorkflowRuntime; handle: RunnerHandle };
   /** Stops every started runtime, closes the queue and opens a new handle on the same store (a restart). */
   restart(options?: QueueOptions): Promise<Queue>;
   /**

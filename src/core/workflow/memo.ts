@@ -16,7 +16,7 @@
  * equal keys however their objects were built.
  */
 import { utf8 } from '../bytes.js';
-import { decodeRecord, encodeRecord } from '../codec.js';
+import { decodeValue, encodeRecord, encodeValue } from '../codec.js';
 import { sha256Hex } from '../hash.js';
 import { InvalidArgumentError, isTaqubaError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
@@ -131,8 +131,14 @@ export class Memo {
 
   /**
    * The stored value of `key` if there is one that decodes (and passes `validate`); otherwise runs
-   * `compute`, stores its value (MessagePack, named fields) and returns it. An error from
-   * `compute` propagates and stores nothing.
+   * `compute`, stores its value and returns it. An error from `compute` propagates and stores
+   * nothing.
+   *
+   * The value round-trips exactly (see ../codec.ts `encodeValue`): JSON-like data plus undefined,
+   * -0, BigInt, Map, Set, Date, typed arrays, ArrayBuffer and DataView, nested freely. A value
+   * that cannot (a function, a symbol, a class instance, a cycle, ...) is rejected before
+   * anything is stored with INVALID_ARGUMENT (reason `serialization`, `details.path` naming the
+   * place in the value), which fails the step permanently instead of retrying the computation.
    */
   async memoized<T>(key: string, compute: () => Promise<T> | T, options: MemoizedOptions<T> = {}): Promise<T> {
     const stored = await this.get(key);
@@ -140,7 +146,7 @@ export class Memo {
       let decoded: unknown;
       let ok = true;
       try {
-        decoded = decodeRecord(stored);
+        decoded = decodeValue(stored);
       } catch (e) {
         ok = false;
         this.warn(`memo entry does not decode; recomputing. runId=${this.runId} step=${this.stepNumber ?? 'run'} key=${show(key)}`, e);
@@ -152,8 +158,23 @@ export class Memo {
       if (ok) return decoded as T;
     }
     const value = await compute();
-    await this.put(key, encodeRecord(value));
+    await this.put(key, this.encodeMemoValue(key, value));
     return value;
+  }
+
+  private encodeMemoValue(key: string, value: unknown): Uint8Array {
+    try {
+      return encodeValue(value);
+    } catch (e) {
+      const problem = isTaqubaError(e, 'INVALID_ARGUMENT') ? String(e.details.problem) : e instanceof Error ? e.message : String(e);
+      const path = isTaqubaError(e, 'INVALID_ARGUMENT') ? String(e.details.path) : 'value';
+      const error = new InvalidArgumentError(
+        `memo value cannot be stored: ${problem}. runId=${this.runId} step=${this.stepNumber ?? 'run'} key=${show(key)} path=${path}`,
+        { reason: 'serialization', runId: this.runId, key: show(key), path, problem },
+      );
+      Object.defineProperty(error, 'cause', { value: e, configurable: true, writable: true });
+      throw error;
+    }
   }
 
   /** `memoized` under the content key of `input`. */

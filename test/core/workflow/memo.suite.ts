@@ -5,7 +5,7 @@ import type { ObjectStore } from '../../../src/core/objects/object-store.js';
 import { PAYLOAD_OBJECT_KIND } from '../../../src/core/queue/payload-offload.js';
 import { sealObject } from '../../../src/core/sealed-object.js';
 import { MemoStore } from '../../../src/core/workflow/index.js';
-import { b, s, type StoreFactory } from './harness.js';
+import { b, makeHarness, RecordingHook, s, type StoreFactory } from './harness.js';
 
 async function keysOf(store: ObjectStore, prefix = ''): Promise<string[]> {
   const out: string[] = [];
@@ -99,6 +99,72 @@ export function defineMemoSuite(name: string, factory: StoreFactory): void {
       expect(await m.memoized('draft', compute)).toEqual({ title: 'draft', words: 42 });
       expect(runs).toBe(1);
       expect(decodeRecord((await m.get('draft'))!)).toEqual({ title: 'draft', words: 42 });
+    });
+
+    // Issue #13: a Map was stored as an empty MessagePack map, so a memo hit returned {}.
+    it('a memo hit returns Map, Set, Date, BigInt, typed arrays and undefined exactly as computed', async () => {
+      const { memo } = await make();
+      const m = memo.newMemo('run-1', 0);
+      const value = {
+        byId: new Map<string, unknown>([['a', { at: new Date(1_700_000_000_000), tags: new Set(['x', 'y']) }]]),
+        total: 2n ** 70n,
+        samples: new Float64Array([1.5, -0]),
+        raw: Uint8Array.of(1, 2),
+        gaps: [1, undefined, 3],
+        missing: undefined,
+      };
+      let runs = 0;
+      const first = await m.memoized('k', () => (runs++, value));
+      const hit = await m.memoized('k', () => (runs++, 'recomputed'));
+      expect(runs).toBe(1);
+      expect(first).toBe(value);
+      expect(hit).toStrictEqual(value);
+      const typed = hit as typeof value;
+      expect(typed.byId).toBeInstanceOf(Map);
+      expect((typed.byId.get('a') as { tags: unknown }).tags).toBeInstanceOf(Set);
+      expect(Object.is(typed.samples[1], -0)).toBe(true);
+      expect('missing' in typed).toBe(true);
+      expect(await m.memoized('nothing', () => undefined)).toBeUndefined();
+      expect(await m.memoized('nothing', () => 'recomputed')).toBeUndefined();
+    });
+
+    it('a value that cannot round-trip rejects with INVALID_ARGUMENT (serialization) and stores nothing', async () => {
+      const { memo } = await make();
+      const m = memo.newMemo('run-1', 0);
+      const bad: [unknown, string][] = [
+        [() => 1, 'value'],
+        [Symbol('s'), 'value'],
+        [{ nested: [new (class Widget {})()] }, 'value.nested[0]'],
+        [new Map([['k', { f: () => 1 }]]), 'value.<map value 0>.f'],
+      ];
+      for (const [value, path] of bad) {
+        const err = await m.memoized('bad', () => value).catch((e: unknown) => e);
+        expect(err).toMatchObject({ code: 'INVALID_ARGUMENT', name: 'InvalidArgumentError', details: { reason: 'serialization', path, runId: 'run-1', key: '"bad"' } });
+        expect((err as Error).message).toMatch(/^memo value cannot be stored: .* runId=run-1 step=0 key="bad" path=/);
+        expect(await m.get('bad')).toBeNull();
+      }
+    });
+
+    // Issue #13: the encode error was a plain Error, so the step retried as transient and paid
+    // for the computation again on every attempt.
+    it('a step whose memoized value cannot be stored fails its run permanently after one computation', async () => {
+      const h = await makeHarness(factory);
+      const hook = new RecordingHook();
+      let computations = 0;
+      const { runtime } = h.start(async (step) => {
+        await step.memo.memoized('expensive', () => {
+          computations++;
+          return { answer: 42, format: () => 'a function' };
+        });
+        throw new Error('unreachable');
+      }, hook);
+      const { runId, jobId } = await runtime.submit({ maxAttemptsPerStep: 5 });
+      const outcome = await hook.first();
+      expect(outcome).toMatchObject({ runId, status: 'failed', finalStep: 0 });
+      expect(outcome.error).toContain('memo value cannot be stored: a function cannot be stored');
+      expect(outcome.error).toContain('path=value.format');
+      expect(computations).toBe(1);
+      expect(await h.queue.getJob(jobId)).toMatchObject({ status: 'dead', attempts: 1 });
     });
 
     it('a failed computation stores nothing; an undecodable or invalid entry is recomputed and overwritten', async () => {

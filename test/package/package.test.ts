@@ -1,0 +1,89 @@
+/**
+ * The published package, as a user gets it (issue 13): one `npm pack` (which builds through
+ * `prepack`), installed into a fresh project (see consumer-project.ts), then used from plain
+ * Node ESM, type-checked under the `moduleResolution` settings README documents, and built into
+ * a Vite app that follows README's "Browser hosting" section, run in Chromium.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium } from 'playwright';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_ARGS, resolveChromium } from '../setup/chromium.js';
+import { buildApp, createConsumerProject, exec, linkS3Sdk, serveApp, typecheck, type ConsumerProject } from './consumer-project.js';
+
+let project: ConsumerProject;
+/** The two type checks, started together once the project exists (they run while the other cases do). */
+let typechecks: Record<'nodenext' | 'bundler', Promise<unknown>>;
+
+beforeAll(async () => {
+  project = await createConsumerProject();
+  const settle = (p: Promise<void>): Promise<unknown> => p.then(() => undefined, (e: unknown) => e);
+  typechecks = { nodenext: settle(typecheck(project, 'tsconfig.nodenext.json')), bundler: settle(typecheck(project, 'tsconfig.bundler.json')) };
+}, 180_000);
+
+afterAll(async () => {
+  if (typechecks) await Promise.all(Object.values(typechecks));
+  await project?.remove();
+});
+
+describe('the packed tarball', () => {
+  it('ships the build, the license and the readme, and no sources or tests', async () => {
+    const installed = join(project.dir, 'node_modules', 'taquba-workflow');
+    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string }> };
+    for (const [entry, target] of Object.entries(manifest.exports)) {
+      expect(existsSync(join(installed, target.import)), `${entry} -> ${target.import}`).toBe(true);
+      expect(existsSync(join(installed, target.types)), `${entry} -> ${target.types}`).toBe(true);
+    }
+    expect(existsSync(join(installed, 'LICENSE'))).toBe(true);
+    expect(existsSync(join(installed, 'README.md'))).toBe(true);
+    expect(existsSync(join(installed, 'src'))).toBe(false);
+    expect(existsSync(join(installed, 'test'))).toBe(false);
+    // The optional peer dependency is not installed along with the package.
+    expect(existsSync(join(project.dir, 'node_modules', '@aws-sdk', 'client-s3'))).toBe(false);
+  });
+
+  it('runs a workflow to its end from plain Node ESM on the filesystem store', async () => {
+    const out = await exec(process.execPath, ['node-consumer.mjs', join(project.dir, '.taquba')], project.dir);
+    expect(JSON.parse(out.trim())).toEqual({ runId: 'package-run', status: 'succeeded', result: 'done:hello' });
+  });
+
+  it('imports the S3 store without @aws-sdk/client-s3, whose first call rejects with UNSUPPORTED_PLATFORM naming the install; with the SDK it sends', async () => {
+    const missing = JSON.parse((await exec(process.execPath, ['s3-consumer.mjs'], project.dir)).trim()) as Record<string, unknown>;
+    expect(missing).toMatchObject({ taquba: true, name: 'UnsupportedPlatformError', code: 'UNSUPPORTED_PLATFORM', details: { missing: '@aws-sdk/client-s3' } });
+    expect(missing.message).toContain('npm install @aws-sdk/client-s3');
+
+    await linkS3Sdk(project);
+    // Nothing listens on port 9: the request itself fails, so the SDK was loaded and used.
+    const present = JSON.parse((await exec(process.execPath, ['s3-consumer.mjs'], project.dir)).trim()) as Record<string, unknown>;
+    expect(present).toMatchObject({ taquba: true, code: 'STORE_UNAVAILABLE' });
+  });
+
+  it("builds README's browser hosting setup with Vite and runs a workflow to its end in Chromium", async () => {
+    await buildApp(project);
+    const server = await serveApp(project);
+    const { executablePath } = await resolveChromium();
+    const browser = await chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_ARGS] });
+    try {
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.goto(server.url);
+      await page.locator('#result').filter({ hasText: /\S/ }).waitFor({ timeout: 30_000 });
+      expect(JSON.parse((await page.locator('#result').textContent()) ?? '')).toEqual({ runId: 'order-42', status: 'succeeded', result: 'done:hello' });
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  }, 60_000);
+
+  it('type-checks a Node consumer under moduleResolution nodenext (lib ES2022, types node)', async () => {
+    expect(await typechecks.nodenext).toBeUndefined();
+  }, 60_000);
+
+  it('type-checks the browser app under moduleResolution bundler (lib ES2022 + DOM)', async () => {
+    expect(await typechecks.bundler).toBeUndefined();
+  }, 60_000);
+});

@@ -116,8 +116,8 @@ export function resolveLogger(value: unknown, option = 'logger'): LogSink {
 
 function badLogger(option: string, value: unknown, level?: Level): InvalidConfigError {
   const shown = typeof value === 'object' && value !== null ? 'object' : typeof value === 'string' ? JSON.stringify(value) : String(value);
-  const problem = level === undefined ? 'must be a logger object (debug/info/warn/error methods) or false' : `has a ${level} that is not a function`;
-  return new InvalidConfigError(`${option} ${problem}. ${option}=${shown}`, { option, ...(level === undefined ? {} : { level }) });
+  const what = level === undefined ? `${option} must be a logger object (debug/info/warn/error methods) or false` : `${option}.${level} must be a function`;
+  return new InvalidConfigError(`${what}. ${option}=${shown}`, { option, ...(level === undefined ? {} : { level }) });
 }
 
 /**

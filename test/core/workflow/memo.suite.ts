@@ -119,7 +119,7 @@ export function defineMemoSuite(name: string, factory: StoreFactory): void {
       expect(runs).toBe(1);
       expect(first).toBe(value);
       expect(hit).toStrictEqual(value);
-      const typed = hit as typeof value;
+      const typed = hit as unknown as typeof value;
       expect(typed.byId).toBeInstanceOf(Map);
       expect((typed.byId.get('a') as { tags: unknown }).tags).toBeInstanceOf(Set);
       expect(Object.is(typed.samples[1], -0)).toBe(true);

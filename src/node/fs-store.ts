@@ -10,13 +10,31 @@ import {
   StoreUnavailableError,
 } from '../core/errors.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../core/objects/keys.js';
-import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../core/objects/object-store.js';
+import { checkOptions, optionNames } from '../core/options.js';
+import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from '../core/objects/object-store.js';
+import { lockDirectory, type ProcessLockOptions } from './process-lock.js';
 import { TEMP_DIRECTORY, createTempFile, isOrphanedTemp, removeTempFile, sweepTempDirectory, sweepTempTree, takeTempFile, type TempFile } from './temp-files.js';
 
 export interface FileSystemObjectStoreOptions {
   /** Directory holding the objects; created (with its parents) on the first put. */
   readonly root: string;
+  /**
+   * The writer lock an engine takes when it opens on this store (see `lockWriter`): on by
+   * default, so a second process opening the same engine gets LOCKED at once instead of fencing
+   * the first. Options tune staleness; `false` turns it off (fencing still keeps history safe,
+   * and the older writer then fails with FENCED).
+   */
+  readonly writerLock?: ProcessLockOptions | false;
 }
+
+/**
+ * Every FileSystemObjectStoreOptions name. Adding an option: add its name here too (the compiler
+ * insists), or the constructor rejects it as unknown (INVALID_CONFIG naming the nearest name).
+ */
+const FS_STORE_OPTION_NAMES = optionNames<FileSystemObjectStoreOptions>({ root: true, writerLock: true });
+
+/** Lock directories of engine writers: `<root>/.locks/<encoded engine path>.lock`. */
+const LOCK_DIRECTORY = '.locks';
 
 /*
  * On-disk layout. Object storage lets `a/b` and `a/b/c` both exist, a filesystem cannot have a
@@ -172,8 +190,9 @@ async function statIfExists(file: string): Promise<BigIntStats | undefined> {
  *   It resolves only once the bytes and the directory entry are durable. New directories are
  *   fsynced into their parents too.
  * - `ifMatch` compare-and-swap is atomic among all stores in this process (a per-file mutex) but
- *   NOT across processes: two processes may both pass the version check. Run one writer process
- *   per root (the Node host's process lock enforces that).
+ *   NOT across processes: two processes may both pass the version check. The engine never uses
+ *   it (its fencing needs only create-only puts), and it takes a writer lock per engine path
+ *   when it opens (see `lockWriter`), so a second process gets LOCKED at once.
  * - get reads through one file descriptor, so bytes and version always belong together. A file
  *   damaged on disk (for example truncated) is returned as it is; the engine's checksums catch it.
  * - delete unlinks and fsyncs the directory; empty directories are left in place (removing them
@@ -208,15 +227,31 @@ export class FileSystemObjectStore implements ObjectStore {
   private readonly tempDir: string;
   /** The sweep of crashed puts' temp files, started by the first call (see `sweepTempFiles`). */
   private sweep: Promise<number> | undefined;
+  private readonly writerLock: ProcessLockOptions | false;
 
   /** Throws INVALID_CONFIG when `root` is missing or empty. Touches nothing on disk. */
   constructor(options: FileSystemObjectStoreOptions) {
+    checkOptions(options ?? null, FS_STORE_OPTION_NAMES, 'file system store');
     if (typeof options?.root !== 'string' || options.root === '') {
       throw new InvalidConfigError('file system store needs a root directory. option=root');
     }
     this.root = path.resolve(options.root);
     this.rootWithSep = this.root.endsWith(path.sep) ? this.root : this.root + path.sep;
     this.tempDir = path.join(this.root, TEMP_DIRECTORY);
+    this.writerLock = options.writerLock ?? {};
+  }
+
+  /**
+   * The writer lock of the engine at `path` (see ObjectStore.lockWriter): one live process per
+   * engine path and root. LOCKED names the root, the path and the holder (`host:pid`). A lock
+   * left by a process that died on this host is taken over at once, one left by a paused or
+   * remote process once it is stale. A no-op when the store was built with `writerLock: false`.
+   */
+  lockWriter(enginePath: string): Promise<WriterLock> {
+    if (this.writerLock === false) return Promise.resolve({ release: () => Promise.resolve() });
+    validateObjectKey(enginePath);
+    const name = path.join(this.root, LOCK_DIRECTORY, encodeURIComponent(enginePath));
+    return lockDirectory(name, `${name}.lock`, `root=${this.root} path=${enginePath}`, this.writerLock);
   }
 
   /**

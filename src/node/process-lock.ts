@@ -9,8 +9,10 @@
  * taken over or removed), `onCompromised` is called: stop writing (the engine's fencing is the
  * safety net behind it).
  */
-import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import * as fs from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { StoreLockedError, StoreUnavailableError } from '../core/errors.js';
 
@@ -35,29 +37,79 @@ export interface ProcessLock {
 export async function acquireProcessLock(root: string, options: ProcessLockOptions = {}): Promise<ProcessLock> {
   const dir = resolve(root);
   await mkdir(dir, { recursive: true });
+  return { ...(await lockDirectory(dir, join(dir, '.writer.lock'), `root=${dir}`, options)), root: dir };
+}
+
+/**
+ * Takes the lock directory `lockPath`, which records who holds it (`host:pid`). `name` must be
+ * unique per lock in this process (proper-lockfile keys its held locks by it). A holder on this
+ * host whose process is gone (killed, crashed) is taken over at once; any other holder only once
+ * its lock is stale. `what` names the locked thing in errors.
+ */
+export async function lockDirectory(name: string, lockPath: string, what: string, options: ProcessLockOptions = {}): Promise<ProcessLock> {
+  await mkdir(dirname(lockPath), { recursive: true });
   const staleMs = Math.max(2000, options.staleMs ?? 10_000);
-  let release: () => Promise<void>;
-  try {
-    release = await lockfile.lock(dir, {
-      lockfilePath: join(dir, '.writer.lock'),
+  const take = (): Promise<() => Promise<void>> =>
+    lockfile.lock(name, {
+      lockfilePath: lockPath,
       stale: staleMs,
       update: Math.floor(staleMs / 2),
       realpath: false,
-      onCompromised: options.onCompromised ?? ((e) => console.error(`taquba: store lock lost. root=${dir}: ${e.message}`)),
+      fs: lockFs,
+      onCompromised: options.onCompromised ?? ((e) => console.error(`taquba: store lock lost. ${what}: ${e.message}`)),
+    });
+  let release: () => Promise<void>;
+  try {
+    release = await take().catch(async (e: unknown) => {
+      if ((e as NodeJS.ErrnoException).code !== 'ELOCKED' || !(await holderIsGone(lockPath))) throw e;
+      await rm(lockPath, { recursive: true, force: true });
+      return take();
     });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ELOCKED') {
-      throw new StoreLockedError(`store is locked by another process. root=${dir}`, { root: dir }, e);
+      const holder = await readHolder(lockPath);
+      throw new StoreLockedError(`store is locked by another process. ${what} holder=${holder ?? 'unknown'}`, { what, holder }, e);
     }
-    throw new StoreUnavailableError(`could not lock the store. root=${dir}`, { root: dir }, e);
+    throw new StoreUnavailableError(`could not lock the store. ${what}`, { what }, e);
   }
+  // Inside the lock directory, so it goes with it; readers of a half-written file see no holder.
+  await writeFile(join(lockPath, 'holder'), `${hostname()}:${process.pid}`).catch(() => undefined);
   let released = false;
   return {
-    root: dir,
+    root: name,
     async release() {
       if (released) return;
       released = true;
       await release().catch(() => undefined);
     },
   };
+}
+
+/**
+ * The lock directory holds a `holder` file, so proper-lockfile's removals (release, and taking
+ * over a stale lock) must remove a non-empty directory.
+ */
+const lockFs = {
+  ...fs,
+  rmdir: (dir: string, callback: (err: NodeJS.ErrnoException | null) => void) => fs.rm(dir, { recursive: true, force: true }, callback),
+  rmdirSync: (dir: string) => fs.rmSync(dir, { recursive: true, force: true }),
+};
+
+async function readHolder(lockPath: string): Promise<string | undefined> {
+  return (await readFile(join(lockPath, 'holder'), 'utf8').catch(() => undefined)) || undefined;
+}
+
+/** True when the lock's holder ran on this host and its process no longer exists. */
+async function holderIsGone(lockPath: string): Promise<boolean> {
+  const holder = await readHolder(lockPath);
+  const match = holder === undefined ? null : /^(.*):(\d+)$/.exec(holder);
+  if (!match || match[1] !== hostname()) return false;
+  const pid = Number(match[2]);
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
 }

@@ -89,7 +89,7 @@ async function expectFencedAfterContinue(writer: Writer): Promise<void> {
 }
 
 async function checkStore(root: string, writers: readonly Writer[], context: string): Promise<void> {
-  const db = await KvDb.open(new FileSystemObjectStore({ root }));
+  const db = await KvDb.open(new FileSystemObjectStore({ root, writerLock: false }));
   try {
     for (const w of writers) {
       const missing: string[] = [];

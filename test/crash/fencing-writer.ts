@@ -1,6 +1,6 @@
 /**
- * Child process for the SIGSTOP fencing test: opens the filesystem store at `root` (taking the
- * process lock first when asked), then commits `<name>-<n>` keys from 4 concurrent loops and
+ * Child process for the SIGSTOP fencing test: opens the filesystem store at `root` (with the
+ * store's writer lock, or with it turned off), then commits `<name>-<n>` keys from 4 concurrent loops and
  * prints `ack <key>` after each durable commit resolves. On the first refused write it prints
  * `FENCED` (or `error <code> <message>`) and exits.
  *
@@ -10,7 +10,7 @@ import { writeSync } from 'node:fs';
 import { utf8 } from '../../src/core/bytes.js';
 import { isTaqubaError } from '../../src/core/errors.js';
 import { KvDb } from '../../src/core/kv/index.js';
-import { FileSystemObjectStore, acquireProcessLock } from '../../src/node/index.js';
+import { FileSystemObjectStore } from '../../src/node/index.js';
 
 const [root, name, lockMode, staleArg] = process.argv.slice(2);
 const say = (line: string): void => {
@@ -18,20 +18,13 @@ const say = (line: string): void => {
 };
 const describe = (e: unknown): string => `${isTaqubaError(e) ? e.code : 'UNKNOWN'} ${String((e as Error)?.message ?? e).replace(/\n/g, ' ')}`;
 
-if (lockMode === 'lock') {
-  try {
-    // The lock as the package offers it; when it is lost the writer keeps going, so the engine's
-    // fencing is what must stop it.
-    await acquireProcessLock(root, { staleMs: Number(staleArg), onCompromised: () => say('lock-compromised') });
-  } catch (e) {
-    say(`error ${describe(e)}`);
-    process.exit(0);
-  }
-}
+// The writer lock as the store takes it by default; when it is lost the writer keeps going, so
+// the engine's fencing is what must stop it.
+const writerLock = lockMode === 'lock' ? { staleMs: Number(staleArg), onCompromised: () => say('lock-compromised') } : false;
 
 let db: KvDb;
 try {
-  db = await KvDb.open(new FileSystemObjectStore({ root }), { memtableBytes: 1024, flushMaxBytes: 1024, maxRuns: 2, blockBytes: 256 });
+  db = await KvDb.open(new FileSystemObjectStore({ root, writerLock }), { memtableBytes: 1024, flushMaxBytes: 1024, maxRuns: 2, blockBytes: 256 });
 } catch (e) {
   say(`error ${describe(e)}`);
   process.exit(0);

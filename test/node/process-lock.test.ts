@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { utf8 } from '../../src/core/bytes.js';
+import { fromUtf8 } from '../../src/core/bytes.js';
+import { KvDb } from '../../src/core/kv/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
 import { acquireProcessLock } from '../../src/node/process-lock.js';
 
@@ -15,6 +17,18 @@ const roots: string[] = [];
 function startHolder(root: string, staleMs: number): Promise<{ child: ChildProcess; line: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', holder, root, String(staleMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    child.stdout!.once('data', (d: Buffer) => resolve({ child, line: d.toString().trim() }));
+    child.once('error', reject);
+  });
+}
+
+const engineOpener = fileURLToPath(new URL('./engine-lock-holder.ts', import.meta.url));
+
+/** A child that opens the engine at `path` (writes `from-child` durably) and reports `opened` or `error <code> <message>`; `hold` keeps it open. */
+function startEngineOpener(root: string, path: string, mode: 'close' | 'hold' = 'close'): Promise<{ child: ChildProcess; line: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', engineOpener, root, path, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     child.stdout!.once('data', (d: Buffer) => resolve({ child, line: d.toString().trim() }));
     child.once('error', reject);
@@ -49,17 +63,27 @@ describe('process lock (one Node writer per store directory)', () => {
     await lock.release(); // idempotent
   });
 
-  it('a lock left by a killed process is taken over once stale', async () => {
+  it('a lock left by a killed process on this host is taken over at once', async () => {
     const root = await tempRoot();
-    const { child, line } = await startHolder(root, 2000);
+    const { child, line } = await startHolder(root, 60_000);
     expect(line).toBe('locked');
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
-    await expect(acquireProcessLock(root, { staleMs: 2000 })).rejects.toMatchObject({ code: 'LOCKED' });
+    const lock = await acquireProcessLock(root, { staleMs: 60_000 });
+    await lock.release();
+  });
+
+  it('a lock held by a stopped (alive) process is taken over only once stale', async () => {
+    const root = await tempRoot();
+    const { child, line } = await startHolder(root, 2000);
+    expect(line).toBe('locked');
+    child.kill('SIGSTOP');
+    await expect(acquireProcessLock(root, { staleMs: 2000 })).rejects.toMatchObject({ code: 'LOCKED', message: expect.stringContaining(`:${child.pid}`) });
     // Stale means no refresh for staleMs; leave a margin for a loaded machine.
     await new Promise((r) => setTimeout(r, 3500));
     const lock = await acquireProcessLock(root, { staleMs: 2000 });
     await lock.release();
+    child.kill('SIGCONT');
   });
 
   it('the lock never shows up as an object of the store', async () => {
@@ -71,5 +95,45 @@ describe('process lock (one Node writer per store directory)', () => {
     for await (const info of store.list('')) keys.push(info.key);
     expect(keys).toEqual(['a/b']);
     await lock.release();
+  });
+});
+
+describe('the engine writer lock of the filesystem store (on by default)', () => {
+  it('a second process opening the same engine gets LOCKED at once, naming the root, the path and the holder pid; readers never lock', async () => {
+    const root = await tempRoot();
+    const db = await KvDb.open(new FileSystemObjectStore({ root }), { path: 'app/kv' });
+    await db.write([{ type: 'put', key: utf8('k'), value: utf8('v') }]);
+    const { line } = await startEngineOpener(root, 'app/kv');
+    expect(line).toMatch(new RegExp(`^error LOCKED .*root=${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} path=app/kv holder=[^ ]+:${process.pid}`));
+    // A reader beside the live writer takes no lock.
+    const reader = await KvDb.openReader(new FileSystemObjectStore({ root }), { path: 'app/kv' });
+    expect(fromUtf8((await reader.get(utf8('k')))!)).toBe('v');
+    await reader.close();
+    // Another engine path of the same root is a different lock.
+    const other = await KvDb.open(new FileSystemObjectStore({ root }), { path: 'other/kv' });
+    await other.close();
+    // In this process too.
+    await expect(KvDb.open(new FileSystemObjectStore({ root }), { path: 'app/kv' })).rejects.toMatchObject({ code: 'LOCKED' });
+    await db.close();
+    expect((await startEngineOpener(root, 'app/kv')).line).toBe('opened');
+  });
+
+  it('the lock of a killed writer is taken over at once by the next open, which keeps what it acknowledged', async () => {
+    const root = await tempRoot();
+    const { child, line } = await startEngineOpener(root, 'kv', 'hold');
+    expect(line).toBe('opened');
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const db = await KvDb.open(new FileSystemObjectStore({ root }));
+    expect(fromUtf8((await db.get(utf8('from-child')))!)).toBe('yes');
+    await db.close();
+  });
+
+  it('writerLock: false opts out: a second writer opens and fences the first', async () => {
+    const root = await tempRoot();
+    const first = await KvDb.open(new FileSystemObjectStore({ root, writerLock: false }));
+    const second = await KvDb.open(new FileSystemObjectStore({ root, writerLock: false }));
+    await expect(first.write([{ type: 'put', key: utf8('a'), value: utf8('1') }])).rejects.toMatchObject({ code: 'FENCED' });
+    await second.close();
   });
 });

@@ -16,7 +16,7 @@
 import { toHex } from '../bytes.js';
 import { checkObjectStore } from '../options.js';
 import { ClosedError, ConflictError, CorruptDataError, FencedError, InvalidArgumentError, invariant, isTaqubaError } from '../errors.js';
-import type { ObjectStore } from '../objects/object-store.js';
+import type { ObjectStore, WriterLock } from '../objects/object-store.js';
 import { mergeRuns, pickCompaction } from './compaction/compaction.js';
 import type { VersionedEntry } from './entry.js';
 import { tableName, tableObjectKey, walObjectKey } from './format.js';
@@ -85,6 +85,7 @@ export class KvDb implements KvReadable, TransactionHost {
     private readonly options: ResolvedKvDbOptions,
     private readonly manifests: ManifestStore,
     private manifest: VersionedManifest,
+    private readonly lock: WriterLock | undefined,
   ) {
     this.deletes = new DeleteQueue(store);
     this.tree = new LsmTree(store, options.path, options.mergeOperator, new Memtable(options.mergeOperator), options.blockCacheBytes);
@@ -107,18 +108,25 @@ export class KvDb implements KvReadable, TransactionHost {
    * write fails with FENCED, and every write it had acknowledged is replayed here. The protocol
    * is numbered in fencing/claim-writer.ts and docs/rfcs/0001-kv-engine.md.
    *
-   * Rejects with INVALID_CONFIG, CORRUPT_DATA (naming the object; also when engine objects exist
-   * without a manifest, in which case nothing is written), FENCED (an even newer writer opened
-   * meanwhile), STORE_UNAVAILABLE.
+   * Takes the store's writer lock first when it has one (the filesystem store: a second live
+   * process gets LOCKED at once). Rejects with INVALID_CONFIG, LOCKED, CORRUPT_DATA (naming the
+   * object; also when engine objects exist without a manifest, in which case nothing is
+   * written), FENCED (an even newer writer opened meanwhile), STORE_UNAVAILABLE.
    */
   static async open(store: ObjectStore, options: KvDbOptions = {}): Promise<KvDb> {
     checkObjectStore(store);
     const resolved = resolveKvDbOptions(options);
-    const manifests = new ManifestStore(store, resolved.path);
-    const claimed = await claimEpoch(store, resolved.path, manifests, resolved.faults);
-    const db = new KvDb(store, resolved, manifests, claimed);
-    await db.recover();
-    return db;
+    const lock = await store.lockWriter?.(resolved.path);
+    try {
+      const manifests = new ManifestStore(store, resolved.path);
+      const claimed = await claimEpoch(store, resolved.path, manifests, resolved.faults);
+      const db = new KvDb(store, resolved, manifests, claimed, lock);
+      await db.recover();
+      return db;
+    } catch (e) {
+      await lock?.release();
+      throw e;
+    }
   }
 
   /** Opens a read-only handle (see KvReader). Rejects with NOT_FOUND when nothing is stored at the path. */
@@ -555,6 +563,7 @@ export class KvDb implements KvReadable, TransactionHost {
     await this.orphanCollection;
     await this.deletes.idle();
     for (const resume of this.stalled.splice(0)) resume();
+    await this.lock?.release();
     if (flushError !== undefined) throw flushError;
   }
 }

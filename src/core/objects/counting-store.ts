@@ -1,4 +1,4 @@
-import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from './object-store.js';
+import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from './object-store.js';
 import { validatePutData } from './keys.js';
 
 /** Calls of one kind. */
@@ -42,11 +42,13 @@ export class CountingObjectStore implements ObjectStore {
   private counts = zeroCounts();
   /** Present exactly when the inner store has it, so callers see the same capabilities. */
   readonly deleteMany?: (keys: readonly string[]) => Promise<void>;
+  readonly lockWriter?: (path: string) => Promise<WriterLock>;
 
   constructor(
     /** The wrapped store. */
     readonly inner: ObjectStore,
   ) {
+    this.lockWriter = inner.lockWriter?.bind(inner);
     const batch = inner.deleteMany?.bind(inner);
     if (batch) {
       this.deleteMany = async (keys) => {

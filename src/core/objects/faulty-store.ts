@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../clock.js';
 import { StoreUnavailableError } from '../errors.js';
-import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from './object-store.js';
+import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from './object-store.js';
 import { validatePutData } from './keys.js';
 
 /** The kinds of ObjectStore call a fault rule can select. */
@@ -136,6 +136,8 @@ export class FaultyObjectStore implements ObjectStore {
   private readonly clock: Pick<Clock, 'sleep'>;
   private crashed = false;
   private injected = 0;
+  /** The inner store's writer lock, when it has one (not subject to the rules). */
+  readonly lockWriter?: (path: string) => Promise<WriterLock>;
 
   constructor(
     /** The wrapped store (reach it directly to inspect state behind the faults). */
@@ -144,6 +146,7 @@ export class FaultyObjectStore implements ObjectStore {
   ) {
     this.random = options.random ?? createSeededRandom(options.seed ?? 1);
     this.clock = options.clock ?? systemClock;
+    this.lockWriter = inner.lockWriter?.bind(inner);
     const batch = inner.deleteMany?.bind(inner);
     if (batch) {
       // One batch is one `delete` call for the rules (its key: the first key of the batch).

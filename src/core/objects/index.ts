@@ -13,7 +13,7 @@
  * Never: import a platform API (Node, DOM), or give a key a meaning that differs between adapters.
  * Every adapter must pass `test/core/objects/object-store.conformance.ts`.
  */
-export type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from './object-store.js';
+export type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from './object-store.js';
 export { MemoryObjectStore } from './memory-store.js';
 export { deleteObjects } from './delete-objects.js';
 export { MAX_OBJECT_KEY_LENGTH, validateGetRange, validateKeyPrefixOption, validateListPrefix, validateObjectKey, validatePutData } from './keys.js';

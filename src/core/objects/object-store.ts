@@ -65,4 +65,18 @@ export interface ObjectStore {
 
   /** Every object whose key starts with `prefix`, in ascending key order (UTF-16 code unit order). */
   list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo>;
+
+  /**
+   * Optional: makes a second writer of the engine at `path` fail fast with LOCKED instead of
+   * fencing the first. Stores whose writers are local processes (the filesystem) offer it; the
+   * engine takes it when it opens as a writer (readers never do) and releases it on close.
+   * Fencing stays the safety net when it is absent or opted out of.
+   */
+  lockWriter?(path: string): Promise<WriterLock>;
+}
+
+/** A held writer lock (see ObjectStore.lockWriter). */
+export interface WriterLock {
+  /** Safe to call twice. */
+  release(): Promise<void>;
 }

@@ -16,6 +16,10 @@
  * meanwhile shares the next put (group commit) instead of each round of `concurrency` jobs waiting
  * for its own. Settlements waiting are capped too. A loop resolves only once every settlement it
  * made is durable (or failed and was logged).
+ *
+ * Logging (the queue's logger, once the settlement went through): a retry at warn (queue, job id,
+ * attempt, error, next delay), a dead letter at error (queue, job id, reason); the stack of a
+ * thrown value other than `PermanentFailure` comes along.
  */
 import { HandlerSlots } from './handler-slots.js';
 import type { SettlementEffects } from './effects.js';
@@ -26,6 +30,8 @@ import type { LeaseHandle } from './lease-handle.js';
 import type { LoopSettlement, Queue } from './queue.js';
 import { validateCount, validateDuration, validateQueueName } from './validation.js';
 import { InvalidArgumentError } from '../errors.js';
+import { errorFields } from '../logger.js';
+import { retryBackoffMs } from './queue-options.js';
 import { checkOptions, optionNames } from '../options.js';
 
 /** Thrown by a handler: dead-letter the job now, whatever attempts remain. */
@@ -108,12 +114,21 @@ async function processAndSettle(queue: Queue, claim: Claim, worker: WorkerHandle
     const wrapped = thrown instanceof FailWith ? thrown : undefined;
     const error = wrapped ? wrapped.error : thrown;
     const failureEffects = wrapped?.effects ?? {};
+    const reason = describeError(error);
+    const permanent = error instanceof PermanentFailure;
     try {
-      if (error instanceof PermanentFailure) await settleWith(queue, claim, { type: 'dead', reason: describeError(error), effects: failureEffects }, issued);
-      else await settleWith(queue, claim, { type: 'nack', error: describeError(error), effects: failureEffects }, issued);
+      if (permanent) await settleWith(queue, claim, { type: 'dead', reason, effects: failureEffects }, issued);
+      else await settleWith(queue, claim, { type: 'nack', error: reason, effects: failureEffects }, issued);
     } catch (e) {
       queue.logger.warn(`settling a failed job failed. queue=${claim.queue} id=${claim.id}`, e);
+      return;
     }
+    const job = claim.job;
+    const { stack } = errorFields(error, !permanent);
+    const fields = { queue: claim.queue, jobId: claim.id, attempt: job.attempts, maxAttempts: job.maxAttempts };
+    const trace = stack === undefined ? {} : { stack };
+    if (permanent || job.attempts >= job.maxAttempts) queue.logger.error('job dead-lettered', { ...fields, reason, ...trace });
+    else queue.logger.warn('job failed; retrying', { ...fields, error: reason, nextDelayMs: retryBackoffMs(queue.queueConfig(claim.queue), job.attempts), ...trace });
     return;
   }
   try {

@@ -48,7 +48,8 @@ describe('workflow runtime logging', () => {
     }, hook, { logger: log });
     await runtime.submit({ runId: 'report-42', input: b('x'), maxAttemptsPerStep: 2 });
 
-    const [retry] = await eventually(() => (log.at('warn', /retrying/).length === 1 ? log.at('warn', /retrying/) : undefined));
+    await eventually(() => log.at('warn', /retrying/).length === 1, 5000, 'the retry log');
+    const [retry] = log.at('warn', /retrying/);
     expect(retry!.message).toBe('[workflow] step failed; retrying');
     expect(retry!.fields).toMatchObject({ runId: 'report-42', step: 0, attempt: 1, maxAttempts: 2, error: 'model unavailable', nextDelayMs: 1_000 });
     expect(retry!.fields!.stack).toMatch(/^Error: model unavailable\n\s+at /);
@@ -74,7 +75,8 @@ describe('workflow runtime logging', () => {
     }, hook, { logger: log });
     await runtime.submit({ runId: 'inv-1', input: b('x'), maxAttemptsPerStep: 5 });
     expect(await hook.first()).toMatchObject({ status: 'failed', error: 'invoice is malformed' });
-    const dead = await eventually(() => (log.at('error', /dead-lettered/).length > 0 ? log.at('error', /dead-lettered/) : undefined));
+    await eventually(() => log.at('error', /dead-lettered/).length > 0, 5000, 'the dead letter log');
+    const dead = log.at('error', /dead-lettered/);
     expect(dead[0]!.message).toBe('[workflow] step dead-lettered; run failed');
     expect(dead[0]!.fields).toMatchObject({ runId: 'inv-1', step: 0, attempt: 1, reason: 'invoice is malformed' });
     expect(dead[0]!.fields).not.toHaveProperty('stack');

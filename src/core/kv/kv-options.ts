@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { InvalidConfigError } from '../errors.js';
 import { validateObjectKey } from '../objects/keys.js';
-import { checkOptions, optionNames } from '../options.js';
+import { checkOptions, numberRule, optionNames } from '../options.js';
 import type { MergeOperator } from './types.js';
 
 /**
@@ -68,9 +68,8 @@ const MiB = 1024 * 1024;
 
 function positive(name: string, value: number | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-    throw new InvalidConfigError(`option must be a finite number >= ${min}. option=${name} value=${String(value)}`, { option: name });
-  }
+  const rule = numberRule(value, { min });
+  if (rule !== undefined) throw new InvalidConfigError(`${name} ${rule}. option=${name} value=${String(value)}`, { option: name });
   return value;
 }
 

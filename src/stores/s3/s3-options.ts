@@ -1,7 +1,7 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { InvalidConfigError } from '../../core/errors.js';
 import { validateListPrefix } from '../../core/objects/keys.js';
-import { checkOptions, optionNames } from '../../core/options.js';
+import { checkOptions, numberRule, optionNames } from '../../core/options.js';
 
 /** Bounded retries of transient failures: exponential backoff with full jitter. */
 export interface S3RetryOptions {
@@ -62,9 +62,8 @@ export const DEFAULT_S3_REQUEST_TIMEOUT_MS = 30_000;
 
 function number(option: string, value: number | undefined, fallback: number, min: number, integer = false): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
-    throw new InvalidConfigError(`option must be a finite ${integer ? 'integer' : 'number'} >= ${min}. option=${option} value=${String(value)}`, { option });
-  }
+  const rule = numberRule(value, { min, integer });
+  if (rule !== undefined) throw new InvalidConfigError(`${option} ${rule}. option=${option} value=${String(value)}`, { option });
   return value;
 }
 

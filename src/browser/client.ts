@@ -40,7 +40,7 @@ type Promised<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R 
 /** The operations of `HostApi`, as the page calls them. */
 export type ClientOperations = Promised<Omit<HostApi, 'openEvents' | 'close' | 'submit'>> & {
   /** `HostApi.submit`, taking any iterable of KV writes (an array or a Map). */
-  submit(spec?: RunSpec): Promise<SubmitOutcome>;
+  submit(spec: RunSpec): Promise<SubmitOutcome>;
 };
 
 export interface WorkflowClient extends ClientOperations {
@@ -165,7 +165,9 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
 
   const client: WorkflowClient = {
     persistence: options.persist === false ? Promise.resolve(null) : requestPersistence(),
-    submit: (spec: RunSpec = {}) => {
+    submit: (spec: RunSpec) => {
+      // Not a spec (undefined, null, ...): the runtime rejects it with INVALID_ARGUMENT (invalid_spec).
+      if (typeof spec !== 'object' || spec === null) return track(() => remote.submit(spec as never));
       const wire: WireRunSpec = spec.kvWrites === undefined ? { ...spec, kvWrites: undefined } : { ...spec, kvWrites: [...spec.kvWrites] };
       if (wire.kvWrites === undefined) delete (wire as { kvWrites?: unknown }).kvWrites;
       const moved = moveLarge(wire, [wire.input, ...(wire.kvWrites ?? []).map(([, v]) => v)]);

@@ -23,7 +23,7 @@ expectTypeOf<ReturnType<WorkflowClient['listRuns']>>().toEqualTypeOf<Promise<Run
 expectTypeOf<ReturnType<WorkflowClient['kvGet']>>().toEqualTypeOf<Promise<Uint8Array | null>>();
 
 // The client's submit takes a full RunSpec (any iterable of KV writes), not the wire form.
-expectTypeOf<Parameters<WorkflowClient['submit']>>().toEqualTypeOf<[spec?: RunSpec]>();
+expectTypeOf<Parameters<WorkflowClient['submit']>>().toEqualTypeOf<[spec: RunSpec]>();
 
 // Worker-only members are not on the client; events arrive through subscribe.
 expectTypeOf<WorkflowClient>().not.toHaveProperty('openEvents');

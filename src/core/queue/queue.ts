@@ -88,7 +88,8 @@ export class Queue {
 
   /**
    * Opens the queue store at `path` as its single writer (see the open protocol above).
-   * Rejects with INVALID_CONFIG for bad options, STORE_UNAVAILABLE / STORE_PERMISSION /
+   * Rejects with INVALID_ARGUMENT when `store` is not an ObjectStore, INVALID_CONFIG for bad or
+   * unknown options (naming the nearest known name), STORE_UNAVAILABLE / STORE_PERMISSION /
    * CORRUPT_DATA from the store, FENCED if another writer takes over during the open.
    * @example
    * const queue = await Queue.open(store, 'jobs', { clock: new MockClock() });

@@ -59,6 +59,15 @@ export function sealWithChecksum(writer: ByteWriter): Uint8Array {
   return writer.finish();
 }
 
+/** Verifies the checksum trailer, the magic and the format version; returns a reader after them. */
+export function openFramed(bytes: Uint8Array, object: string, magic: number): ByteReader {
+  const r = new ByteReader(openChecksummed(bytes, object), corruptReader(object));
+  if (r.u32() !== magic) throw corruptReader(object)('bad magic');
+  const version = r.u8();
+  if (version !== FORMAT_VERSION) throw corruptReader(object)(`unknown format version ${version}`);
+  return r;
+}
+
 /** Verifies the trailer and returns the body without it. */
 export function openChecksummed(bytes: Uint8Array, object: string): Uint8Array {
   if (bytes.length < 4) throw corruptReader(object)('shorter than its checksum');

@@ -8,8 +8,7 @@
  */
 import { ByteWriter } from '../../bytes.js';
 import { decodeRecord, encodeRecord } from '../../codec.js';
-import { MANIFEST_MAGIC, FORMAT_VERSION, corruptReader, openChecksummed, sealWithChecksum } from '../format.js';
-import { ByteReader } from '../../bytes.js';
+import { MANIFEST_MAGIC, FORMAT_VERSION, corruptReader, openFramed, sealWithChecksum } from '../format.js';
 
 /** One sorted table object. */
 export interface SstMeta {
@@ -62,11 +61,7 @@ export function encodeManifest(m: ManifestData): Uint8Array {
 }
 
 export function decodeManifest(bytes: Uint8Array, object: string): ManifestData {
-  const body = openChecksummed(bytes, object);
-  const r = new ByteReader(body, corruptReader(object));
-  if (r.u32() !== MANIFEST_MAGIC) throw corruptReader(object)('bad magic');
-  const version = r.u8();
-  if (version !== FORMAT_VERSION) throw corruptReader(object)(`unknown format version ${version}`);
+  const r = openFramed(bytes, object, MANIFEST_MAGIC);
   let m: unknown;
   try {
     m = decodeRecord(r.bytes(r.remaining));

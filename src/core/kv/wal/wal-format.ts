@@ -7,9 +7,9 @@
  *
  * An object with zero commits is a fence written by a new writer at open.
  */
-import { ByteReader, ByteWriter, EMPTY_BYTES } from '../../bytes.js';
+import { ByteWriter, EMPTY_BYTES } from '../../bytes.js';
 import type { VersionedEntry } from '../entry.js';
-import { FORMAT_VERSION, WAL_MAGIC, corruptReader, openChecksummed, readKind, sealWithChecksum, writeKind } from '../format.js';
+import { FORMAT_VERSION, WAL_MAGIC, corruptReader, openFramed, readKind, sealWithChecksum, writeKind } from '../format.js';
 
 export interface WalCommit {
   readonly seq: number;
@@ -48,11 +48,7 @@ export function encodeWalObject(epoch: number, id: number, encodedCommits: reado
 }
 
 export function decodeWalObject(bytes: Uint8Array, object: string): WalObject {
-  const body = openChecksummed(bytes, object);
-  const r = new ByteReader(body, corruptReader(object));
-  if (r.u32() !== WAL_MAGIC) throw corruptReader(object)('bad magic');
-  const version = r.u8();
-  if (version !== FORMAT_VERSION) throw corruptReader(object)(`unknown format version ${version}`);
+  const r = openFramed(bytes, object, WAL_MAGIC);
   const epoch = r.varint();
   const id = r.varint();
   const count = r.varint();

@@ -1,7 +1,14 @@
 /**
  * Layer 3: the durable job queue on the KV engine.
  *
- * Owns: job records in per-state key spaces (keys.ts), one engine transaction per state
+ * Folders: transitions/ (enqueue, claim, settle, operator actions, reaper, scheduler, retention:
+ * each one engine transaction), records/ (the job record, keys, ids, attempt history, merged
+ * counters, input checks), storage/ (staged transactions, caller KV, payload offload, settlement
+ * effects), leases/ (in-memory leases, lease handles, the writer heartbeat), workers/ (worker
+ * loops, handler slots, wakeups), reads/ (inspection, QueueReader, completion waits); the Queue
+ * facade, its options and shared context sit at the top.
+ *
+ * Owns: job records in per-state key spaces (records/keys.ts), one engine transaction per state
  * transition (record move + job index + merged counters + attempt history + settlement effects,
  * all or nothing), in-memory leases with crash recovery at open, per-queue claim serialisation
  * with a tombstone-skipping claim cursor, notify-based worker wakeups, caller KV under a reserved
@@ -26,10 +33,10 @@
  */
 export { Queue, type QueueOpenOptions } from './queue.js';
 /** @internal shared with the workflow runtime's worker loop */
-export { HandlerSlots } from './handler-slots.js';
-export { QueueReader, type QueueReaderOptions, type StoreActivity } from './reader.js';
-export { Claim } from './claim.js';
-export { LeaseHandle } from './lease-handle.js';
+export { HandlerSlots } from './workers/handler-slots.js';
+export { QueueReader, type QueueReaderOptions, type StoreActivity } from './reads/reader.js';
+export { Claim } from './transitions/claim.js';
+export { LeaseHandle } from './leases/lease-handle.js';
 export {
   runWorker,
   runWorkerConcurrent,
@@ -39,18 +46,18 @@ export {
   type QueueWorker,
   type WorkerHandler,
   type RunWorkerOptions,
-} from './worker.js';
+} from './workers/worker.js';
 export type { QueueConfig, QueueOptions, ResolvedQueueConfig } from './queue-options.js';
-export type { JobRecord, JobStatus, PayloadError } from './job-record.js';
-export type { JobAttempt, AttemptOutcome } from './attempt-history.js';
-export type { EnqueueOptions, EnqueueRequest, EnqueueResult } from './enqueue.js';
-export type { SettlementEffects } from './effects.js';
-export type { NackOutcome } from './settlement.js';
-export type { CancelOutcome, WakeOutcome } from './operator-actions.js';
-export type { WaitOutcome } from './completion-wait.js';
-export type { QueueStats, JobPage, ListJobsOptions } from './inspection.js';
-export type { KvPage, KvScanOptions } from './kv-namespace.js';
-export type { WriterHeartbeat } from './heartbeat.js';
+export type { JobRecord, JobStatus, PayloadError } from './records/job-record.js';
+export type { JobAttempt, AttemptOutcome } from './records/attempt-history.js';
+export type { EnqueueOptions, EnqueueRequest, EnqueueResult } from './transitions/enqueue.js';
+export type { SettlementEffects } from './storage/effects.js';
+export type { NackOutcome } from './transitions/settlement.js';
+export type { CancelOutcome, WakeOutcome } from './transitions/operator-actions.js';
+export type { WaitOutcome } from './reads/completion-wait.js';
+export type { QueueStats, JobPage, ListJobsOptions } from './reads/inspection.js';
+export type { KvPage, KvScanOptions } from './storage/kv-namespace.js';
+export type { WriterHeartbeat } from './leases/heartbeat.js';
 export {
   PRIORITY_HIGH,
   PRIORITY_NORMAL,

@@ -5,12 +5,12 @@ import type { Clock } from '../clock.js';
 import { ClosedError } from '../errors.js';
 import type { KvDb } from '../kv/kv-db.js';
 import type { LogSink } from '../logger.js';
-import type { ClaimCursor } from './claim-cursor.js';
+import type { ClaimCursor } from './transitions/claim-cursor.js';
 import { MAX_WAKEUPS_PER_BATCH } from './constants.js';
-import type { JobIdGenerator } from './job-id.js';
-import type { CancelTokens, LeaseRegistry } from './lease-registry.js';
-import type { Broadcast, QueueNotifiers } from './notifier.js';
-import type { PayloadOffload } from './payload-offload.js';
+import type { JobIdGenerator } from './records/job-id.js';
+import type { CancelTokens, LeaseRegistry } from './leases/lease-registry.js';
+import type { Broadcast, QueueNotifiers } from './workers/notifier.js';
+import type { PayloadOffload } from './storage/payload-offload.js';
 import type { QueueConfigs } from './queue-options.js';
 
 export interface QueueContext {

@@ -21,7 +21,7 @@ import {
   DEFAULT_SCHEDULER_INTERVAL_MS,
   PRIORITY_NORMAL,
 } from './constants.js';
-import { configDuration, describeValue, validateQueueName } from './validation.js';
+import { configDuration, describeValue, validateQueueName } from './records/validation.js';
 
 /** Per-queue behaviour. Fixed for the life of a `Queue` handle. */
 export interface QueueConfig {

@@ -22,14 +22,14 @@ import { InvalidConfigError, isTaqubaError } from '../errors.js';
 import { KvDb } from '../kv/kv-db.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { checkObjectStore } from '../options.js';
-import type { JobAttempt } from './attempt-history.js';
-import { Claim, claimJobs } from './claim.js';
-import { ClaimCursor } from './claim-cursor.js';
-import { waitForCompletion, type WaitOutcome } from './completion-wait.js';
-import { persistCursors, restoreCursors } from './cursor-store.js';
-import { discardEffects, prepareEffects, stageEffects, validateKvWrites, type SettlementEffects } from './effects.js';
-import { buildRecord, prepareEnqueue, stageEnqueue, type EnqueueOptions, type EnqueueResult, type PreparedEnqueue } from './enqueue.js';
-import { Heartbeat } from './heartbeat.js';
+import type { JobAttempt } from './records/attempt-history.js';
+import { Claim, claimJobs } from './transitions/claim.js';
+import { ClaimCursor } from './transitions/claim-cursor.js';
+import { waitForCompletion, type WaitOutcome } from './reads/completion-wait.js';
+import { persistCursors, restoreCursors } from './storage/cursor-store.js';
+import { discardEffects, prepareEffects, stageEffects, validateKvWrites, type SettlementEffects } from './storage/effects.js';
+import { buildRecord, prepareEnqueue, stageEnqueue, type EnqueueOptions, type EnqueueResult, type PreparedEnqueue } from './transitions/enqueue.js';
+import { Heartbeat } from './leases/heartbeat.js';
 import {
   attemptHistory,
   deadJobs,
@@ -41,26 +41,26 @@ import {
   type JobPage,
   type ListJobsOptions,
   type QueueStats,
-} from './inspection.js';
-import { JobIdGenerator } from './job-id.js';
-import type { JobRecord, JobStatus } from './job-record.js';
-import { KeyedMutex } from './keyed-mutex.js';
-import { userKey } from './keys.js';
-import { kvCompareDelete, kvComparePut, kvDelete, kvGet, kvPut, kvScan, type KvPage, type KvScanOptions } from './kv-namespace.js';
-import { renewBinding } from './lease-handle.js';
-import { CancelTokens, LeaseRegistry } from './lease-registry.js';
-import { queueMergeOperator } from './merge-operator.js';
-import { Broadcast, QueueNotifiers } from './notifier.js';
-import { cancelJob, deleteDeadJob, requeueDeadJob, wakeScheduledJob, type CancelOutcome, type WakeOutcome } from './operator-actions.js';
-import { PayloadOffload } from './payload-offload.js';
+} from './reads/inspection.js';
+import { JobIdGenerator } from './records/job-id.js';
+import type { JobRecord, JobStatus } from './records/job-record.js';
+import { KeyedMutex } from './storage/keyed-mutex.js';
+import { userKey } from './records/keys.js';
+import { kvCompareDelete, kvComparePut, kvDelete, kvGet, kvPut, kvScan, type KvPage, type KvScanOptions } from './storage/kv-namespace.js';
+import { renewBinding } from './leases/lease-handle.js';
+import { CancelTokens, LeaseRegistry } from './leases/lease-registry.js';
+import { queueMergeOperator } from './records/merge-operator.js';
+import { Broadcast, QueueNotifiers } from './workers/notifier.js';
+import { cancelJob, deleteDeadJob, requeueDeadJob, wakeScheduledJob, type CancelOutcome, type WakeOutcome } from './transitions/operator-actions.js';
+import { PayloadOffload } from './storage/payload-offload.js';
 import { closedError, notePendingInserts, type QueueContext } from './queue-context.js';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueConfig, type ResolvedQueueOptions } from './queue-options.js';
-import { reapExpiredLeases, recoverInterruptedClaims } from './reaper.js';
-import { sweepDead, sweepDone } from './retention.js';
-import { promoteDueJobs } from './scheduler.js';
-import { ackClaim, assertClaim, deadLetterClaim, nackClaim, type NackOutcome } from './settlement.js';
-import { isAmbiguousCommitError, runTransaction } from './staged-txn.js';
-import { describeValue, validateCount, validateDuration, validatePayload, validateQueueName } from './validation.js';
+import { reapExpiredLeases, recoverInterruptedClaims } from './transitions/reaper.js';
+import { sweepDead, sweepDone } from './transitions/retention.js';
+import { promoteDueJobs } from './transitions/scheduler.js';
+import { ackClaim, assertClaim, deadLetterClaim, nackClaim, type NackOutcome } from './transitions/settlement.js';
+import { isAmbiguousCommitError, runTransaction } from './storage/staged-txn.js';
+import { describeValue, validateCount, validateDuration, validatePayload, validateQueueName } from './records/validation.js';
 
 /** @internal How a worker loop settles a claim (see `Queue.settleInLoop`). */
 export type LoopSettlement =

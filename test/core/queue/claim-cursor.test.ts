@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClaimCursor } from '../../../src/core/queue/claim-cursor.js';
+import { ClaimCursor } from '../../../src/core/queue/transitions/claim-cursor.js';
 
 const k = (n: number): Uint8Array => Uint8Array.of(n);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HandlerSlots } from '../../../src/core/queue/handler-slots.js';
+import { HandlerSlots } from '../../../src/core/queue/workers/handler-slots.js';
 
 /** A job whose settlement is issued and finished from the outside. */
 function controlledJob(slots: HandlerSlots): { issue(): void; finish(): Promise<void> } {

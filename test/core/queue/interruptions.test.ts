@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../../src/core/errors.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import type { GetOptions, StoredObject } from '../../../src/core/objects/object-store.js';
-import type { JobRecord } from '../../../src/core/queue/job-record.js';
+import type { JobRecord } from '../../../src/core/queue/records/job-record.js';
 import type { Queue } from '../../../src/core/queue/queue.js';
 import type { QueueOptions } from '../../../src/core/queue/queue-options.js';
-import { runWorker } from '../../../src/core/queue/worker.js';
+import { runWorker } from '../../../src/core/queue/workers/worker.js';
 import { b, makeHarness, type QueueHarness } from './harness.js';
 
 const memory = () => new MemoryObjectStore();

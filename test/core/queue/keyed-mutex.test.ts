@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyedMutex } from '../../../src/core/queue/keyed-mutex.js';
+import { KeyedMutex } from '../../../src/core/queue/storage/keyed-mutex.js';
 
 describe('KeyedMutex', () => {
   it('runs holders of one key one at a time in arrival order; other keys do not wait', async () => {

@@ -18,7 +18,7 @@ import {
   statsKey,
   TAG,
   userKey,
-} from '../../../src/core/queue/keys.js';
+} from '../../../src/core/queue/records/keys.js';
 
 describe('queue key layout', () => {
   it('builds exactly the documented bytes (ASCII fast path and UTF-8 alike)', () => {

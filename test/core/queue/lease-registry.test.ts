@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MockClock } from '../../../src/core/clock.js';
-import { LeaseHandle } from '../../../src/core/queue/lease-handle.js';
-import { CancelState, CancelTokens, LeaseRegistry } from '../../../src/core/queue/lease-registry.js';
+import { LeaseHandle } from '../../../src/core/queue/leases/lease-handle.js';
+import { CancelState, CancelTokens, LeaseRegistry } from '../../../src/core/queue/leases/lease-registry.js';
 
 describe('LeaseRegistry', () => {
   it('returns due entries soonest first and leaves them in place, marked', () => {

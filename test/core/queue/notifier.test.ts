@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MockClock } from '../../../src/core/clock.js';
-import { Broadcast, Notify } from '../../../src/core/queue/notifier.js';
+import { Broadcast, Notify } from '../../../src/core/queue/workers/notifier.js';
 
 describe('Notify', () => {
   it('stores one permit when nobody waits; the next waiter consumes it at once', async () => {

@@ -2,10 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { equalBytes } from '../../../src/core/bytes.js';
 import { CorruptDataError } from '../../../src/core/errors.js';
-import type { JobRecord } from '../../../src/core/queue/job-record.js';
-import { runWorker } from '../../../src/core/queue/worker.js';
+import type { JobRecord } from '../../../src/core/queue/records/job-record.js';
+import { runWorker } from '../../../src/core/queue/workers/worker.js';
 import { MAX_KV_VALUE_SIZE } from '../../../src/core/queue/constants.js';
-import { pendingKey } from '../../../src/core/queue/keys.js';
+import { pendingKey } from '../../../src/core/queue/records/keys.js';
 import { FaultyStore } from './faulty-store.js';
 import { b, makeHarness, s, settle, type StoreFactory } from './harness.js';
 

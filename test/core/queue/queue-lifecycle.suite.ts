@@ -4,7 +4,7 @@
  * any store factory: memory here, later IndexedDB/OPFS in Chromium and S3.
  */
 import { describe, expect, it } from 'vitest';
-import { isUlid } from '../../../src/core/queue/job-id.js';
+import { isUlid } from '../../../src/core/queue/records/job-id.js';
 import { PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_NORMAL } from '../../../src/core/queue/constants.js';
 import { b, makeHarness, s, settle, type StoreFactory } from './harness.js';
 

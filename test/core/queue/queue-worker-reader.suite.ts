@@ -1,9 +1,9 @@
 /** Worker loops, the read-only observer and the liveness heartbeat, as a reusable suite. */
 import { describe, expect, it } from 'vitest';
-import { FailWith, PermanentFailure, runWorker, runWorkerConcurrent, type QueueWorker } from '../../../src/core/queue/worker.js';
-import { QueueReader } from '../../../src/core/queue/reader.js';
-import { LeaseHandle } from '../../../src/core/queue/lease-handle.js';
-import type { JobRecord } from '../../../src/core/queue/job-record.js';
+import { FailWith, PermanentFailure, runWorker, runWorkerConcurrent, type QueueWorker } from '../../../src/core/queue/workers/worker.js';
+import { QueueReader } from '../../../src/core/queue/reads/reader.js';
+import { LeaseHandle } from '../../../src/core/queue/leases/lease-handle.js';
+import type { JobRecord } from '../../../src/core/queue/records/job-record.js';
 import { b, makeHarness, s, settle, type StoreFactory } from './harness.js';
 
 /** Polls `check` (yielding to the event loop) until it returns true. Never asserts on speed. */

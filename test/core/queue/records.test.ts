@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { MockClock } from '../../../src/core/clock.js';
-import { decodeAttempts, encodeAttempt } from '../../../src/core/queue/attempt-history.js';
-import { isUlid, JobIdGenerator, ulidTime } from '../../../src/core/queue/job-id.js';
-import { decodeJobRecord, decodeJobRecordGeneric, encodeJobRecord, encodeJobRecordGeneric, type JobRecord } from '../../../src/core/queue/job-record.js';
+import { decodeAttempts, encodeAttempt } from '../../../src/core/queue/records/attempt-history.js';
+import { isUlid, JobIdGenerator, ulidTime } from '../../../src/core/queue/records/job-id.js';
+import { decodeJobRecord, decodeJobRecordGeneric, encodeJobRecord, encodeJobRecordGeneric, type JobRecord } from '../../../src/core/queue/records/job-record.js';
 import { encodeRecord } from '../../../src/core/codec.js';
-import { historyKey, statsKey } from '../../../src/core/queue/keys.js';
-import { decodeI64, decodeI64Number, encodeI64, queueMergeOperator } from '../../../src/core/queue/merge-operator.js';
+import { historyKey, statsKey } from '../../../src/core/queue/records/keys.js';
+import { decodeI64, decodeI64Number, encodeI64, queueMergeOperator } from '../../../src/core/queue/records/merge-operator.js';
 import { concatBytes } from '../../../src/core/bytes.js';
 
 const base: JobRecord = {

@@ -9,7 +9,7 @@ import { MockClock } from '../../../src/core/clock.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, PutOptions, StoredObject } from '../../../src/core/objects/object-store.js';
 import { Queue } from '../../../src/core/queue/queue.js';
-import { processClaim, runWorkerConcurrent } from '../../../src/core/queue/worker.js';
+import { processClaim, runWorkerConcurrent } from '../../../src/core/queue/workers/worker.js';
 import { FaultyStore } from './faulty-store.js';
 import { b, settle, silentLogger } from './harness.js';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeRecord, encodeRecord } from '../../../src/core/codec.js';
 import type { ObjectStore } from '../../../src/core/objects/object-store.js';
-import { PAYLOAD_OBJECT_KIND } from '../../../src/core/queue/payload-offload.js';
+import { PAYLOAD_OBJECT_KIND } from '../../../src/core/queue/storage/payload-offload.js';
 import { sealObject } from '../../../src/core/sealed-object.js';
 import { MemoStore } from '../../../src/core/workflow/index.js';
 import { b, makeHarness, RecordingHook, s, type StoreFactory } from './harness.js';

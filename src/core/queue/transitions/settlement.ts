@@ -10,17 +10,17 @@
  * a cancel flag set during the delivery is kept.
  * After commit: the lease entry is removed (token-fenced), the cancel signal dropped.
  */
-import { InvalidArgumentError } from '../errors.js';
-import type { JobAttempt } from './attempt-history.js';
+import { InvalidArgumentError } from '../../errors.js';
+import type { JobAttempt } from '../records/attempt-history.js';
 import { isClaim, type Claim } from './claim.js';
-import { discardEffects, NO_EFFECTS, prepareEffects, stageEffects, type PreparedEffects, type SettlementEffects } from './effects.js';
+import { discardEffects, NO_EFFECTS, prepareEffects, stageEffects, type PreparedEffects, type SettlementEffects } from '../storage/effects.js';
 import type { EnqueueResult } from './enqueue.js';
-import { decodeJobRecord, withChanges, type JobRecord } from './job-record.js';
-import { claimedKey, historyKey, jobIndexKey } from './keys.js';
-import { claimLostError } from './lease-handle.js';
-import { notePendingInserts, type QueueContext } from './queue-context.js';
-import { retryBackoffMs } from './queue-options.js';
-import { isAmbiguousCommitError, runTransaction, type StagedTxn } from './staged-txn.js';
+import { decodeJobRecord, withChanges, type JobRecord } from '../records/job-record.js';
+import { claimedKey, historyKey, jobIndexKey } from '../records/keys.js';
+import { claimLostError } from '../leases/lease-handle.js';
+import { notePendingInserts, type QueueContext } from '../queue-context.js';
+import { retryBackoffMs } from '../queue-options.js';
+import { isAmbiguousCommitError, runTransaction, type StagedTxn } from '../storage/staged-txn.js';
 
 /** `retried`: the job waits for another attempt. `dead_lettered`: it was out of attempts. */
 export type NackOutcome = { readonly type: 'retried' } | { readonly type: 'dead_lettered'; readonly results: EnqueueResult[] };

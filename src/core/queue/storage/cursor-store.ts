@@ -5,12 +5,12 @@
  * could hide jobs behind an outdated bound. After a crash there is no record and the first claim
  * of each queue scans from the front.
  */
-import { fromUtf8 } from '../bytes.js';
-import { decodeRecord, encodeRecord } from '../codec.js';
-import type { KvDb } from '../kv/kv-db.js';
-import type { LogSink } from '../logger.js';
-import type { ClaimCursor, CursorSnapshot } from './claim-cursor.js';
-import { CURSOR_PREFIX, cursorKey } from './keys.js';
+import { fromUtf8 } from '../../bytes.js';
+import { decodeRecord, encodeRecord } from '../../codec.js';
+import type { KvDb } from '../../kv/kv-db.js';
+import type { LogSink } from '../../logger.js';
+import type { ClaimCursor, CursorSnapshot } from '../transitions/claim-cursor.js';
+import { CURSOR_PREFIX, cursorKey } from '../records/keys.js';
 import { runTransaction } from './staged-txn.js';
 
 function encodeSnapshot(s: CursorSnapshot): Uint8Array {

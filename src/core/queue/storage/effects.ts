@@ -5,12 +5,12 @@
  * Object cleanup: a dedup-downgraded follow-up's object is deleted after commit; when the
  * settlement fails or takes a branch that discards effects, every prepared object is deleted.
  */
-import { InvalidArgumentError } from '../errors.js';
-import { prepareEnqueue, validateEnqueue, stageEnqueue, type EnqueueRequest, type EnqueueResult, type PreparedEnqueue } from './enqueue.js';
-import { userKey } from './keys.js';
-import type { QueueContext } from './queue-context.js';
+import { InvalidArgumentError } from '../../errors.js';
+import { prepareEnqueue, validateEnqueue, stageEnqueue, type EnqueueRequest, type EnqueueResult, type PreparedEnqueue } from '../transitions/enqueue.js';
+import { userKey } from '../records/keys.js';
+import type { QueueContext } from '../queue-context.js';
 import type { StagedTxn } from './staged-txn.js';
-import { validateKvKey, validateKvValue } from './validation.js';
+import { validateKvKey, validateKvValue } from '../records/validation.js';
 
 /** What a settlement applies atomically with itself. */
 export interface SettlementEffects {

@@ -8,15 +8,15 @@
  * `payload`) rather than rejecting. Here a missing object (`NOT_FOUND`) may be transient (deleted
  * after a removal the view has not seen): refresh and read again.
  */
-import type { Clock } from '../clock.js';
-import { systemClock } from '../clock.js';
-import { validateKeyPrefixOption } from '../objects/keys.js';
-import { KvReader } from '../kv/kv-reader.js';
-import { resolveLogger, type LoggerOption, type LogSink } from '../logger.js';
-import type { ObjectStore } from '../objects/object-store.js';
-import type { JobAttempt } from './attempt-history.js';
-import { DEFAULT_READER_POLL_INTERVAL_MS } from './constants.js';
-import { readHeartbeat, type WriterHeartbeat } from './heartbeat.js';
+import type { Clock } from '../../clock.js';
+import { systemClock } from '../../clock.js';
+import { validateKeyPrefixOption } from '../../objects/keys.js';
+import { KvReader } from '../../kv/kv-reader.js';
+import { resolveLogger, type LoggerOption, type LogSink } from '../../logger.js';
+import type { ObjectStore } from '../../objects/object-store.js';
+import type { JobAttempt } from '../records/attempt-history.js';
+import { DEFAULT_READER_POLL_INTERVAL_MS } from '../constants.js';
+import { readHeartbeat, type WriterHeartbeat } from '../leases/heartbeat.js';
 import {
   attemptHistory,
   deadJobs,
@@ -29,13 +29,13 @@ import {
   type ListJobsOptions,
   type QueueStats,
 } from './inspection.js';
-import { JobIdGenerator } from './job-id.js';
-import type { JobRecord, JobStatus } from './job-record.js';
-import { kvGet, kvScan, type KvPage, type KvScanOptions } from './kv-namespace.js';
-import { queueMergeOperator } from './merge-operator.js';
-import { PayloadOffload } from './payload-offload.js';
-import { checkObjectStore, checkOptions, optionNames } from '../options.js';
-import { configDuration } from './validation.js';
+import { JobIdGenerator } from '../records/job-id.js';
+import type { JobRecord, JobStatus } from '../records/job-record.js';
+import { kvGet, kvScan, type KvPage, type KvScanOptions } from '../storage/kv-namespace.js';
+import { queueMergeOperator } from '../records/merge-operator.js';
+import { PayloadOffload } from '../storage/payload-offload.js';
+import { checkObjectStore, checkOptions, optionNames } from '../../options.js';
+import { configDuration } from '../records/validation.js';
 
 export interface QueueReaderOptions {
   /** Refresh the view this often. Default 10 s; null disables polling (call `refresh()`). */

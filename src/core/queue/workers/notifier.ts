@@ -6,7 +6,7 @@
  * Waiters register BEFORE they try to claim, so an insert landing between an empty scan and the
  * wait is never lost. `Broadcast` wakes every registered listener and stores nothing (completion).
  */
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../clock.js';
 
 /** A registration taken before looking for work. */
 export interface Waiter {

@@ -3,9 +3,9 @@
  * signed 64-bit little-endian deltas; attempt histories concatenate bytes. Both are associative
  * with `undefined` as identity, as the engine requires.
  */
-import { concatBytes } from '../bytes.js';
-import { CorruptDataError } from '../errors.js';
-import type { MergeOperator } from '../kv/types.js';
+import { concatBytes } from '../../bytes.js';
+import { CorruptDataError } from '../../errors.js';
+import type { MergeOperator } from '../../kv/types.js';
 import { TAG } from './keys.js';
 
 const TWO_32 = 2 ** 32;

@@ -2,10 +2,10 @@
  * Input checks shared by every entry point. Each throws INVALID_ARGUMENT (or INVALID_CONFIG for
  * open-time options) with a message naming the offending value, before any write happens.
  */
-import { utf8 } from '../bytes.js';
-import { InvalidArgumentError, InvalidConfigError } from '../errors.js';
-import { numberRule } from '../options.js';
-import { MAX_JOB_ID_LEN, MAX_KV_VALUE_SIZE, MAX_QUEUE_NAME_LEN } from './constants.js';
+import { utf8 } from '../../bytes.js';
+import { InvalidArgumentError, InvalidConfigError } from '../../errors.js';
+import { numberRule } from '../../options.js';
+import { MAX_JOB_ID_LEN, MAX_KV_VALUE_SIZE, MAX_QUEUE_NAME_LEN } from '../constants.js';
 
 const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 // Control characters would make names unprintable in listings and logs.

@@ -3,16 +3,16 @@
  * is one durable transaction, retried on conflict, that starts from the job index (so a racing
  * claim, promotion or reap conflicts on the record key and the retry sees the new state).
  */
-import { CorruptDataError, InvalidArgumentError, NotFoundError } from '../errors.js';
-import { discardEffects, prepareEffects, stageEffects, type SettlementEffects } from './effects.js';
+import { CorruptDataError, InvalidArgumentError, NotFoundError } from '../../errors.js';
+import { discardEffects, prepareEffects, stageEffects, type SettlementEffects } from '../storage/effects.js';
 import type { EnqueueResult } from './enqueue.js';
-import { decodeJobRecord, encodeJobRecord, withChanges, type JobRecord } from './job-record.js';
-import { dedupKey, historyKey, jobIndexKey, spaceOfKey } from './keys.js';
-import { payloadErrorOf } from './payload-offload.js';
-import { notePendingInserts, type QueueContext } from './queue-context.js';
+import { decodeJobRecord, encodeJobRecord, withChanges, type JobRecord } from '../records/job-record.js';
+import { dedupKey, historyKey, jobIndexKey, spaceOfKey } from '../records/keys.js';
+import { payloadErrorOf } from '../storage/payload-offload.js';
+import { notePendingInserts, type QueueContext } from '../queue-context.js';
 import { attemptEntry } from './settlement.js';
-import { isAmbiguousCommitError, runTransaction, type StagedTxn } from './staged-txn.js';
-import { validateLookupId, validatePayload } from './validation.js';
+import { isAmbiguousCommitError, runTransaction, type StagedTxn } from '../storage/staged-txn.js';
+import { validateLookupId, validatePayload } from '../records/validation.js';
 
 /** `removed`: a waiting job was deleted. `requested`: a claimed job was flagged and signalled. */
 export type CancelOutcome = 'removed' | 'requested' | 'not_found';

@@ -3,9 +3,9 @@
  * concatenation, no read). Each entry is a length-prefixed MessagePack map, so the merged value
  * decodes by reading entries back to back.
  */
-import { ByteReader, ByteWriter } from '../bytes.js';
-import { decodeRecord, encodeRecord } from '../codec.js';
-import { CorruptDataError } from '../errors.js';
+import { ByteReader, ByteWriter } from '../../bytes.js';
+import { decodeRecord, encodeRecord } from '../../codec.js';
+import { CorruptDataError } from '../../errors.js';
 
 export type AttemptOutcome = 'completed' | 'retried' | 'dead_lettered' | 'lease_expired' | 'interrupted' | 'requeued';
 

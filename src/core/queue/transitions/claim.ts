@@ -15,16 +15,16 @@
  * object is missing or fails its checks (CORRUPT_DATA) can never be delivered: it is moved to Dead
  * at once with a reason naming the object, and only the other claims are returned.
  */
-import { isTaqubaError } from '../errors.js';
-import type { JobRecord, MutableJobRecord } from './job-record.js';
-import { decodeJobRecord } from './job-record.js';
-import { claimedKey, dedupKey, pendingQueuePrefix } from './keys.js';
-import type { KeyedMutex } from './keyed-mutex.js';
-import { LeaseHandle } from './lease-handle.js';
-import type { CancelState } from './lease-registry.js';
-import { unreadablePayloadReason } from './payload-offload.js';
-import type { QueueContext } from './queue-context.js';
-import { StagedTxn } from './staged-txn.js';
+import { isTaqubaError } from '../../errors.js';
+import type { JobRecord, MutableJobRecord } from '../records/job-record.js';
+import { decodeJobRecord } from '../records/job-record.js';
+import { claimedKey, dedupKey, pendingQueuePrefix } from '../records/keys.js';
+import type { KeyedMutex } from '../storage/keyed-mutex.js';
+import { LeaseHandle } from '../leases/lease-handle.js';
+import type { CancelState } from '../leases/lease-registry.js';
+import { unreadablePayloadReason } from '../storage/payload-offload.js';
+import type { QueueContext } from '../queue-context.js';
+import { StagedTxn } from '../storage/staged-txn.js';
 import type { ClaimCursor, CursorObservation } from './claim-cursor.js';
 
 const CLAIM_BRAND = Symbol('Claim');

@@ -5,13 +5,13 @@
  * are registered as after-commit hooks so that only the attempt that actually committed runs
  * them. `runTransaction` retries the whole function on a write-write conflict.
  */
-import { isTaqubaError } from '../errors.js';
-import type { KvDb } from '../kv/kv-db.js';
-import type { KvEntry, ScanRange } from '../kv/types.js';
-import { encodeAttempt, type JobAttempt } from './attempt-history.js';
-import { encodeJobRecord, recordKey, type JobRecord } from './job-record.js';
-import { historyKey, jobIndexKey, statsKey, type StatsMetric } from './keys.js';
-import { encodeI64 } from './merge-operator.js';
+import { isTaqubaError } from '../../errors.js';
+import type { KvDb } from '../../kv/kv-db.js';
+import type { KvEntry, ScanRange } from '../../kv/types.js';
+import { encodeAttempt, type JobAttempt } from '../records/attempt-history.js';
+import { encodeJobRecord, recordKey, type JobRecord } from '../records/job-record.js';
+import { historyKey, jobIndexKey, statsKey, type StatsMetric } from '../records/keys.js';
+import { encodeI64 } from '../records/merge-operator.js';
 
 export type KvTxn = ReturnType<KvDb['begin']>;
 

@@ -4,8 +4,8 @@
  * generator keeps its previous time and increments the random part, so ids strictly increase in
  * call order for the life of the generator.
  */
-import type { Clock } from '../clock.js';
-import { InternalError } from '../errors.js';
+import type { Clock } from '../../clock.js';
+import { InternalError } from '../../errors.js';
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;

@@ -4,13 +4,13 @@
  * Values are capped at MAX_KV_VALUE_SIZE and never offloaded. Every write is durable: the promise
  * resolves once the WAL object holding it is stored.
  */
-import { equalBytes, startsWith } from '../bytes.js';
-import type { KvDb } from '../kv/kv-db.js';
-import type { KvReadable } from '../kv/types.js';
-import { callerKeyOf, userKey } from './keys.js';
+import { equalBytes, startsWith } from '../../bytes.js';
+import type { KvDb } from '../../kv/kv-db.js';
+import type { KvReadable } from '../../kv/types.js';
+import { callerKeyOf, userKey } from '../records/keys.js';
 import { runTransaction } from './staged-txn.js';
-import { validateCount, validateKvKey, validateKvValue } from './validation.js';
-import { InvalidArgumentError } from '../errors.js';
+import { validateCount, validateKvKey, validateKvValue } from '../records/validation.js';
+import { InvalidArgumentError } from '../../errors.js';
 
 /** One page of a KV scan. `nextCursor` is set only when at least one more entry existed. */
 export interface KvPage {

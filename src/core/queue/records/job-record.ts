@@ -3,8 +3,8 @@
  * MessagePack map with named fields; optional fields are omitted when empty, and an offloaded
  * record is stored without its payload bytes (`payloadRef` names the object instead).
  */
-import { decodeRecord, encodeRecord } from '../codec.js';
-import { CorruptDataError } from '../errors.js';
+import { decodeRecord, encodeRecord } from '../../codec.js';
+import { CorruptDataError } from '../../errors.js';
 import { claimedKey, deadKey, doneKey, pendingKey, scheduledKey } from './keys.js';
 
 export type JobStatus = 'pending' | 'scheduled' | 'claimed' | 'done' | 'dead';

@@ -22,17 +22,17 @@
  * thrown value other than `PermanentFailure` comes along.
  */
 import { HandlerSlots } from './handler-slots.js';
-import type { SettlementEffects } from './effects.js';
-import type { Claim } from './claim.js';
-import { DEFAULT_POLL_INTERVAL_MS } from './constants.js';
-import type { JobRecord } from './job-record.js';
-import type { LeaseHandle } from './lease-handle.js';
-import type { LoopSettlement, Queue } from './queue.js';
-import { validateCount, validateDuration, validateQueueName } from './validation.js';
-import { InvalidArgumentError } from '../errors.js';
-import { errorFields } from '../logger.js';
-import { retryBackoffMs } from './queue-options.js';
-import { checkOptions, optionNames } from '../options.js';
+import type { SettlementEffects } from '../storage/effects.js';
+import type { Claim } from '../transitions/claim.js';
+import { DEFAULT_POLL_INTERVAL_MS } from '../constants.js';
+import type { JobRecord } from '../records/job-record.js';
+import type { LeaseHandle } from '../leases/lease-handle.js';
+import type { LoopSettlement, Queue } from '../queue.js';
+import { validateCount, validateDuration, validateQueueName } from '../records/validation.js';
+import { InvalidArgumentError } from '../../errors.js';
+import { errorFields } from '../../logger.js';
+import { retryBackoffMs } from '../queue-options.js';
+import { checkOptions, optionNames } from '../../options.js';
 
 /** Thrown by a handler: dead-letter the job now, whatever attempts remain. */
 export class PermanentFailure extends Error {

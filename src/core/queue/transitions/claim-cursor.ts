@@ -16,7 +16,7 @@
  * would let a claim scan without the key and record emptiness at the already-bumped epoch,
  * stranding the job until the next insert.
  */
-import { compareBytes } from '../bytes.js';
+import { compareBytes } from '../../bytes.js';
 
 export interface CursorBound {
   readonly key: Uint8Array;

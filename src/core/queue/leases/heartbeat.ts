@@ -5,13 +5,13 @@
  * the stored counter + 1, and a failed beat still consumes its value. A beat proves the owning
  * process is alive, not that its workers are.
  */
-import { decodeRecord, encodeRecord } from '../codec.js';
-import { CorruptDataError } from '../errors.js';
-import type { KvDb } from '../kv/kv-db.js';
-import type { KvReadable } from '../kv/types.js';
-import { HEARTBEAT_KEY } from './keys.js';
-import type { QueueContext } from './queue-context.js';
-import { runTransaction } from './staged-txn.js';
+import { decodeRecord, encodeRecord } from '../../codec.js';
+import { CorruptDataError } from '../../errors.js';
+import type { KvDb } from '../../kv/kv-db.js';
+import type { KvReadable } from '../../kv/types.js';
+import { HEARTBEAT_KEY } from '../records/keys.js';
+import type { QueueContext } from '../queue-context.js';
+import { runTransaction } from '../storage/staged-txn.js';
 
 export interface WriterHeartbeat {
   readonly counter: number;

@@ -23,13 +23,13 @@
  * A storage error aborts the rest of the tick; an undecodable record is logged and its entry
  * stays marked for the next tick while later entries continue.
  */
-import { isTaqubaError } from '../errors.js';
-import { interruptedTooOftenError, LEASE_EXPIRED_ERROR } from './constants.js';
-import { decodeJobRecord, withChanges, type JobRecord } from './job-record.js';
-import { claimedKey, spacePrefix } from './keys.js';
-import { notePendingInserts, type QueueContext } from './queue-context.js';
+import { isTaqubaError } from '../../errors.js';
+import { interruptedTooOftenError, LEASE_EXPIRED_ERROR } from '../constants.js';
+import { decodeJobRecord, withChanges, type JobRecord } from '../records/job-record.js';
+import { claimedKey, spacePrefix } from '../records/keys.js';
+import { notePendingInserts, type QueueContext } from '../queue-context.js';
 import { attemptEntry, stageDead } from './settlement.js';
-import { runTransaction, type StagedTxn } from './staged-txn.js';
+import { runTransaction, type StagedTxn } from '../storage/staged-txn.js';
 
 export interface EndOfClaim {
   /** The Pending key the job went back to, or undefined when it went to Dead. */

@@ -10,11 +10,11 @@
  * next tick); a conflict skips the victim until the next tick. The done counter is cumulative and
  * never decremented; the dead counter is. Payload objects are deleted after the commit.
  */
-import { isTaqubaError } from '../errors.js';
-import { decodeJobRecord, type JobRecord } from './job-record.js';
-import { historyKey, jobIndexKey, spacePrefix, timeBound } from './keys.js';
-import type { QueueContext } from './queue-context.js';
-import { runTransaction } from './staged-txn.js';
+import { isTaqubaError } from '../../errors.js';
+import { decodeJobRecord, type JobRecord } from '../records/job-record.js';
+import { historyKey, jobIndexKey, spacePrefix, timeBound } from '../records/keys.js';
+import type { QueueContext } from '../queue-context.js';
+import { runTransaction } from '../storage/staged-txn.js';
 
 const PAGE = 256;
 

@@ -4,11 +4,11 @@
  * a job whose payload object is missing or corrupt comes back flagged (`payloadError`, empty
  * `payload`) rather than failing the read, so the dead-letter list always shows the broken job.
  */
-import { prefixEnd, startsWith } from '../bytes.js';
-import { InvalidArgumentError } from '../errors.js';
-import type { KvReadable } from '../kv/types.js';
-import { decodeAttempts, type JobAttempt } from './attempt-history.js';
-import { decodeJobRecord, type JobRecord, type JobStatus } from './job-record.js';
+import { prefixEnd, startsWith } from '../../bytes.js';
+import { InvalidArgumentError } from '../../errors.js';
+import type { KvReadable } from '../../kv/types.js';
+import { decodeAttempts, type JobAttempt } from '../records/attempt-history.js';
+import { decodeJobRecord, type JobRecord, type JobStatus } from '../records/job-record.js';
 import {
   claimedQueuePrefix,
   deadKey,
@@ -21,10 +21,10 @@ import {
   STATS_PREFIX,
   statsKey,
   statsQueuePrefix,
-} from './keys.js';
-import { decodeI64Number } from './merge-operator.js';
-import { isPayloadMissing, payloadErrorOf, type PayloadOffload } from './payload-offload.js';
-import { validateCount, validateLookupId, validateQueueName } from './validation.js';
+} from '../records/keys.js';
+import { decodeI64Number } from '../records/merge-operator.js';
+import { isPayloadMissing, payloadErrorOf, type PayloadOffload } from '../storage/payload-offload.js';
+import { validateCount, validateLookupId, validateQueueName } from '../records/validation.js';
 
 /** Live counts per state, except `done`, which is cumulative (retention never decrements it). */
 export interface QueueStats {

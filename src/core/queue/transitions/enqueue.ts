@@ -4,12 +4,12 @@
  * `stageEnqueue` then runs inside the transition's transaction: dedup check, id-override check,
  * record + index + dedup entry + counter.
  */
-import { fromUtf8, utf8 } from '../bytes.js';
-import { AlreadyExistsError } from '../errors.js';
-import { notePendingInserts, type QueueContext } from './queue-context.js';
-import type { JobRecord, MutableJobRecord } from './job-record.js';
-import { dedupKey, jobIndexKey } from './keys.js';
-import type { StagedTxn } from './staged-txn.js';
+import { fromUtf8, utf8 } from '../../bytes.js';
+import { AlreadyExistsError } from '../../errors.js';
+import { notePendingInserts, type QueueContext } from '../queue-context.js';
+import type { JobRecord, MutableJobRecord } from '../records/job-record.js';
+import { dedupKey, jobIndexKey } from '../records/keys.js';
+import type { StagedTxn } from '../storage/staged-txn.js';
 import {
   validateDedupKey,
   validateHeaders,
@@ -19,8 +19,8 @@ import {
   validatePriority,
   validateQueueName,
   validateTimestamp,
-} from './validation.js';
-import { checkOptions, optionNames } from '../options.js';
+} from '../records/validation.js';
+import { checkOptions, optionNames } from '../../options.js';
 
 /** Options of one enqueue. Unset fields take the queue's configuration. */
 export interface EnqueueOptions {

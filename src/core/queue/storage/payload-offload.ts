@@ -8,12 +8,12 @@
  * Objects are sealed (see ../sealed-object.ts): magic `TQPL`, a length and a CRC-32C, so a
  * bit-flipped, truncated or emptied object is CORRUPT_DATA naming the object, never a payload.
  */
-import { CorruptDataError, isTaqubaError } from '../errors.js';
-import type { LogSink } from '../logger.js';
-import type { ObjectStore } from '../objects/object-store.js';
-import { openSealedObject, sealObject, type SealedObjectKind } from '../sealed-object.js';
-import type { JobRecord, PayloadError } from './job-record.js';
-import type { JobIdGenerator } from './job-id.js';
+import { CorruptDataError, isTaqubaError } from '../../errors.js';
+import type { LogSink } from '../../logger.js';
+import type { ObjectStore } from '../../objects/object-store.js';
+import { openSealedObject, sealObject, type SealedObjectKind } from '../../sealed-object.js';
+import type { JobRecord, PayloadError } from '../records/job-record.js';
+import type { JobIdGenerator } from '../records/job-id.js';
 
 /** Sealed-object kind of offloaded payloads: "TQPL", format 1 (the body is the payload bytes). */
 export const PAYLOAD_OBJECT_KIND: SealedObjectKind = { magic: 0x5451504c, version: 1 };

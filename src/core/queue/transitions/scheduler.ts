@@ -4,10 +4,10 @@
  * job moves in its own non-durable transaction that first re-checks that its key still exists
  * (a wake, cancel or earlier promotion may have moved it); a lost promotion is redone next tick.
  */
-import { decodeJobRecord, withChanges } from './job-record.js';
-import { spacePrefix, timeBound } from './keys.js';
-import { notePendingInserts, type QueueContext } from './queue-context.js';
-import { runTransaction } from './staged-txn.js';
+import { decodeJobRecord, withChanges } from '../records/job-record.js';
+import { spacePrefix, timeBound } from '../records/keys.js';
+import { notePendingInserts, type QueueContext } from '../queue-context.js';
+import { runTransaction } from '../storage/staged-txn.js';
 
 const PAGE = 256;
 

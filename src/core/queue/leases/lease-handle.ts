@@ -2,11 +2,11 @@
  * What a worker-loop handler gets instead of the claim: it can extend the lease and observe
  * cancellation, but never settle.
  */
-import type { Clock } from '../clock.js';
-import { ClaimLostError, TaqubaError } from '../errors.js';
-import { SETTLEMENT_MARGIN_MS } from './constants.js';
+import type { Clock } from '../../clock.js';
+import { ClaimLostError, TaqubaError } from '../../errors.js';
+import { SETTLEMENT_MARGIN_MS } from '../constants.js';
 import type { CancelState, LeaseRegistry } from './lease-registry.js';
-import { validateDuration } from './validation.js';
+import { validateDuration } from '../records/validation.js';
 
 /** @internal What a bound handle needs to reach its lease. */
 export interface LeaseBinding {

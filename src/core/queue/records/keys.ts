@@ -8,8 +8,8 @@
  * orders by comes first: Scheduled and Done lead with time (one global scan with early exit),
  * Pending, Claimed and Dead lead with the queue (claims and listings cover one queue).
  */
-import { concatBytes, fromUtf8, utf8 } from '../bytes.js';
-import { CorruptDataError } from '../errors.js';
+import { concatBytes, fromUtf8, utf8 } from '../../bytes.js';
+import { CorruptDataError } from '../../errors.js';
 
 /** Key space tags. 0x00 is reserved as invalid. */
 export const TAG = {

@@ -3,9 +3,9 @@
  * completion broadcast BEFORE each lookup so a transition racing the lookup is never missed.
  * Transient transitions (retry, reap requeue, promotion, cancel request) do not wake it.
  */
-import type { JobRecord } from './job-record.js';
-import type { QueueContext } from './queue-context.js';
-import { validateDuration, validateLookupId } from './validation.js';
+import type { JobRecord } from '../records/job-record.js';
+import type { QueueContext } from '../queue-context.js';
+import { validateDuration, validateLookupId } from '../records/validation.js';
 
 /**
  * `completed`: the job is done or dead (its record), or left the queue (null: acked without

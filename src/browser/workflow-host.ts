@@ -22,7 +22,7 @@
 import { systemClock } from '../core/clock.js';
 import { ClosedError, InvalidConfigError, isTaqubaError, UnsupportedPlatformError } from '../core/errors.js';
 import type { ObjectStore } from '../core/objects/object-store.js';
-import { JobIdGenerator } from '../core/queue/job-id.js';
+import { JobIdGenerator } from '../core/queue/records/job-id.js';
 import { Queue, type QueueOptions } from '../core/queue/index.js';
 import { defaultRandom, retryBackoffMs } from '../core/queue/queue-options.js';
 import { DEFAULT_QUEUE_NAME, NoopTerminalHook, WorkflowRuntime, type RunnerHandle, type StepRunner, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';

@@ -32,8 +32,6 @@
  * platform API, or acknowledge a durable transition before its WAL object is stored.
  */
 export { Queue, type QueueOpenOptions } from './queue.js';
-/** @internal shared with the workflow runtime's worker loop */
-export { HandlerSlots } from './workers/handler-slots.js';
 export { QueueReader, type QueueReaderOptions, type StoreActivity } from './reads/reader.js';
 export { Claim } from './transitions/claim.js';
 export { LeaseHandle } from './leases/lease-handle.js';

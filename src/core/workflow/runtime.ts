@@ -19,6 +19,7 @@ import { InvalidArgumentError } from '../errors.js';
 import type { LogSink } from '../logger.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Queue } from '../queue/index.js';
+import { runClaimLoop } from '../queue/workers/worker.js';
 import { cancelRun, readRunStatus, readSettledRun } from './cancellation.js';
 import type { DurableRun } from './durable-run.js';
 import type { RuntimeContext } from './context.js';
@@ -31,9 +32,9 @@ import { runRetentionLoop, sweepExpiredMemos } from './retention-sweeper.js';
 import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntimeOptions } from './runtime-options.js';
 import { clearBufferedSignal, sendSignal, type SignalOutcome } from './signals.js';
 import { asStepRunnerObject, type StepRunner } from './step.js';
+import { processDelivery } from './step-processor.js';
 import { submitRun, type RunSpec, type SubmitOutcome } from './submit.js';
 import type { TerminalHook } from './terminal-hook.js';
-import { runWorkerLoop } from './worker-loop.js';
 
 /** A running worker started by `spawn`. */
 export interface RunnerHandle {
@@ -195,7 +196,11 @@ export class WorkflowRuntime {
     const background: Promise<void>[] = [runReconcileLoop(this.ctx, this.options.pollIntervalMs, stop.signal)];
     if (this.ctx.memoRetentionMs !== null) background.push(runRetentionLoop(this.ctx, this.ctx.memoRetentionMs, stop.signal));
     try {
-      await runWorkerLoop(this.ctx, this.options.maxConcurrentSteps, this.options.pollIntervalMs, stop.signal);
+      // The queue's worker loop: a step (or notification) holds its slot while the runner (or
+      // hook) runs, and frees it before its settlement commits.
+      await runClaimLoop(this.ctx.queue, this.ctx.queueName, this.options.maxConcurrentSteps, this.options.pollIntervalMs, stop.signal, (claim, handled) =>
+        processDelivery(this.ctx, claim, handled),
+      );
     } finally {
       stop.abort();
       signal?.removeEventListener('abort', forward);

@@ -4,8 +4,8 @@ interface SlotJob {
 }
 
 /**
- * Slot accounting shared by the queue's and the workflow runtime's worker loops. Jobs are
- * counted, not collected. A job holds a handler slot while user code runs; once its settlement's
+ * Slot accounting of the worker loop (`runClaimLoop`, which the workflow runtime runs too). Jobs
+ * are counted, not collected. A job holds a handler slot while user code runs; once its settlement's
  * commit is issued (applied, so the next handler sees it) the wait for the WAL put happens off
  * the slot, so the loop keeps claiming while a put is in flight. Settlements in progress are
  * capped at max(256, 32 x concurrency): a stalled store stops the loop instead of piling them up.

@@ -173,7 +173,26 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
   const poll = validateLoop(queueName, worker, options);
   validateCount(concurrency, 'concurrency');
   if (concurrency < 1) throw new InvalidArgumentError(`concurrency must be at least 1. concurrency=${concurrency}`);
-  const signal = options.signal;
+  return runClaimLoop(queue, queueName, concurrency, poll, options.signal, (claim, issued) => processAndSettle(queue, claim, worker, issued));
+}
+
+/**
+ * @internal The one worker loop, shared by `runWorkerConcurrent` and the workflow runtime. Keeps
+ * up to `concurrency` calls of `handle` running on claims of `queueName` (arguments already
+ * validated), claiming batches sized to the free capacity. `handle` gets an `issued` callback to
+ * call when the job no longer needs its slot (its settlement's commit is issued); it must never
+ * reject. Idle, the loop registers for the queue's wakeups before each claim attempt and sleeps
+ * until an insert or `pollIntervalMs`. When `signal` aborts it stops claiming and resolves once
+ * every started job has settled; a failed claim rejects, after the same wait.
+ */
+export async function runClaimLoop(
+  queue: Queue,
+  queueName: string,
+  concurrency: number,
+  pollIntervalMs: number,
+  signal: AbortSignal | undefined,
+  handle: (claim: Claim, issued: () => void) => Promise<void>,
+): Promise<void> {
   const leaseMs = queue.queueConfig(queueName).leaseMs;
   const notify = queue.notifierOf(queueName);
   const slots = new HandlerSlots(concurrency);
@@ -191,10 +210,10 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
         if (claims.length > 0) {
           // A full batch suggests a backlog: pass one wakeup on to another idle worker.
           if (claims.length === free) notify.notifyOne();
-          for (const claim of claims) slots.start((issued) => processAndSettle(queue, claim, worker, issued));
+          for (const claim of claims) slots.start((issued) => handle(claim, issued));
           continue;
         }
-        await waiter.wait(poll, signal);
+        await waiter.wait(pollIntervalMs, signal);
       } finally {
         waiter.dispose();
       }

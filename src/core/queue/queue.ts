@@ -44,7 +44,7 @@ import {
 } from './reads/inspection.js';
 import { JobIdGenerator } from './records/job-id.js';
 import type { JobRecord, JobStatus } from './records/job-record.js';
-import { KeyedMutex } from './storage/keyed-mutex.js';
+import { KeyedMutex } from '../keyed-mutex.js';
 import { userKey } from './records/keys.js';
 import { kvCompareDelete, kvComparePut, kvDelete, kvGet, kvPut, kvScan, type KvPage, type KvScanOptions } from './storage/kv-namespace.js';
 import { renewBinding } from './leases/lease-handle.js';

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { LogSink } from '../logger.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Queue } from '../queue/index.js';
-import type { KeyedLock } from './keyed-lock.js';
+import type { KeyedMutex } from '../keyed-mutex.js';
 import type { MemoStore } from './memo.js';
 import type { RunRegistry } from './registry.js';
 import type { StepRunnerObject } from './step.js';
@@ -19,7 +19,7 @@ export interface RuntimeContext {
   readonly hook: TerminalHook;
   readonly registry: RunRegistry;
   /** Serialises signal registration, delivery and timeout consumption per correlation key. */
-  readonly signalLocks: KeyedLock;
+  readonly signalLocks: KeyedMutex;
   readonly memoRetentionMs: number | null;
   readonly stepOutputReplay: boolean;
   /** The runtime's logger (messages prefixed `[workflow] `). */

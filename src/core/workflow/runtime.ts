@@ -24,7 +24,7 @@ import { cancelRun, readRunStatus, readSettledRun } from './cancellation.js';
 import type { DurableRun } from './durable-run.js';
 import type { RuntimeContext } from './context.js';
 import { show, validateRunId } from './errors.js';
-import { KeyedLock } from './keyed-lock.js';
+import { KeyedMutex } from '../keyed-mutex.js';
 import { MemoStore } from './memo.js';
 import { reconcileDeadSteps, runReconcileLoop } from './reconciler.js';
 import { RunRegistry, type RunStatus } from './registry.js';
@@ -47,7 +47,7 @@ export interface RunnerHandle {
 export class WorkflowRuntime {
   private readonly ctx: RuntimeContext;
   private readonly options: ResolvedRuntimeOptions;
-  private readonly submitLocks = new KeyedLock();
+  private readonly submitLocks = new KeyedMutex();
 
   /**
    * Builds a runtime over `queue` (steps and notifications go to `options.queueName`) with memo
@@ -81,7 +81,7 @@ export class WorkflowRuntime {
       runner: stepRunner,
       hook,
       registry: new RunRegistry(),
-      signalLocks: new KeyedLock(),
+      signalLocks: new KeyedMutex(),
       memoRetentionMs: resolved.memoRetentionMs,
       stepOutputReplay: resolved.stepOutputReplay,
       log,

@@ -24,7 +24,7 @@ import { checkKvValue, checkUserHeaders, checkUserKvKey, corrupt, InputMismatchE
 import type { KvKey } from './effects-handle.js';
 import { checkOptions, optionNames } from '../options.js';
 import { runRecordKey, stepDedupKey, stepPointerKey } from './keys.js';
-import type { KeyedLock } from './keyed-lock.js';
+import type { KeyedMutex } from '../keyed-mutex.js';
 import { decodeRunRecord, decodeStepPointer, encodeRunRecord, encodeStepPointer } from './records.js';
 import { stepJobHeaders } from './step-headers.js';
 
@@ -101,7 +101,7 @@ function validateSpec(spec: RunSpec, defaultAttempts: number | undefined): Valid
   return { runId: spec.runId, input, headers: { ...headers }, options, kvWrites };
 }
 
-export async function submitRun(ctx: RuntimeContext, locks: KeyedLock, spec: RunSpec, defaultAttempts: number | undefined): Promise<SubmitOutcome> {
+export async function submitRun(ctx: RuntimeContext, locks: KeyedMutex, spec: RunSpec, defaultAttempts: number | undefined): Promise<SubmitOutcome> {
   const v = validateSpec(spec, defaultAttempts);
   const runId = v.runId ?? ctx.queue.nextJobId();
   return locks.run(runId, async () => {

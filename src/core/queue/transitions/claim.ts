@@ -19,7 +19,7 @@ import { isTaqubaError } from '../../errors.js';
 import type { JobRecord, MutableJobRecord } from '../records/job-record.js';
 import { decodeJobRecord } from '../records/job-record.js';
 import { claimedKey, dedupKey, pendingQueuePrefix } from '../records/keys.js';
-import type { KeyedMutex } from '../storage/keyed-mutex.js';
+import type { KeyedMutex } from '../../keyed-mutex.js';
 import { LeaseHandle } from '../leases/lease-handle.js';
 import type { CancelState } from '../leases/lease-registry.js';
 import { unreadablePayloadReason } from '../storage/payload-offload.js';

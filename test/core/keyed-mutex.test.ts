@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyedMutex } from '../../../src/core/queue/storage/keyed-mutex.js';
+import { KeyedMutex } from '../../src/core/keyed-mutex.js';
 
 describe('KeyedMutex', () => {
   it('runs holders of one key one at a time in arrival order; other keys do not wait', async () => {
@@ -33,5 +33,20 @@ describe('KeyedMutex', () => {
     });
     expect(started).toBe(true);
     await p;
+  });
+
+  it('holds only keys in use: a key is dropped once its last holder and waiter are done', async () => {
+    const m = new KeyedMutex();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const first = m.run('a', () => gate);
+    const second = m.run('a', async () => undefined);
+    const other = m.run('b', async () => undefined);
+    expect(m.size).toBe(2);
+    await other;
+    expect(m.size).toBe(1);
+    open();
+    await Promise.all([first, second]);
+    expect(m.size).toBe(0);
   });
 });

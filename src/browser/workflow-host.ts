@@ -19,6 +19,7 @@
  *    close the queue and the store, and only then release the lock. A leader that dies instead
  *    loses its in-flight steps; the browser releases its lock and step 2 runs in the next host.
  */
+import { toHex } from '../core/bytes.js';
 import { systemClock } from '../core/clock.js';
 import { ClosedError, InvalidConfigError, isTaqubaError, UnsupportedPlatformError } from '../core/errors.js';
 import type { ObjectStore } from '../core/objects/object-store.js';
@@ -64,8 +65,7 @@ const OPEN_ATTEMPTS = 6;
 const OPEN_RETRY_BASE_MS = 100;
 
 function randomHostId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return `host-${[...bytes].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+  return `host-${toHex(crypto.getRandomValues(new Uint8Array(8)))}`;
 }
 
 function storeKind(store: HostStore): HostInfo['store'] {

@@ -96,9 +96,18 @@ export function fromBinaryString(s: string): Uint8Array {
   return out;
 }
 
+/** Two lower-case hex digits per byte value. */
+const HEX_DIGITS: readonly string[] = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
+/** The two lower-case hex digits of one byte (0..255). */
+export function hexByte(byte: number): string {
+  return HEX_DIGITS[byte];
+}
+
+/** Lower-case hex, two digits per byte: the one hex encoder (versions, ids, escaped names). */
 export function toHex(bytes: Uint8Array): string {
   let s = '';
-  for (let i = 0; i < bytes.length; i++) s += bytes[i].toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes.length; i++) s += HEX_DIGITS[bytes[i]];
   return s;
 }
 

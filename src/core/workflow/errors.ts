@@ -5,7 +5,7 @@
  * `kv_value_too_large`, `serialization`, `invalid_outcome`; CORRUPT_DATA: `inconsistent_run_state`,
  * `undecodable_record`, `invalid_step_job`).
  */
-import { utf8 } from '../bytes.js';
+import { toHex, utf8 } from '../bytes.js';
 import { CorruptDataError, InvalidArgumentError, TaqubaError, type ErrorCode, type ErrorDetails } from '../errors.js';
 import { MAX_KV_VALUE_SIZE } from '../queue/index.js';
 import { MAX_RUN_ID_LEN, RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX } from './constants.js';
@@ -35,7 +35,7 @@ export function showKey(key: Uint8Array): string {
   } catch {
     // not UTF-8
   }
-  return `0x${[...key].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+  return `0x${toHex(key)}`;
 }
 
 const RUN_ID_PATTERN = /^[A-Za-z0-9_-]+$/;

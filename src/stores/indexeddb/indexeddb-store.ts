@@ -1,4 +1,5 @@
 import { deleteDB, openDB, type DBSchema, type IDBPDatabase, type IDBPTransaction } from 'idb';
+import { toHex } from '../../core/bytes.js';
 import { ClosedError, InvalidConfigError, PreconditionFailedError, UnsupportedPlatformError } from '../../core/errors.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
 import { checkOptions, optionNames } from '../../core/options.js';
@@ -58,10 +59,7 @@ function checkPlatform(): void {
 
 /** A fresh random 80-bit version tag. Random rather than a counter, so tabs never collide. */
 function newVersion(): ObjectVersion {
-  const bytes = crypto.getRandomValues(new Uint8Array(10));
-  let hex = '';
-  for (const b of bytes) hex += b.toString(16).padStart(2, '0');
-  return hex;
+  return toHex(crypto.getRandomValues(new Uint8Array(10)));
 }
 
 /** The least string greater than every string that starts with `prefix`, or undefined if none. */

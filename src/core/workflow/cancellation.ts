@@ -31,27 +31,10 @@
  * signal cover every claim of the job, and a run whose job moved on is retried from step 1.
  */
 import type { RuntimeContext } from './context.js';
-import { corrupt } from './errors.js';
-import { DURABLE_READ_ATTEMPTS, readDurableRun, type DurableRun } from './durable-run.js';
+import { DURABLE_READ_ATTEMPTS, inconsistent, readDurableRun } from './durable-run.js';
 import type { RegistryEntry, RunStatus } from './registry.js';
 import { userHeaders } from './step-headers.js';
 import { terminationEffects } from './termination.js';
-
-function inconsistent(runId: string): Error {
-  return corrupt(`run state stayed inconsistent across reads (a record without a pointer, or a pointer to a settled job). runId=${runId}`, {
-    reason: 'inconsistent_run_state',
-    runId,
-  });
-}
-
-/** The run's durable state, read again while settlements move it; CORRUPT_DATA when it never settles. */
-export async function readSettledRun(ctx: RuntimeContext, runId: string): Promise<Exclude<DurableRun, { type: 'moved' }>> {
-  for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS; attempt++) {
-    const run = await readDurableRun(ctx, runId);
-    if (run.type !== 'moved') return run;
-  }
-  throw inconsistent(runId);
-}
 
 /** Protocol step 1. */
 async function cancelRegistered(ctx: RuntimeContext, runId: string, entry: RegistryEntry): Promise<boolean> {
@@ -67,7 +50,7 @@ export async function cancelRun(ctx: RuntimeContext, runId: string): Promise<boo
   for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS; attempt++) {
     const entry = ctx.registry.get(runId);
     if (entry) return cancelRegistered(ctx, runId, entry);
-    const run = await readDurableRun(ctx, runId);
+    const run = await readDurableRun(ctx.queue, runId);
     if (run.type === 'absent' || run.type === 'dead') return false;
     if (run.type === 'moved') continue;
     // A claim here may have registered the run while we read: the registry path knows more
@@ -94,7 +77,7 @@ export async function readRunStatus(ctx: RuntimeContext, runId: string): Promise
     // settlement commits) and alone knows a cancel requested of a step not yet claimed.
     const live = ctx.registry.status(runId);
     if (live) return live;
-    const run = await readDurableRun(ctx, runId);
+    const run = await readDurableRun(ctx.queue, runId);
     if (run.type === 'absent' || run.type === 'dead') return null;
     if (run.type === 'moved') continue;
     const { job, step } = run;

@@ -12,34 +12,61 @@
  * both are reported as `moved` and the caller reads again.
  */
 import type { JobRecord } from '../queue/index.js';
-import type { RuntimeContext } from './context.js';
+import { corrupt } from './errors.js';
 import { runRecordKey, stepPointerKey } from './keys.js';
 import { decodeStepPointer } from './records.js';
 
 export type DurableRun =
   /** No run record: never submitted, or terminated (its id is released). */
   | { readonly type: 'absent' }
-  /** The run's current step job waits (pending or scheduled) or runs (claimed). */
-  | { readonly type: 'active'; readonly step: number; readonly job: JobRecord }
+  /** The run's current step job waits (pending or scheduled) or runs (claimed). `record`: the run record's bytes. */
+  | { readonly type: 'active'; readonly step: number; readonly job: JobRecord; readonly record: Uint8Array }
   /** The current step job was dead-lettered outside a worker; reconciliation will fail the run. */
-  | { readonly type: 'dead'; readonly step: number; readonly job: JobRecord }
+  | { readonly type: 'dead'; readonly step: number; readonly job: JobRecord; readonly record: Uint8Array }
   /** A settlement committed between the reads; read again. */
   | { readonly type: 'moved' };
 
 /** Reads of a run that keeps moving before `cancel` / `readStatus` give up with CONFLICT. */
 export const DURABLE_READ_ATTEMPTS = 5;
 
+/**
+ * What a durable read needs: caller-KV and job lookups, which the writer's `Queue` and a
+ * read-only `QueueReader` both offer.
+ */
+export interface DurableRunSource {
+  kvGet(key: Uint8Array): Promise<Uint8Array | undefined>;
+  getJob(id: string): Promise<JobRecord | undefined>;
+}
+
 /** One read of the run's durable state. Rejects with CORRUPT_DATA (undecodable pointer), CLOSED or store errors. */
-export async function readDurableRun(ctx: RuntimeContext, runId: string): Promise<DurableRun> {
-  if ((await ctx.queue.kvGet(runRecordKey(runId))) === undefined) return { type: 'absent' };
-  const pointerBytes = await ctx.queue.kvGet(stepPointerKey(runId));
+export async function readDurableRun(source: DurableRunSource, runId: string): Promise<DurableRun> {
+  const record = await source.kvGet(runRecordKey(runId));
+  if (record === undefined) return { type: 'absent' };
+  const pointerBytes = await source.kvGet(stepPointerKey(runId));
   // Record and pointer are written and deleted together: the run terminated after the first read
   // (and maybe a new run took the id). A record that really lacks its pointer is reported by
   // the caller once its attempts run out.
   if (pointerBytes === undefined) return { type: 'moved' };
   const pointer = decodeStepPointer(pointerBytes);
-  const job = await ctx.queue.getJob(pointer.jobId);
+  const job = await source.getJob(pointer.jobId);
   if (job === undefined || job.status === 'done') return { type: 'moved' };
-  if (job.status === 'dead') return { type: 'dead', step: pointer.step, job };
-  return { type: 'active', step: pointer.step, job };
+  if (job.status === 'dead') return { type: 'dead', step: pointer.step, job, record };
+  return { type: 'active', step: pointer.step, job, record };
+}
+
+/** CORRUPT_DATA (reason `inconsistent_run_state`): the run kept moving for every read. */
+export function inconsistent(runId: string): Error {
+  return corrupt(`run state stayed inconsistent across reads (a record without a pointer, or a pointer to a settled job). runId=${runId}`, {
+    reason: 'inconsistent_run_state',
+    runId,
+  });
+}
+
+/** The run's durable state, read again while settlements move it; CORRUPT_DATA when it never settles. */
+export async function readSettledRun(source: DurableRunSource, runId: string): Promise<Exclude<DurableRun, { type: 'moved' }>> {
+  for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS; attempt++) {
+    const run = await readDurableRun(source, runId);
+    if (run.type !== 'moved') return run;
+  }
+  throw inconsistent(runId);
 }

@@ -6,7 +6,9 @@
  * cancellation, durable signals, caller-KV effects committed with step settlements, the memo
  * (per step and per run, content-addressed helpers), opt-in step-output replay, memo retention
  * with terminal markers, dead-step reconciliation, and terminal notifications delivered as queue
- * jobs to a `TerminalHook`.
+ * jobs to a `TerminalHook`; run queries from the durable records (`listRuns`, `getRun`,
+ * `listDeadSteps`, inspection.ts), on the runtime and on a read-only `WorkflowReader` beside a
+ * live writer.
  *
  * Durable state: caller KV under `workflow/` (run records, step pointers, signal state, terminal
  * markers) and memo objects under the memo prefix (memo entries and replay records, each sealed
@@ -26,6 +28,19 @@ export type { WorkflowRuntimeOptions } from './runtime-options.js';
 export type { RunSpec, SubmitOutcome } from './submit.js';
 export type { RunState, RunStatus } from './registry.js';
 export type { SignalOutcome } from './signals.js';
+export type {
+  DeadStep,
+  DeadStepListOptions,
+  DurableRunState,
+  RunDetails,
+  RunListOptions,
+  RunListPage,
+  RunSummary,
+  RunWait,
+  WorkflowReadSource,
+} from './inspection.js';
+export { WorkflowReader, type WorkflowReaderOptions } from './workflow-reader.js';
+export { createRunIdGenerator } from './run-ids.js';
 export { detachedStep, KvReadHandle, type DetachedStepInit, type Step, type StepRunner, type StepRunnerFunction, type StepRunnerObject } from './step.js';
 export { StepOutcome, Trigger } from './outcome.js';
 export { StepError, type StepErrorKind } from './step-error.js';

@@ -20,10 +20,10 @@ import type { LogSink } from '../logger.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Queue } from '../queue/index.js';
 import { runClaimLoop } from '../queue/workers/worker.js';
-import { cancelRun, readRunStatus, readSettledRun } from './cancellation.js';
-import type { DurableRun } from './durable-run.js';
+import { cancelRun, readRunStatus } from './cancellation.js';
 import type { RuntimeContext } from './context.js';
 import { show, validateRunId } from './errors.js';
+import { getRun, listDeadSteps, listRuns, type DeadStep, type DeadStepListOptions, type RunDetails, type RunListOptions, type RunListPage } from './inspection.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import { MemoStore } from './memo.js';
 import { reconcileDeadSteps, runReconcileLoop } from './reconciler.js';
@@ -157,14 +157,44 @@ export class WorkflowRuntime {
   }
 
   /**
-   * @internal The run as the store records it (run record, step pointer, the step's job), read
-   * again while a settlement moves it. For hosts that report more than `readStatus` does (the
-   * browser host tells a signal wait from a timer). INVALID_ARGUMENT, CORRUPT_DATA, CLOSED or
-   * store errors.
+   * Active runs (those with a run record) in run-id order, one page, from the store: every run
+   * of the store, also those an earlier process submitted. `status` keeps only runs in those
+   * states (the page may then read many more runs than it returns). Pass `nextCursor` back as
+   * `cursor` for the next page. The same query is on `WorkflowReader` for other processes.
+   * Rejects with INVALID_ARGUMENT (limit, status, cursor), CORRUPT_DATA (an undecodable run
+   * record or step pointer), CLOSED or store errors.
+   * @example
+   * let cursor: Uint8Array | undefined;
+   * do {
+   *   const page = await runtime.listRuns({ status: 'waiting-for-signal', cursor });
+   *   for (const run of page.runs) console.log(run.runId, run.currentStep);
+   *   cursor = page.nextCursor;
+   * } while (cursor);
    */
-  readDurableRun(runId: string): Promise<Exclude<DurableRun, { type: 'moved' }>> {
-    validateRunId(runId);
-    return readSettledRun(this.ctx, runId);
+  listRuns(options?: RunListOptions): Promise<RunListPage> {
+    return listRuns(this.ctx.queue, options);
+  }
+
+  /**
+   * One active run as the store records it: its state (telling a signal wait from a timer), the
+   * step reached, that step's attempts, interruptions, last error and attempt history, and what it
+   * waits for. Null for an unknown or terminated run. Unlike `readStatus` it does not consult this
+   * instance's registry (so a cancel requested of a step not yet claimed shows once its job is
+   * flagged). Rejects with INVALID_ARGUMENT (run id), CORRUPT_DATA (undecodable or inconsistent
+   * records), CLOSED or store errors.
+   */
+  getRun(runId: string): Promise<RunDetails | null> {
+    return getRun(this.ctx.queue, runId);
+  }
+
+  /**
+   * One page of this runtime queue's dead jobs (steps out of attempts or failed permanently,
+   * failed notifications), oldest first; pass the last `jobId` as `afterJobId` for the next page.
+   * A job whose payload object is unreadable is listed with `payloadError`. Rejects with
+   * INVALID_ARGUMENT (limit outside 1..1000, bad job id), CLOSED or store errors.
+   */
+  listDeadSteps(options?: DeadStepListOptions): Promise<DeadStep[]> {
+    return listDeadSteps(this.ctx.queue, this.ctx.queueName, options);
   }
 
   /**

@@ -1,0 +1,94 @@
+/**
+ * `WorkflowReader`: the run queries of `WorkflowRuntime` (`listRuns`, `getRun`, `listDeadSteps`)
+ * for a process or tab that is not the store's writer: a dashboard, a CLI, a second Node process
+ * beside a live worker. It reads through a `QueueReader`, so it never writes, never bumps the
+ * writer epoch and takes no writer lock; it cannot fence the writer. Its answers are as of its
+ * last refresh (the reader's poll, or `refresh()`): a run the writer submitted shows up once the
+ * writer's commit is stored and the reader refreshed.
+ */
+import type { ObjectStore } from '../objects/object-store.js';
+import { QueueReader, type QueueReaderOptions } from '../queue/index.js';
+import { InvalidConfigError } from '../errors.js';
+import { DEFAULT_QUEUE_NAME } from './constants.js';
+import { show } from './errors.js';
+import { getRun, listDeadSteps, listRuns, type DeadStep, type DeadStepListOptions, type RunDetails, type RunListOptions, type RunListPage } from './inspection.js';
+
+/** Options of `WorkflowReader.open`: the queue reader's, plus the runtime's queue name. */
+export interface WorkflowReaderOptions extends QueueReaderOptions {
+  /** The writer runtime's `queueName` option (where its steps go). Default `workflow-steps`. */
+  readonly queueName?: string;
+}
+
+function checkQueueName(queueName: unknown): string {
+  if (queueName === undefined) return DEFAULT_QUEUE_NAME;
+  if (typeof queueName !== 'string' || queueName.length === 0) {
+    throw new InvalidConfigError(`queueName must be a non-empty string. queueName=${show(queueName)}`, { option: 'queueName' });
+  }
+  return queueName;
+}
+
+export class WorkflowReader {
+  /** The runtime's step queue name. */
+  readonly queueName: string;
+  /** Set by `open`: the queue reader is this reader's to close. */
+  private owned = false;
+
+  /**
+   * A reader over an open `QueueReader` (for example one also used for queue stats). It borrows
+   * the queue reader: `close()` leaves it open. Throws INVALID_CONFIG for a bad `queueName`.
+   */
+  constructor(
+    /** The queue reader: queue stats, jobs, caller KV (`kvGet`, `kvScan`). */
+    readonly queue: QueueReader,
+    options: { readonly queueName?: string } = {},
+  ) {
+    this.queueName = checkQueueName(options?.queueName);
+  }
+
+  /**
+   * Opens a read-only view of the workflow store whose queue lives at `path` (the writer's
+   * `Queue.open` path). Rejects with NOT_FOUND when no queue store was ever written there (may
+   * be transient: the writer has not flushed yet), INVALID_CONFIG for bad options, CORRUPT_DATA
+   * or STORE_* from the store.
+   * @example
+   * const reader = await WorkflowReader.open(new FileSystemObjectStore({ root }), 'workflow', { pollIntervalMs: 1000 });
+   * const { runs } = await reader.listRuns({ status: 'waiting-for-signal' });
+   * await reader.close();
+   */
+  static async open(store: ObjectStore, path: string, options: WorkflowReaderOptions = {}): Promise<WorkflowReader> {
+    const { queueName, ...queueOptions } = options ?? {};
+    const name = checkQueueName(queueName);
+    const queue = await QueueReader.open(store, path, queueOptions);
+    const reader = new WorkflowReader(queue, { queueName: name });
+    reader.owned = true;
+    return reader;
+  }
+
+  /** Catches the view up with the writer's stored commits now. STORE_* / CORRUPT_DATA from the store. */
+  refresh(): Promise<void> {
+    return this.queue.refresh();
+  }
+
+  /** Stops polling and releases the view (the queue reader only when `open` created it). */
+  async close(): Promise<void> {
+    if (this.owned) await this.queue.close();
+  }
+
+  /** As `WorkflowRuntime.listRuns`, as of the last refresh. */
+  listRuns(options?: RunListOptions): Promise<RunListPage> {
+    return listRuns(this.queue, options);
+  }
+
+  /** As `WorkflowRuntime.getRun`, as of the last refresh. */
+  getRun(runId: string): Promise<RunDetails | null> {
+    return getRun(this.queue, runId);
+  }
+
+  /**
+   * As `WorkflowRuntime.listDeadSteps`, as of the last refresh. A `payloadError` of `NOT_FOUND`
+   * may be transient here (the job was removed after the view): refresh and read again.
+   */
+  listDeadSteps(options?: DeadStepListOptions): Promise<DeadStep[]> {
+    return listDeadSteps(this.queue, this.queueName, options);
+  }
+}

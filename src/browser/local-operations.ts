@@ -1,21 +1,30 @@
 /**
  * The leader's side of every `RuntimeOperations` call: the operations run against this worker's
- * `WorkflowRuntime` and `Queue`. Runs are reported from their durable records (run record, step
- * pointer, the step's job), so a run submitted under an earlier leader is visible at once after
- * a takeover, and terminal outcomes this leader saw commit are remembered (bounded) for `status`.
+ * `WorkflowRuntime` and `Queue`, translated between wire and core types. Runs are reported
+ * through the runtime's run queries (`getRun`, `listRuns`, `listDeadSteps`: the durable records,
+ * so a run submitted under an earlier leader is visible at once after a takeover); terminal
+ * outcomes this leader saw commit are remembered (bounded) for `status`. No record decoding here.
  */
-import { fromUtf8, utf8 } from '../core/bytes.js';
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Queue } from '../core/queue/index.js';
-import { HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL, type RunOutcome, type SignalOutcome, type SubmitOutcome, type WorkflowRuntime } from '../core/workflow/index.js';
+import type { DurableRunState, RunOutcome, SignalOutcome, SubmitOutcome, WorkflowRuntime } from '../core/workflow/index.js';
 import { kvKeyBytes, show, validateRunId } from '../core/workflow/errors.js';
-import { RUNS_PREFIX, stepPointerKey } from '../core/workflow/keys.js';
-import { decodeRunRecord, decodeStepPointer } from '../core/workflow/records.js';
 import type { DeadStepPageOptions, DeadStepView, KvEntryPage, KvScanPageOptions, ListRunsOptions, RunPage, RunView, RuntimeOperations, WireRunSpec } from './protocol.js';
 import { exportBytes, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 
-/** Largest page `listDeadSteps` serves. */
-const DEAD_PAGE_LIMIT_MAX = 1000;
+/**
+ * A stored run state as `status` reports it. A step dead-lettered outside a worker leaves its run
+ * active until reconciliation fails it (the `terminal` event follows): reported as `pending`.
+ */
+const WIRE_STATE: Readonly<Record<DurableRunState, RunView['state']>> = {
+  pending: 'pending',
+  scheduled: 'scheduled',
+  'waiting-for-signal': 'waiting-for-signal',
+  running: 'running',
+  cancelling: 'cancelling',
+  dead: 'pending',
+};
+
 /** Terminal outcomes remembered for `status`. */
 const TERMINAL_CACHE_SIZE = 1000;
 
@@ -54,17 +63,14 @@ export class LocalOperations implements RuntimeOperations {
     validateRunId(runId);
     const live = this.runtime.status(runId);
     if (live && live.state !== 'pending') return { runId, state: live.state, currentStep: live.currentStep };
-    const run = await this.runtime.readDurableRun(runId);
-    if (run.type === 'absent') {
+    const run = await this.runtime.getRun(runId);
+    if (run === null) {
       if (live) return { runId, state: live.state, currentStep: live.currentStep };
       const seen = this.terminals.get(runId);
       // A copy: the answer's bytes may be transferred away, the cached ones must stay.
       return seen ? { ...seen, result: seen.result ? seen.result.slice() : null } : null;
     }
-    let state: RunView['state'] = 'pending';
-    if (run.job.status === 'scheduled') state = run.job.headers[HEADER_SIGNAL_WAIT] !== undefined ? 'waiting-for-signal' : 'scheduled';
-    else if (run.job.status === 'claimed') state = 'running';
-    return { runId, state, currentStep: run.step };
+    return { runId, state: WIRE_STATE[run.state], currentStep: run.currentStep };
   }
 
   cancel(runId: string): Promise<boolean> {
@@ -80,16 +86,11 @@ export class LocalOperations implements RuntimeOperations {
   }
 
   async listRuns(options: ListRunsOptions = {}): Promise<RunPage> {
-    const page = await this.queue.kvScan(utf8(RUNS_PREFIX), { cursor: options.cursor, limit: options.limit ?? 100 });
-    const runs = await Promise.all(
-      page.entries.map(async ([key, value]) => {
-        const runId = fromUtf8(key).slice(RUNS_PREFIX.length);
-        const record = decodeRunRecord(value);
-        const pointer = await this.queue.kvGet(stepPointerKey(runId));
-        return { runId, submittedAtMs: record.submittedAtMs, currentStep: pointer === undefined ? null : decodeStepPointer(pointer).step };
-      }),
-    );
-    return { runs, nextCursor: page.nextCursor === undefined ? undefined : exportBytes(page.nextCursor, true) };
+    const page = await this.runtime.listRuns({ cursor: options.cursor, limit: options.limit });
+    return {
+      runs: page.runs.map(({ runId, submittedAtMs, currentStep }) => ({ runId, submittedAtMs, currentStep })),
+      nextCursor: page.nextCursor === undefined ? undefined : exportBytes(page.nextCursor, true),
+    };
   }
 
   async kvGet(key: Parameters<RuntimeOperations['kvGet']>[0]): Promise<Uint8Array | null> {
@@ -116,25 +117,18 @@ export class LocalOperations implements RuntimeOperations {
   }
 
   async listDeadSteps(options: DeadStepPageOptions = {}): Promise<readonly DeadStepView[]> {
-    const limit = options.limit ?? 50;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > DEAD_PAGE_LIMIT_MAX) {
-      throw new InvalidArgumentError(`dead step page limit must be an integer in 1..${DEAD_PAGE_LIMIT_MAX}. limit=${show(limit)}`, { reason: 'invalid_limit' });
-    }
-    const jobs = await this.queue.deadJobs(this.runtime.queueName, options.afterJobId, limit);
-    return jobs.map((job) => {
-      const step = job.headers[HEADER_STEP];
-      return {
-        jobId: job.id,
-        runId: job.headers[HEADER_RUN_ID] ?? null,
-        stepNumber: step === undefined ? null : Number(step),
-        notification: job.headers[HEADER_TERMINAL] !== undefined,
-        attempts: job.attempts,
-        maxAttempts: job.maxAttempts,
-        interruptions: job.interruptions,
-        lastError: job.lastError ?? null,
-        failedAt: job.failedAt ?? null,
-        payloadError: job.payloadError === undefined ? null : { ...job.payloadError },
-      };
-    });
+    const steps = await this.runtime.listDeadSteps({ afterJobId: options.afterJobId, limit: options.limit });
+    return steps.map((s) => ({
+      jobId: s.jobId,
+      runId: s.runId,
+      stepNumber: s.stepNumber,
+      notification: s.notification,
+      attempts: s.attempts,
+      maxAttempts: s.maxAttempts,
+      interruptions: s.interruptions,
+      lastError: s.lastError,
+      failedAt: s.failedAt,
+      payloadError: s.payloadError,
+    }));
   }
 }

@@ -20,13 +20,10 @@
  *    loses its in-flight steps; the browser releases its lock and step 2 runs in the next host.
  */
 import { toHex } from '../core/bytes.js';
-import { systemClock } from '../core/clock.js';
 import { ClosedError, InvalidConfigError, isTaqubaError, UnsupportedPlatformError } from '../core/errors.js';
 import type { ObjectStore } from '../core/objects/object-store.js';
-import { JobIdGenerator } from '../core/queue/records/job-id.js';
-import { Queue, type QueueOptions } from '../core/queue/index.js';
-import { defaultRandom, retryBackoffMs } from '../core/queue/queue-options.js';
-import { DEFAULT_QUEUE_NAME, NoopTerminalHook, WorkflowRuntime, type RunnerHandle, type StepRunner, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';
+import { Queue, retryBackoffMs, type QueueOptions } from '../core/queue/index.js';
+import { createRunIdGenerator, DEFAULT_QUEUE_NAME, NoopTerminalHook, WorkflowRuntime, type RunnerHandle, type StepRunner, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';
 import { asStepRunnerObject } from '../core/workflow/step.js';
 import { IndexedDbObjectStore } from '../stores/indexeddb/index.js';
 import { OpfsObjectStore } from '../stores/opfs/index.js';
@@ -92,7 +89,7 @@ export class WorkflowHost {
   readonly lockName: string;
   private readonly events = new EventHub();
   private readonly coordinator: TabCoordinator;
-  private readonly runIds = new JobIdGenerator(systemClock, defaultRandom);
+  private readonly nextRunId = createRunIdGenerator();
   private readonly lockWait = new AbortController();
   private role: HostRole = 'starting';
   private failure: WireError | null = null;
@@ -154,7 +151,7 @@ export class WorkflowHost {
     if (call.method === 'submit') {
       // Every submission carries a run id, so it can be sent again safely after a takeover.
       const spec = call.args[0] ?? {};
-      if (typeof spec === 'object' && spec !== null && spec.runId === undefined) call = { method: 'submit', args: [{ ...spec, runId: this.runIds.next() }] };
+      if (typeof spec === 'object' && spec !== null && spec.runId === undefined) call = { method: 'submit', args: [{ ...spec, runId: this.nextRunId() }] };
     }
     if (this.role === 'failed' && this.coordinator.leader === null) return Promise.reject(fromWireError(this.failure!));
     return this.coordinator.call(call);

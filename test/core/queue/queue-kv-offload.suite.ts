@@ -6,8 +6,19 @@ import type { JobRecord } from '../../../src/core/queue/records/job-record.js';
 import { runWorker } from '../../../src/core/queue/workers/worker.js';
 import { MAX_KV_VALUE_SIZE } from '../../../src/core/queue/constants.js';
 import { pendingKey } from '../../../src/core/queue/records/keys.js';
-import { FaultyStore } from './faulty-store.js';
-import { b, makeHarness, s, settle, type StoreFactory } from './harness.js';
+import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
+import type { ObjectStore } from '../../../src/core/objects/object-store.js';
+import { b, makeHarness, s, until, type StoreFactory } from './harness.js';
+
+/** Keys under `prefix` (for asserting which payload objects exist). */
+async function keysOf(store: ObjectStore, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const o of store.list(prefix)) out.push(o.key);
+  return out;
+}
+
+/** Every put of the engine's WAL under `path` fails from now on (a store outage for commits). */
+const walPutsFail = (store: FaultyObjectStore, path: string) => store.addRule({ type: 'fail', ops: ['put'], keyPrefix: `${path}/wal/`, count: Infinity });
 
 const big = (n: number, fill = 7): Uint8Array => new Uint8Array(n).fill(fill);
 
@@ -105,14 +116,14 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
     });
 
     it('never reports a compare-and-put as done during a store outage, and leaves nothing partial after reopen', async () => {
-      const h = await makeHarness(async () => new FaultyStore(await factory()));
-      const store = h.store as FaultyStore;
+      const h = await makeHarness(async () => new FaultyObjectStore(await factory()));
+      const store = h.store;
       const q = await h.open();
       await q.kvPut(b('k'), b('0'));
-      store.failPuts = { match: (k) => k.includes('/wal/'), after: 0 };
+      walPutsFail(store, h.path);
       await expect(q.kvComparePut(b('k'), b('0'), b('1'))).rejects.toMatchObject({ code: expect.stringMatching(/^(STORE_UNAVAILABLE|CLOSED)$/) });
       await expect(q.kvPut(b('other'), b('x'))).rejects.toBeDefined(); // the engine stays failed
-      store.failPuts = undefined;
+      store.clearRules();
       const q2 = await h.open();
       expect(await q2.kvGet(b('k'))).toEqual(b('0'));
       expect(await q2.kvGet(b('other'))).toBeUndefined();
@@ -121,15 +132,15 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
     });
 
     it('an ackWith stalled by an outage applies no effects; the redelivery after reopen applies them exactly once', async () => {
-      const h = await makeHarness(async () => new FaultyStore(await factory()));
-      const store = h.store as FaultyStore;
+      const h = await makeHarness(async () => new FaultyObjectStore(await factory()));
+      const store = h.store;
       const q = await h.open();
       const id = await q.enqueue('q', b('x'));
       const claim = (await q.claim('q', 60_000))!;
-      store.failPuts = { match: (k) => k.includes('/wal/'), after: 0 };
+      walPutsFail(store, h.path);
       const effects = { enqueues: [{ queue: 'next', payload: b('f') }], kvWrites: [[b('effect'), b('1')]] as [Uint8Array, Uint8Array][] };
       await expect(q.ackWith(claim, effects)).rejects.toBeDefined();
-      store.failPuts = undefined;
+      store.clearRules();
       const q2 = await h.open();
       expect(await q2.kvGet(b('effect'))).toBeUndefined();
       expect((await q2.stats('next')).pending).toBe(0);
@@ -155,10 +166,10 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
 
   describe(`queue payload offload (${name})`, () => {
     const open = async (extra: Record<string, unknown> = {}) => {
-      const h = await makeHarness(async () => new FaultyStore(await factory()));
-      const store = h.store as FaultyStore;
+      const h = await makeHarness(async () => new FaultyObjectStore(await factory()));
+      const store = h.store;
       const q = await h.open({ payloadOffloadThreshold: 16, ...extra });
-      const objects = () => store.keys(`${h.path}-payloads/`);
+      const objects = () => keysOf(store.inner, `${h.path}-payloads/`);
       return { h, q, store, objects };
     };
 
@@ -179,12 +190,14 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
     });
 
     it('writes no record and leaves no object when the object write fails; a batch removes earlier objects', async () => {
-      const { q, store, objects } = await open();
-      store.failPuts = { match: (k) => k.includes('-payloads/'), after: 0 };
+      const { h, q, store, objects } = await open();
+      const payloads = `${h.path}-payloads/`;
+      const first = store.addRule({ type: 'fail', ops: ['put'], keyPrefix: payloads, count: Infinity });
       await expect(q.enqueue('q', big(100))).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-      store.failPuts = { match: (k) => k.includes('-payloads/'), after: 1 };
+      first.remove();
+      store.addRule({ type: 'fail', ops: ['put'], keyPrefix: payloads, nth: 2, count: Infinity }); // from the batch's second object on
       await expect(q.enqueueBatch('q', [big(100), big(100, 1)])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-      store.failPuts = undefined;
+      store.clearRules();
       expect(await objects()).toHaveLength(0);
       expect((await q.stats('q')).pending).toBe(0);
       const ids = await q.enqueueBatch('q', [big(100), big(100, 1), b('small')]);
@@ -197,7 +210,7 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
     it('acks even when the object delete fails (orphan left)', async () => {
       const { q, store, objects } = await open();
       await q.enqueue('q', big(100));
-      store.failDeletes = () => true;
+      store.addRule({ type: 'fail', ops: ['delete'], count: Infinity });
       await q.ack((await q.claim('q', 1000))!);
       expect(await objects()).toHaveLength(1);
       expect((await q.stats('q')).done).toBe(1);
@@ -377,7 +390,7 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
       const handled: Uint8Array[] = [];
       const stop = new AbortController();
       const loop = runWorker(q, 'q', async (job) => void handled.push(job.payload), { signal: stop.signal });
-      for (let i = 0; i < 2000 && (await q.stats('q')).done < 1; i++) await settle();
+      await until(async () => (await q.stats('q')).done >= 1, 'the good job was processed');
       stop.abort();
       await loop;
       expect(handled).toEqual([big(100, 2)]);
@@ -392,10 +405,10 @@ export function defineQueueKvOffloadSuite(name: string, factory: StoreFactory): 
       const id = await q.enqueue('q', big(1000));
       expect((await q.getJob(id))!.payloadRef).toBeUndefined();
       await q.close();
-      const separate = new FaultyStore(await factory());
+      const separate = await factory();
       const q2 = await h.open({ payloadOffloadThreshold: 16, payloadStore: separate, payloadPath: 'elsewhere' });
       const id2 = await q2.enqueue('q', big(1000));
-      expect(await separate.keys('elsewhere/')).toHaveLength(1);
+      expect(await keysOf(separate, 'elsewhere/')).toHaveLength(1);
       expect((await q2.getJob(id2))!.payload).toEqual(big(1000));
       await q2.close();
     });

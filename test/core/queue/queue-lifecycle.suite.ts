@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { isUlid } from '../../../src/core/queue/records/job-id.js';
 import { PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_NORMAL } from '../../../src/core/queue/constants.js';
-import { b, makeHarness, s, settle, type StoreFactory } from './harness.js';
+import { b, makeHarness, s, until, type StoreFactory } from './harness.js';
 
 export function defineQueueLifecycleSuite(name: string, factory: StoreFactory): void {
   describe(`queue lifecycle (${name})`, () => {
@@ -204,16 +204,19 @@ export function defineQueueLifecycleSuite(name: string, factory: StoreFactory): 
         const h = await makeHarness(factory);
         const q = await h.open();
         const woke: boolean[] = [];
+        const notify = q.notifierOf('q');
         const waits = [0, 1, 2].map(() => q.waitForJobsOn('q', 60_000).then((r) => woke.push(r)));
-        await settle();
+        expect(notify.waiting).toBe(3); // registered on the call, before any insert
         await q.enqueue('q', b('1'));
-        await settle();
+        await Promise.race(waits);
         expect(woke).toEqual([true]);
+        expect(notify.waiting).toBe(2); // exactly one waiter was taken off
         const more = [0, 1].map(() => q.waitForJobsOn('q', 60_000).then((r) => woke.push(r)));
-        await settle();
+        expect(notify.waiting).toBe(4);
         await q.enqueueBatch('q', [b('2'), b('3')]);
-        await settle();
+        await until(() => woke.length === 3, 'two more waiters woke');
         expect(woke.filter(Boolean)).toHaveLength(3);
+        expect(notify.waiting).toBe(2);
         await h.clock.advance(60_000);
         await Promise.all([...waits, ...more]);
         expect(woke.filter((w) => !w)).toHaveLength(2);
@@ -232,7 +235,7 @@ export function defineQueueLifecycleSuite(name: string, factory: StoreFactory): 
         const h = await makeHarness(factory);
         const q = await h.open();
         const pending = q.claimWithWait('q', 1000, 60_000);
-        await settle();
+        expect(q.notifierOf('q').waiting).toBe(1); // registered before its first claim attempt
         const id = await q.enqueue('q', b('x'));
         expect((await pending)?.id).toBe(id);
         // A stale permit (the job was already taken) costs one pass, never an early undefined.
@@ -240,11 +243,13 @@ export function defineQueueLifecycleSuite(name: string, factory: StoreFactory): 
         const stale = q.notifierOf('q');
         stale.notifyOne();
         let done = false;
+        const sleepers = h.clock.pendingSleepers;
         const waiting = q.claimWithWait('q', 1000, 10_000).then((c) => {
           done = true;
           return c;
         });
-        await settle();
+        // Parked: the permit was spent on a pass that found nothing, and the wait now sleeps on the clock.
+        await until(() => h.clock.pendingSleepers === sleepers + 1 && stale.waiting === 1, 'claimWithWait parked after the stale pass');
         expect(done).toBe(false);
         await h.clock.advance(10_000);
         expect(await waiting).toBeUndefined();

@@ -3,7 +3,8 @@
  * reusable suite over any store factory.
  */
 import { describe, expect, it } from 'vitest';
-import { b, makeHarness, s, settle, type StoreFactory } from './harness.js';
+import { yieldToEventLoop } from '../../../src/core/clock.js';
+import { b, makeHarness, s, until, watchLookups, type StoreFactory } from './harness.js';
 
 export function defineQueueOperationsSuite(name: string, factory: StoreFactory): void {
   describe(`queue operations (${name})`, () => {
@@ -106,14 +107,16 @@ export function defineQueueOperationsSuite(name: string, factory: StoreFactory):
         const h = await makeHarness(factory);
         const q = await h.open({ queueConfigs: { keep: { keepDoneMs: 60_000 } } });
         expect(await q.waitForCompletion('nope', 1000)).toEqual({ type: 'not_found' });
+        // A waiter is parked once its lookup returned: it registered for the broadcast before it.
+        const lookups = watchLookups(q);
         const id = await q.enqueue('q', b('x'));
         const timed = q.waitForCompletion(id, 1000);
-        await settle();
+        await lookups.finished(1);
         await h.clock.advance(1000);
         expect(await timed).toEqual({ type: 'timed_out' });
 
         const waiters = [q.waitForCompletion(id, 60_000), q.waitForCompletion(id, 60_000)];
-        await settle();
+        await lookups.finished(3);
         await q.ack((await q.claim('q', 1000))!);
         expect(await Promise.all(waiters)).toEqual([
           { type: 'completed', job: null },
@@ -122,20 +125,20 @@ export function defineQueueOperationsSuite(name: string, factory: StoreFactory):
 
         const kept = await q.enqueue('keep', b('k'));
         const w2 = q.waitForCompletion(kept, 60_000);
-        await settle();
+        await lookups.finished(lookups.started);
         await q.ack((await q.claim('keep', 1000))!);
         expect(await w2).toMatchObject({ type: 'completed', job: { id: kept, status: 'done' } });
         expect(await q.waitForCompletion(kept, 1)).toMatchObject({ type: 'completed', job: { status: 'done' } });
 
         const dl = await q.enqueue('q', b('d'));
         const w3 = q.waitForCompletion(dl, 60_000);
-        await settle();
+        await lookups.finished(lookups.started);
         await q.deadLetter((await q.claim('q', 1000))!, 'x');
         expect(await w3).toMatchObject({ type: 'completed', job: { status: 'dead' } });
 
         const cancelled = await q.enqueue('q', b('c'));
         const w4 = q.waitForCompletion(cancelled, 60_000);
-        await settle();
+        await lookups.finished(lookups.started);
         await q.cancel(cancelled);
         expect(await w4).toEqual({ type: 'completed', job: null });
         await q.close();
@@ -147,11 +150,15 @@ export function defineQueueOperationsSuite(name: string, factory: StoreFactory):
         const id = await q.enqueue('q', b('x'));
         await q.claim('q', 1000);
         let result: unknown;
+        const lookups = watchLookups(q);
         const w = q.waitForCompletion(id, 60_000).then((r) => (result = r));
-        await settle();
+        await lookups.finished(1);
         await q.cancel(id);
-        await settle();
+        // A broadcast fires synchronously inside the commit, and a woken waiter's path to its
+        // result is microtasks only: all of them have run by the next macrotask. Not a sleep.
+        await yieldToEventLoop();
         expect(result).toBeUndefined();
+        expect(lookups.started).toBe(1); // not woken: it never looked the job up again
         await h.clock.advance(1000);
         await q.reapNow();
         await w;
@@ -288,7 +295,8 @@ export function defineQueueOperationsSuite(name: string, factory: StoreFactory):
         const id = await q.enqueue('q', b('x'));
         await q.ack((await q.claim('q', 1000))!);
         await h.clock.advance(500);
-        for (let i = 0; i < 20 && (await q.getJob(id)) !== undefined; i++) await settle();
+        // The tick runs in the reaper loop, in the background: wait for its outcome.
+        await until(async () => (await q.getJob(id)) === undefined, 'retention ran in the reaper tick');
         expect(await q.getJob(id)).toBeUndefined();
         await q.close();
       });

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { retryBackoffMs, BUILTIN_QUEUE_CONFIG } from '../../../src/core/queue/queue-options.js';
-import { b, makeHarness, settle, type StoreFactory } from './harness.js';
+import { b, makeHarness, until, type StoreFactory } from './harness.js';
 
 export function defineQueueSettlementSuite(name: string, factory: StoreFactory): void {
   describe(`queue settlement (${name})`, () => {
@@ -296,7 +296,8 @@ export function defineQueueSettlementSuite(name: string, factory: StoreFactory):
       const id = await q.enqueue('q', b('a'));
       await q.claim('q', 500);
       await h.clock.advance(1000);
-      for (let i = 0; i < 20 && (await q.getJob(id))!.status !== 'pending'; i++) await settle();
+      // The tick runs in the reaper loop, in the background: wait for its outcome.
+      await until(async () => (await q.getJob(id))!.status === 'pending', 'the reaper tick requeued the expired claim');
       expect((await q.getJob(id))!.status).toBe('pending');
       await q.close();
     });

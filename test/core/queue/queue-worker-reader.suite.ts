@@ -4,16 +4,7 @@ import { FailWith, PermanentFailure, runWorker, runWorkerConcurrent, type QueueW
 import { QueueReader } from '../../../src/core/queue/reads/reader.js';
 import { LeaseHandle } from '../../../src/core/queue/leases/lease-handle.js';
 import type { JobRecord } from '../../../src/core/queue/records/job-record.js';
-import { b, makeHarness, s, settle, type StoreFactory } from './harness.js';
-
-/** Polls `check` (yielding to the event loop) until it returns true. Never asserts on speed. */
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (await check()) return;
-    await settle();
-  }
-  throw new Error(`condition never held: ${what}`);
-}
+import { b, makeHarness, s, until, type StoreFactory } from './harness.js';
 
 export function defineQueueWorkerReaderSuite(name: string, factory: StoreFactory): void {
   describe(`queue worker loops (${name})`, () => {
@@ -116,12 +107,21 @@ export function defineQueueWorkerReaderSuite(name: string, factory: StoreFactory
       await q.enqueueBatch('q', Array.from({ length: 12 }, (_, i) => b(String(i))));
       let inFlight = 0;
       let maxInFlight = 0;
+      let started = 0;
       let done = 0;
+      // Each handler holds its slot until the loop has filled all 4 slots (or started the last
+      // job), so the loop's capacity, not the handlers' speed, decides how many overlap. A loop
+      // that never fills 4 slots hangs here and fails on the test timeout.
+      let full: Promise<void> = Promise.resolve();
+      let openGate = (): void => undefined;
       const stop = new AbortController();
       const loop = runWorkerConcurrent(q, 'q', async () => {
+        if (inFlight === 0) full = new Promise<void>((r) => (openGate = r));
         inFlight++;
+        started++;
         maxInFlight = Math.max(maxInFlight, inFlight);
-        await settle();
+        if (inFlight === 4 || started === 12) openGate();
+        await full;
         inFlight--;
         done++;
       }, 4, { signal: stop.signal });

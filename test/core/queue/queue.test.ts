@@ -1,13 +1,6 @@
-import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
-import { defineQueueLifecycleSuite } from './queue-lifecycle.suite.js';
+/** The queue suites over MemoryObjectStore (the reference store). */
+import { memoryStore } from '../../support/stores.js';
+import { defineQueueSuites } from './queue-suites.js';
 
-const memory = () => new MemoryObjectStore();
-defineQueueLifecycleSuite('memory store', memory);
-import { defineQueueSettlementSuite } from './queue-settlement.suite.js';
-defineQueueSettlementSuite('memory store', memory);
-import { defineQueueOperationsSuite } from './queue-operations.suite.js';
-defineQueueOperationsSuite('memory store', memory);
-import { defineQueueKvOffloadSuite } from './queue-kv-offload.suite.js';
-defineQueueKvOffloadSuite('memory store', memory);
-import { defineQueueWorkerReaderSuite } from './queue-worker-reader.suite.js';
-defineQueueWorkerReaderSuite('memory store', memory);
+const memory = memoryStore();
+defineQueueSuites(memory.name, memory.factory);

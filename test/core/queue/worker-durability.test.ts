@@ -10,8 +10,8 @@ import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, PutOptions, StoredObject } from '../../../src/core/objects/object-store.js';
 import { Queue } from '../../../src/core/queue/queue.js';
 import { processClaim, runWorkerConcurrent } from '../../../src/core/queue/workers/worker.js';
-import { FaultyStore } from './faulty-store.js';
-import { b, settle, silentLogger } from './harness.js';
+import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
+import { b, silentLogger, until } from './harness.js';
 
 /** Holds WAL puts while `held` (they proceed, in order, on `release`). */
 class GatedStore implements ObjectStore {
@@ -22,6 +22,11 @@ class GatedStore implements ObjectStore {
   slowOtherPuts = 0;
 
   constructor(readonly inner: MemoryObjectStore) {}
+
+  /** True while WAL puts are held. */
+  get held(): boolean {
+    return this.gate !== undefined;
+  }
 
   hold(): void {
     this.gate ??= new Promise((r) => (this.open = r));
@@ -64,14 +69,6 @@ async function snapshotOf(store: ObjectStore): Promise<MemoryObjectStore> {
   return copy;
 }
 
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (await check()) return;
-    await settle();
-  }
-  throw new Error(`condition never held: ${what}`);
-}
-
 const options = (clock: MockClock) => ({ clock, reaperIntervalMs: 1e12, schedulerIntervalMs: 1e12, logger: silentLogger });
 
 describe('worker loop settlement durability', () => {
@@ -84,13 +81,16 @@ describe('worker loop settlement durability', () => {
     let handled = 0;
     const stop = new AbortController();
     let loopDone = false;
-    const loop = runWorkerConcurrent(q, 'q', async () => void handled++, 2, { signal: stop.signal }).then(() => (loopDone = true));
+    let doneWhileHeld: boolean | undefined;
+    const loop = runWorkerConcurrent(q, 'q', async () => void handled++, 2, { signal: stop.signal }).then(() => {
+      loopDone = true;
+      doneWhileHeld = store.held;
+    });
     // Concurrency 2, yet all 20 run: a slot is free again once its handler returned.
     await until(() => handled === 20, 'every job handled with WAL puts held');
     expect(await q.stats('q')).toMatchObject({ done: 20, claimed: 0, pending: 0 });
     expect(store.heldPuts).toBeGreaterThan(0);
     stop.abort();
-    await settle();
     expect(loopDone).toBe(false); // still waiting for durability
     // A crash now loses every claim and ack: all 20 jobs are still there after a restart.
     const crashed = await Queue.open(await snapshotOf(store.inner), 'w', options(clock));
@@ -98,6 +98,8 @@ describe('worker loop settlement durability', () => {
     await crashed.close();
     store.release();
     await loop;
+    // Causality rather than a pause: the loop resolved only after the held WAL puts were released.
+    expect(doneWhileHeld).toBe(false);
     const reopened = await Queue.open(await snapshotOf(store.inner), 'w', options(clock));
     expect(await reopened.stats('q')).toMatchObject({ pending: 0, claimed: 0, done: 20 });
     await reopened.close();
@@ -140,23 +142,28 @@ describe('worker loop settlement durability', () => {
     const claim = (await q.claim('q', 60_000))!;
     store.hold();
     let resolved = false;
-    const p = processClaim(q, claim, async () => undefined).then(() => (resolved = true));
+    let resolvedWhileHeld: boolean | undefined;
+    const p = processClaim(q, claim, async () => undefined).then(() => {
+      resolved = true;
+      resolvedWhileHeld = store.held;
+    });
     await until(async () => (await q.getJob(id)) === undefined, 'ack applied');
-    await settle();
     expect(resolved).toBe(false);
     store.release();
     await p;
     expect(resolved).toBe(true);
+    // Causality rather than a pause: it resolved only after the held WAL put was released.
+    expect(resolvedWhileHeld).toBe(false);
     await q.close();
   });
 
   it('a failed WAL put after the ack applied is logged as an ack failure, and the ack is not kept', async () => {
-    const faulty = new FaultyStore(new MemoryObjectStore());
+    const faulty = new FaultyObjectStore(new MemoryObjectStore());
     const warnings: string[] = [];
     const clock = new MockClock(1_700_000_000_000);
     const q = await Queue.open(faulty, 'w', { ...options(clock), logger: { warn: (m: string) => void warnings.push(m) } });
     await q.enqueue('q', b('x'));
-    faulty.failPuts = { match: (k) => k.includes('/wal/'), after: 0 };
+    faulty.addRule({ type: 'fail', ops: ['put'], keyPrefix: 'w/wal/', count: Infinity });
     let handled = 0;
     const stop = new AbortController();
     const loop = runWorkerConcurrent(q, 'q', async () => void handled++, 4, { signal: stop.signal });
@@ -165,7 +172,7 @@ describe('worker loop settlement durability', () => {
     await loop;
     expect(handled).toBe(1);
     await expect(q.enqueue('q', b('y'))).rejects.toMatchObject({ code: 'CLOSED' });
-    faulty.failPuts = undefined;
+    faulty.clearRules();
     const reopened = await Queue.open(await snapshotOf(faulty.inner), 'w', options(clock));
     expect(await reopened.stats('q')).toMatchObject({ pending: 1, done: 0 });
     await reopened.close();

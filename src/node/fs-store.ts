@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, fsync, futimesSync, linkSync, openSync, promises as fsp, renameSync, write, writeSync, type BigIntStats } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsync, futimesSync, linkSync, openSync, promises as fsp, renameSync, write, writeSync, type BigIntStats, type Dirent } from 'node:fs';
 import * as path from 'node:path';
 import {
   InvalidArgumentError,
@@ -9,9 +9,13 @@ import {
   StorePermissionError,
   StoreUnavailableError,
 } from '../core/errors.js';
+import { KeyedMutex } from '../core/keyed-mutex.js';
+import { DIR_SUFFIX, listStart, segmentCodec } from '../core/objects/directory-layout.js';
+import { walkDirectory, type DirectoryWalkPlatform } from '../core/objects/directory-walk.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../core/objects/keys.js';
 import { checkOptions, optionNames } from '../core/options.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from '../core/objects/object-store.js';
+import { checkPrecondition, hasPrecondition } from '../core/objects/preconditions.js';
 import { lockDirectory, type ProcessLockOptions } from './process-lock.js';
 import { TEMP_DIRECTORY, createTempFile, isOrphanedTemp, removeTempFile, sweepTempDirectory, sweepTempTree, takeTempFile, type TempFile } from './temp-files.js';
 
@@ -37,39 +41,25 @@ const FS_STORE_OPTION_NAMES = optionNames<FileSystemObjectStoreOptions>({ root: 
 const LOCK_DIRECTORY = '.locks';
 
 /*
- * On-disk layout. Object storage lets `a/b` and `a/b/c` both exist, a filesystem cannot have a
- * file and a directory of one name, so the two live in disjoint name spaces:
- *   - a key segment is encoded: [a-z0-9_.-] stay as they are, every other byte of its UTF-8 form
- *     becomes %xx (lower-case hex), and so does a leading '.'. Names are then portable ASCII,
- *     distinct on case-insensitive filesystems, and never start with '.';
- *   - the last segment names a file; every other segment names a directory with a '@' suffix
- *     ('@' is always escaped inside a segment, so no file can be named like a directory).
+ * On-disk layout: the directory stores' layout (core/objects/directory-layout.ts: the last key
+ * segment names a file, every other one a directory with a '@' suffix), with this segment
+ * encoding: [a-z0-9_.-] stay as they are, every other byte of a segment's UTF-8 form becomes %xx
+ * (lower-case hex), and so does a leading '.'. Names are then portable ASCII, distinct on
+ * case-insensitive filesystems, and never start with '.'.
  * `db/wal/00000001` is `<root>/db@/wal@/00000001`; `Manifest` is `<root>/%4danifest`.
  * Temporary files are `<root>/.tmp/.tmp-<pid>-*` (see temp-files.ts); neither the directory nor
  * the names can decode as an object, so listings skip them.
  */
-const DIR_SUFFIX = '@';
 // Most filesystems cap a name at 255 bytes; leave room for nothing else since names are whole segments.
 const MAX_NAME_BYTES = 255;
-const SAFE_BYTE = /^[a-z0-9_.-]$/;
-const ENCODED_NAME = /^(?:[a-z0-9_.-]|%[0-9a-f]{2})+$/;
 
-function encodeSegment(segment: string): string {
-  let out = '';
-  for (const byte of Buffer.from(segment, 'utf8')) {
-    const ch = String.fromCharCode(byte);
-    out += SAFE_BYTE.test(ch) && !(out === '' && ch === '.') ? ch : `%${byte.toString(16).padStart(2, '0')}`;
-  }
-  return out;
+/** [a-z0-9_.-]: the characters a name keeps as they are. */
+function isPortable(ch: string): boolean {
+  const c = ch.charCodeAt(0);
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x5f || c === 0x2e || c === 0x2d;
 }
 
-/** The segment a name encodes, or undefined for anything this store did not write (temp files included). */
-function decodeSegment(name: string): string | undefined {
-  if (!ENCODED_NAME.test(name)) return undefined;
-  const segment = Buffer.from(name.replace(/%([0-9a-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
-  // Only the canonical encoding counts: rejects '%61' for 'a', a leading '.', and invalid UTF-8.
-  return encodeSegment(segment) === name ? segment : undefined;
-}
+const SEGMENTS = segmentCodec(isPortable);
 
 const PERMISSION_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS']);
 
@@ -119,21 +109,7 @@ function versionOf(stats: BigIntStats): ObjectVersion {
  * to the same file shares it. Holding it, a put checks its precondition and renames; a delete
  * unlinks. Without it a rename could land between another put's version check and its rename.
  */
-const fileLocks = new Map<string, Promise<void>>();
-async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
-  const previous = fileLocks.get(file) ?? Promise.resolve();
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  const tail = previous.then(() => held);
-  fileLocks.set(file, tail);
-  await previous;
-  try {
-    return await fn();
-  } finally {
-    release();
-    if (fileLocks.get(file) === tail) fileLocks.delete(file);
-  }
-}
+const fileLocks = new KeyedMutex();
 
 /*
  * Why a put mixes synchronous and asynchronous calls. Node runs every fs promise on its thread
@@ -180,6 +156,39 @@ async function statIfExists(file: string): Promise<BigIntStats | undefined> {
     throw e;
   }
 }
+
+/** The list walk's platform calls (see core/objects/directory-walk.ts): a directory is its path. */
+const WALK: DirectoryWalkPlatform<string, Dirent> = {
+  async entries(dir) {
+    let dirents;
+    try {
+      dirents = await fsp.readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      if (errnoOf(e) === 'ENOENT') return [];
+      throw e;
+    }
+    const entries: Dirent[] = [];
+    for (const dirent of dirents) {
+      const isDir = dirent.isDirectory();
+      if (!isDir && !dirent.isFile()) continue;
+      if (!isDir && isOrphanedTemp(dirent.name)) {
+        // A put of a process that died before its rename, from before temp files moved to the
+        // temp directory; nobody will ever finish it.
+        await fsp.unlink(path.join(dir, dirent.name)).catch(() => undefined);
+        continue;
+      }
+      entries.push(dirent);
+    }
+    return entries;
+  },
+  name: (dirent) => dirent.name,
+  isDirectory: (dirent) => dirent.isDirectory(),
+  subdirectory: (dir, dirent) => path.join(dir, dirent.name),
+  async object(dir, dirent, key) {
+    const stats = await statIfExists(path.join(dir, dirent.name)); // deleted since readdir: skip it
+    return stats?.isFile() ? { key, size: Number(stats.size), version: versionOf(stats) } : undefined;
+  },
+};
 
 /**
  * An ObjectStore on a local directory: one file per object, written atomically and fsynced.
@@ -332,17 +341,16 @@ export class FileSystemObjectStore implements ObjectStore {
     const file = this.fileOf(key);
     const dir = path.dirname(file);
     const createOnly = options?.ifNoneMatch === '*';
-    const expected = options?.ifMatch;
     try {
       // A compare-and-swap fails fast before writing anything (the check is repeated under the
       // lock). A create-only put does not check first: `link` refuses an existing target
       // atomically, and a create-only put (a WAL object) almost never meets one.
-      if (!createOnly) await this.checkPrecondition(key, file, false, expected);
+      if (!createOnly) await this.checkVersion(key, file, options);
       const { temp, version } = await this.writeTemp(data, createOnly);
       let renamed = false;
       try {
-        await withFileLock(file, async () => {
-          if (!createOnly) await this.checkPrecondition(key, file, false, expected);
+        await fileLocks.run(file, async () => {
+          if (!createOnly) await this.checkVersion(key, file, options);
           try {
             this.moveIntoPlace(key, temp, file, createOnly);
           } catch (e) {
@@ -374,7 +382,7 @@ export class FileSystemObjectStore implements ObjectStore {
     if (this.sweep === undefined) this.startSweep();
     const file = this.fileOf(key);
     try {
-      const removed = await withFileLock(file, () => fsp.unlink(file).then(
+      const removed = await fileLocks.run(file, () => fsp.unlink(file).then(
         () => true,
         (e: unknown) => {
           if (errnoOf(e) === 'ENOENT') return false;
@@ -392,56 +400,12 @@ export class FileSystemObjectStore implements ObjectStore {
     validateListPrefix(prefix);
     if (this.sweep === undefined) this.startSweep();
     // Start in the deepest directory the prefix pins down; its last part filters names there.
-    const cut = prefix.lastIndexOf('/') + 1;
-    const dirKey = prefix.slice(0, cut);
+    const { dirKey, namePrefix } = listStart(prefix);
     const dir = dirKey === '' ? this.root : this.dirOf(dirKey.slice(0, -1));
     try {
-      yield* this.walk(dir, dirKey, prefix.slice(cut), options?.startAfter);
+      yield* walkDirectory(WALK, SEGMENTS, dir, dirKey, namePrefix, options?.startAfter);
     } catch (e) {
       throw toStoreError('list', `prefix=${prefix}`, e);
-    }
-  }
-
-  /**
-   * Yields the objects below `dir` (whose keys start with `dirKey`) in key order. Entries are
-   * sorted by what they add to the key, with '/' appended for directories: all keys below
-   * directory `a` start with `a/`, so `a-c` (0x2d) comes before them and `a0` (0x30) after.
-   */
-  private async *walk(dir: string, dirKey: string, namePrefix: string, startAfter: string | undefined): AsyncGenerator<ObjectInfo> {
-    let dirents;
-    try {
-      dirents = await fsp.readdir(dir, { withFileTypes: true });
-    } catch (e) {
-      if (errnoOf(e) === 'ENOENT') return;
-      throw e;
-    }
-    const entries: { part: string; name: string; isDir: boolean }[] = [];
-    for (const dirent of dirents) {
-      const isDir = dirent.isDirectory();
-      if (!isDir && !dirent.isFile()) continue;
-      if (!isDir && isOrphanedTemp(dirent.name)) {
-        // A put of a process that died before its rename, from before temp files moved to the
-        // temp directory; nobody will ever finish it.
-        await fsp.unlink(path.join(dir, dirent.name)).catch(() => undefined);
-        continue;
-      }
-      if (isDir !== dirent.name.endsWith(DIR_SUFFIX)) continue;
-      const segment = decodeSegment(isDir ? dirent.name.slice(0, -DIR_SUFFIX.length) : dirent.name);
-      if (segment === undefined || !segment.startsWith(namePrefix)) continue;
-      const part = isDir ? `${segment}/` : segment;
-      const key = dirKey + part;
-      if (startAfter !== undefined && key <= startAfter && !(isDir && startAfter.startsWith(key))) continue;
-      entries.push({ part, name: dirent.name, isDir });
-    }
-    entries.sort((a, b) => (a.part < b.part ? -1 : a.part > b.part ? 1 : 0));
-    for (const entry of entries) {
-      const child = path.join(dir, entry.name);
-      if (entry.isDir) {
-        yield* this.walk(child, dirKey + entry.part, '', startAfter);
-        continue;
-      }
-      const stats = await statIfExists(child); // deleted since readdir: skip it
-      if (stats?.isFile()) yield { key: dirKey + entry.part, size: Number(stats.size), version: versionOf(stats) };
     }
   }
 
@@ -459,14 +423,11 @@ export class FileSystemObjectStore implements ObjectStore {
     }
   }
 
-  private async checkPrecondition(key: string, file: string, createOnly: boolean, expected: ObjectVersion | undefined): Promise<void> {
-    if (!createOnly && expected === undefined) return;
+  /** Throws PRECONDITION_FAILED when an `ifMatch` put's expected version is not the file's. */
+  private async checkVersion(key: string, file: string, options: PutOptions | undefined): Promise<void> {
+    if (!hasPrecondition(options)) return;
     const stats = await statIfExists(file);
-    if (createOnly && stats) throw new PreconditionFailedError(`object already exists. key=${key}`, { key });
-    if (expected !== undefined) {
-      const actual = stats ? versionOf(stats) : 'absent';
-      if (actual !== expected) throw new PreconditionFailedError(`object version does not match. key=${key} expected=${expected} actual=${actual}`, { key });
-    }
+    checkPrecondition(key, options, stats && versionOf(stats));
   }
 
   /**
@@ -530,7 +491,7 @@ export class FileSystemObjectStore implements ObjectStore {
   }
 
   private nameOf(segment: string, key: string): string {
-    const name = encodeSegment(segment);
+    const name = SEGMENTS.encode(segment);
     if (name.length + DIR_SUFFIX.length > MAX_NAME_BYTES) {
       throw new InvalidArgumentError(`object key segment too long for the filesystem. key=${JSON.stringify(key)}`, { key });
     }

@@ -1,7 +1,7 @@
-import { PreconditionFailedError } from '../errors.js';
 import { BTree } from '../sorted-map.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from './keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from './object-store.js';
+import { checkPrecondition } from './preconditions.js';
 
 
 interface Entry {
@@ -43,15 +43,7 @@ export class MemoryObjectStore implements ObjectStore {
   async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: ObjectVersion }> {
     validateObjectKey(key);
     validatePutData(key, data);
-    const existing = this.objects.get(key);
-    if (options?.ifNoneMatch === '*' && existing) {
-      throw new PreconditionFailedError(`object already exists. key=${key}`, { key });
-    }
-    if (options?.ifMatch !== undefined && existing?.version !== options.ifMatch) {
-      throw new PreconditionFailedError(`object version does not match. key=${key} expected=${options.ifMatch} actual=${existing?.version ?? 'absent'}`, {
-        key,
-      });
-    }
+    checkPrecondition(key, options, this.objects.get(key)?.version);
     const version = `m${this.nextVersion++}`;
     this.objects.set(key, { data: data.slice(), version });
     return { version };

@@ -1,17 +1,4 @@
-import { isTaqubaError, StorePermissionError, StoreUnavailableError } from '../../core/errors.js';
-
-/** The `name` of a DOMException (or any error-like object), if it has one. */
-export function domErrorName(e: unknown): string | undefined {
-  const name = (e as { name?: unknown } | null)?.name;
-  return typeof name === 'string' ? name : undefined;
-}
-
-/*
- * Refusals the caller has to fix rather than retry: the origin's quota is full
- * (QuotaExceededError), or storage is denied to this context (NotAllowedError in some private
- * modes, SecurityError on an opaque origin or with storage blocked by the user).
- */
-const PERMISSION_NAMES = new Set(['QuotaExceededError', 'NotAllowedError', 'SecurityError']);
+import { toDomStoreError, type DomStoreOperation } from '../shared/dom-errors.js';
 
 /**
  * Maps an IndexedDB (or Blob read) failure to a library error, keeping the DOMException as
@@ -21,11 +8,6 @@ const PERMISSION_NAMES = new Set(['QuotaExceededError', 'NotAllowedError', 'Secu
  *
  * @internal exported for tests.
  */
-export function toIndexedDbError(op: 'open' | 'get' | 'put' | 'delete' | 'list', subject: string, e: unknown): Error {
-  if (isTaqubaError(e)) return e;
-  const name = domErrorName(e) ?? 'unknown';
-  const details = { op, name };
-  const message = `indexeddb ${op} failed. ${subject} name=${name}`;
-  if (PERMISSION_NAMES.has(name)) return new StorePermissionError(message, details, e);
-  return new StoreUnavailableError(message, details, e);
+export function toIndexedDbError(op: DomStoreOperation, subject: string, e: unknown): Error {
+  return toDomStoreError('indexeddb', op, subject, e);
 }

@@ -4,7 +4,8 @@ import { ClosedError, InvalidConfigError, PreconditionFailedError, UnsupportedPl
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
 import { checkOptions, optionNames } from '../../core/options.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../core/objects/object-store.js';
-import { domErrorName, toIndexedDbError } from './indexeddb-errors.js';
+import { domErrorName } from '../shared/dom-errors.js';
+import { toIndexedDbError } from './indexeddb-errors.js';
 
 export interface IndexedDbObjectStoreOptions {
   /** Names the store; its objects live in the IndexedDB database `taquba:<name>` of this origin. */

@@ -1,18 +1,5 @@
-import { isTaqubaError, StorePermissionError, StoreUnavailableError, TaqubaError } from '../../core/errors.js';
-
-/** The `name` of a DOMException (or any error-like object), if it has one. */
-export function domErrorName(e: unknown): string | undefined {
-  const name = (e as { name?: unknown } | null)?.name;
-  return typeof name === 'string' ? name : undefined;
-}
-
-/*
- * Refusals the caller has to fix rather than retry: the origin's quota is full
- * (QuotaExceededError, thrown by a sync access handle's write or by createWritable), or the file
- * system is denied to this context (NotAllowedError, SecurityError: storage blocked by the user
- * or an opaque origin).
- */
-const PERMISSION_NAMES = new Set(['QuotaExceededError', 'NotAllowedError', 'SecurityError']);
+import { isTaqubaError, TaqubaError } from '../../core/errors.js';
+import { domErrorName, toDomStoreError, type DomStoreOperation } from '../shared/dom-errors.js';
 
 /**
  * Maps an origin-private-file-system failure to a library error, keeping the DOMException as
@@ -23,12 +10,11 @@ const PERMISSION_NAMES = new Set(['QuotaExceededError', 'NotAllowedError', 'Secu
  *
  * @internal exported for tests.
  */
-export function toOpfsError(op: 'open' | 'get' | 'put' | 'delete' | 'list', subject: string, e: unknown): Error {
-  if (isTaqubaError(e)) return e;
-  const name = domErrorName(e) ?? 'unknown';
-  const details = { op, name };
-  const message = `opfs ${op} failed. ${subject} name=${name}`;
-  if (PERMISSION_NAMES.has(name)) return new StorePermissionError(message, details, e);
-  if (e instanceof TypeError) return new TaqubaError('INVALID_ARGUMENT', `opfs refused a file name. ${subject}`, { details, cause: e });
-  return new StoreUnavailableError(message, details, e);
+export function toOpfsError(op: DomStoreOperation, subject: string, e: unknown): Error {
+  const mapped = toDomStoreError('opfs', op, subject, e);
+  if (e instanceof TypeError && isTaqubaError(mapped, 'STORE_UNAVAILABLE')) {
+    const details = { op, name: domErrorName(e) ?? 'unknown' };
+    return new TaqubaError('INVALID_ARGUMENT', `opfs refused a file name. ${subject}`, { details, cause: e });
+  }
+  return mapped;
 }

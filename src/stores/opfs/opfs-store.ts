@@ -1,16 +1,21 @@
+import { toHex } from '../../core/bytes.js';
 import {
   ClosedError,
   CorruptDataError,
   InvalidConfigError,
-  PreconditionFailedError,
   StorePermissionError,
   StoreUnavailableError,
   UnsupportedPlatformError,
 } from '../../core/errors.js';
+import { KeyedMutex } from '../../core/keyed-mutex.js';
+import { DIR_SUFFIX, listStart, segmentCodec } from '../../core/objects/directory-layout.js';
+import { walkDirectory, type DirectoryWalkPlatform } from '../../core/objects/directory-walk.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
 import { checkOptions, optionNames } from '../../core/options.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../core/objects/object-store.js';
-import { domErrorName, toOpfsError } from './opfs-errors.js';
+import { checkPrecondition, hasPrecondition } from '../../core/objects/preconditions.js';
+import { domErrorName } from '../shared/dom-errors.js';
+import { toOpfsError } from './opfs-errors.js';
 import { hasSyncAccessHandles, originPrivateRoot, type OpfsDirectoryHandle, type OpfsFileHandle } from './opfs-types.js';
 
 export interface OpfsObjectStoreOptions {
@@ -25,12 +30,11 @@ export interface OpfsObjectStoreOptions {
 const OPFS_STORE_OPTION_NAMES = optionNames<OpfsObjectStoreOptions>({ directory: true });
 
 /*
- * Layout. Object storage lets `a/b` and `a/b/c` both exist; a directory cannot hold a file and a
- * directory of one name, so the two live in disjoint name spaces:
- *   - a key segment is used as the name almost verbatim (OPFS names may be any string but '',
- *     '.', '..' or one with '/' or '\'; keys already exclude those): only '%', '@' and a leading
- *     '.' are escaped as %25, %40 and %2e;
- *   - the last segment names a file; every other segment names a directory with a '@' suffix.
+ * Layout: the directory stores' layout (core/objects/directory-layout.ts: the last key segment
+ * names a file, every other one a directory with a '@' suffix), with this segment encoding: a
+ * segment is used as the name almost verbatim (OPFS names may be any string but '', '.', '..' or
+ * one with '/' or '\'; keys already exclude those): only '%', '@' and a leading '.' are escaped,
+ * as %25, %40 and %2e.
  * `db/wal/0001` is `<directory>/db@/wal@/0001`. Names starting with '.' are never objects (a
  * leading '.' of a segment is escaped): temporary files are `.tmp-<random>`, listings and reads
  * skip them, and opening the store removes those a crashed put left behind.
@@ -43,37 +47,16 @@ const MAGIC = [0x54, 0x51, 0x4f, 0x01];
 const VERSION_BYTES = 12;
 /** Bytes in front of every object's data in its file. */
 export const OPFS_HEADER_BYTES = MAGIC.length + VERSION_BYTES;
-const DIR_SUFFIX = '@';
 const TEMP_PREFIX = '.tmp-';
 /** Reads of an object replaced meanwhile are retried this many times before giving up. */
 const READ_ATTEMPTS = 8;
 
-function encodeSegment(segment: string): string {
-  let out = '';
-  for (let i = 0; i < segment.length; i++) {
-    const ch = segment[i];
-    out += ch === '%' || ch === '@' || (i === 0 && ch === '.') ? `%${ch.charCodeAt(0).toString(16)}` : ch;
-  }
-  return out;
-}
+/** Every character but '%', '@' and a leading '.' (always escaped) stays as it is. */
+const SEGMENTS = segmentCodec(() => true);
 
 /** The directory names holding keys below these segments. */
 function dirNamesOf(segments: readonly string[]): string[] {
-  return segments.map((segment) => encodeSegment(segment) + DIR_SUFFIX);
-}
-
-/** The segment a name encodes, or undefined for anything this store did not write (temp files included). */
-function decodeName(name: string): string | undefined {
-  if (name === '' || name.startsWith('.')) return undefined;
-  const segment = name.replace(/%(25|40|2e)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-  // Only the canonical encoding counts: rejects names like 'a@b' or '%41' that we never write.
-  return encodeSegment(segment) === name ? segment : undefined;
-}
-
-function hex(bytes: Uint8Array): string {
-  let out = '';
-  for (const b of bytes) out += b.toString(16).padStart(2, '0');
-  return out;
+  return segments.map((segment) => SEGMENTS.encode(segment) + DIR_SUFFIX);
 }
 
 function isSnapshotGone(e: unknown): boolean {
@@ -107,7 +90,7 @@ function versionOf(header: Uint8Array, key: string): ObjectVersion {
   if (header.length < OPFS_HEADER_BYTES || MAGIC.some((b, i) => header[i] !== b)) {
     throw new CorruptDataError(`object file has no valid header. key=${JSON.stringify(key)}`, { object: key });
   }
-  return hex(header.subarray(MAGIC.length, OPFS_HEADER_BYTES));
+  return toHex(header.subarray(MAGIC.length, OPFS_HEADER_BYTES));
 }
 
 /**
@@ -135,6 +118,28 @@ async function readRange(file: File, start: number, end: number): Promise<Uint8A
   return new Uint8Array(await file.slice(start, end).arrayBuffer());
 }
 
+/** The version in the header of the file `handle` names; undefined once the file is gone. */
+function readVersion(handle: OpfsFileHandle, key: string): Promise<ObjectVersion | undefined> {
+  return readSnapshot(handle, async (file) => versionOf(await readRange(file, 0, OPFS_HEADER_BYTES), key));
+}
+
+type OpfsEntry = [string, OpfsFileHandle | OpfsDirectoryHandle];
+
+/** The list walk's platform calls (see core/objects/directory-walk.ts). */
+const WALK: DirectoryWalkPlatform<OpfsDirectoryHandle, OpfsEntry> = {
+  entries: (dir) => dir.entries(),
+  name: ([name]) => name,
+  isDirectory: ([, handle]) => handle.kind === 'directory',
+  subdirectory: (_, [, handle]) => handle as OpfsDirectoryHandle,
+  // Gone since the directory was read: skip it.
+  object: (_, [, handle], key) =>
+    readSnapshot(handle as OpfsFileHandle, async (file) => ({
+      key,
+      size: Math.max(0, file.size - OPFS_HEADER_BYTES),
+      version: versionOf(await readRange(file, 0, OPFS_HEADER_BYTES), key),
+    })),
+};
+
 /** The file handle for `name` in `dir`, or undefined if there is no such file. */
 async function fileHandleIfExists(dir: OpfsDirectoryHandle, name: string): Promise<OpfsFileHandle | undefined> {
   try {
@@ -152,21 +157,7 @@ async function fileHandleIfExists(dir: OpfsDirectoryHandle, name: string): Promi
  * into place, and a delete removes the file. It does not reach other workers or tabs: one writer
  * per directory at a time (the browser host's Web Lock) is what makes conditional puts safe there.
  */
-const keyLocks = new Map<string, Promise<void>>();
-async function withKeyLock<T>(lockKey: string, fn: () => Promise<T>): Promise<T> {
-  const previous = keyLocks.get(lockKey) ?? Promise.resolve();
-  let release!: () => void;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  const tail = previous.then(() => held);
-  keyLocks.set(lockKey, tail);
-  await previous;
-  try {
-    return await fn();
-  } finally {
-    release();
-    if (keyLocks.get(lockKey) === tail) keyLocks.delete(lockKey);
-  }
-}
+const keyLocks = new KeyedMutex();
 
 /*
  * Temporary files of puts in flight in this realm, by name (64 random bits each), module-level
@@ -383,13 +374,13 @@ export class OpfsObjectStore implements ObjectStore {
       // The precondition is checked only under the lock, after the write: checking it before as
       // well would cost every conditional put one to three more round trips to the browser
       // process, to save a wasted temp write in the rare case where it fails.
-      const tempName = TEMP_PREFIX + hex(crypto.getRandomValues(new Uint8Array(8)));
+      const tempName = TEMP_PREFIX + toHex(crypto.getRandomValues(new Uint8Array(8)));
       tempsInFlight.add(tempName);
       try {
         const temp = await this.writeTemp(dir, tempName, bytes);
         let moved = false;
         try {
-          await withKeyLock(this.lockKey(key), async () => {
+          await keyLocks.run(this.lockKey(key), async () => {
             await this.checkPrecondition(dir, name, key, options);
             await temp.move(name);
             moved = true;
@@ -415,7 +406,7 @@ export class OpfsObjectStore implements ObjectStore {
     try {
       const dir = await this.dirFor(dirNames, false);
       if (!dir) return;
-      await withKeyLock(this.lockKey(key), async () => {
+      await keyLocks.run(this.lockKey(key), async () => {
         try {
           await dir.removeEntry(name);
         } catch (e) {
@@ -434,11 +425,10 @@ export class OpfsObjectStore implements ObjectStore {
   async *list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo> {
     validateListPrefix(prefix);
     // Start in the deepest directory the prefix pins down; its last part filters names there.
-    const cut = prefix.lastIndexOf('/') + 1;
-    const dirKey = prefix.slice(0, cut);
+    const { dirKey, dirSegments, namePrefix } = listStart(prefix);
     try {
-      const dir = await this.dirFor(dirKey === '' ? [] : dirNamesOf(dirKey.slice(0, -1).split('/')), false);
-      if (dir) yield* this.walk(dir, dirKey, prefix.slice(cut), options?.startAfter);
+      const dir = await this.dirFor(dirNamesOf(dirSegments), false);
+      if (dir) yield* walkDirectory(WALK, SEGMENTS, dir, dirKey, namePrefix, options?.startAfter);
     } catch (e) {
       throw toOpfsError('list', `prefix=${prefix}`, e);
     }
@@ -450,50 +440,10 @@ export class OpfsObjectStore implements ObjectStore {
     this.forgetDirectories();
   }
 
-  /**
-   * Yields the objects below `dir` (whose keys start with `dirKey`) in key order. Entries are
-   * sorted by what they add to the key, with '/' appended for directories: all keys below
-   * directory `a` start with `a/`, so `a-c` (0x2d) comes before them and `a0` (0x30) after.
-   */
-  private async *walk(dir: OpfsDirectoryHandle, dirKey: string, namePrefix: string, startAfter: string | undefined): AsyncGenerator<ObjectInfo> {
-    const entries: { part: string; handle: OpfsFileHandle | OpfsDirectoryHandle }[] = [];
-    for await (const [name, handle] of dir.entries()) {
-      const isDir = handle.kind === 'directory';
-      if (isDir !== name.endsWith(DIR_SUFFIX)) continue;
-      const segment = decodeName(isDir ? name.slice(0, -DIR_SUFFIX.length) : name);
-      if (segment === undefined || !segment.startsWith(namePrefix)) continue;
-      const part = isDir ? `${segment}/` : segment;
-      const key = dirKey + part;
-      if (startAfter !== undefined && key <= startAfter && !(isDir && startAfter.startsWith(key))) continue;
-      entries.push({ part, handle });
-    }
-    entries.sort((a, b) => (a.part < b.part ? -1 : a.part > b.part ? 1 : 0));
-    for (const { part, handle } of entries) {
-      const key = dirKey + part;
-      if (handle.kind === 'directory') {
-        yield* this.walk(handle, key, '', startAfter);
-        continue;
-      }
-      // Gone since the directory was read: skip it.
-      const info = await readSnapshot(handle, async (file) => ({
-        key,
-        size: Math.max(0, file.size - OPFS_HEADER_BYTES),
-        version: versionOf(await readRange(file, 0, OPFS_HEADER_BYTES), key),
-      }));
-      if (info) yield info;
-    }
-  }
-
   private async checkPrecondition(dir: OpfsDirectoryHandle, name: string, key: string, options: PutOptions | undefined): Promise<void> {
-    const createOnly = options?.ifNoneMatch === '*';
-    const expected = options?.ifMatch;
-    if (!createOnly && expected === undefined) return;
+    if (!hasPrecondition(options)) return;
     const handle = await fileHandleIfExists(dir, name);
-    const actual = handle && (await readSnapshot(handle, async (file) => versionOf(await readRange(file, 0, OPFS_HEADER_BYTES), key)));
-    if (createOnly && actual !== undefined) throw new PreconditionFailedError(`object already exists. key=${key}`, { key });
-    if (expected !== undefined && actual !== expected) {
-      throw new PreconditionFailedError(`object version does not match. key=${key} expected=${expected} actual=${actual ?? 'absent'}`, { key });
-    }
+    checkPrecondition(key, options, handle && (await readVersion(handle, key)));
   }
 
   /** Writes `bytes` to the new temporary file `tempName` in `dir` through a sync access handle, flushed and closed. */
@@ -578,7 +528,7 @@ export class OpfsObjectStore implements ObjectStore {
   /** Encoded directory names and file name of a (validated) key. */
   private locate(key: string): { dirNames: string[]; name: string } {
     const segments = key.split('/');
-    const name = encodeSegment(segments.pop()!);
+    const name = SEGMENTS.encode(segments.pop()!);
     return { dirNames: dirNamesOf(segments), name };
   }
 

@@ -79,10 +79,22 @@ describe('process lock (one Node writer per store directory)', () => {
     expect(line).toBe('locked');
     child.kill('SIGSTOP');
     await expect(acquireProcessLock(root, { staleMs: 2000 })).rejects.toMatchObject({ code: 'LOCKED', message: expect.stringContaining(`:${child.pid}`) });
-    // Stale means no refresh for staleMs; leave a margin for a loaded machine.
-    await new Promise((r) => setTimeout(r, 3500));
-    const lock = await acquireProcessLock(root, { staleMs: 2000 });
-    await lock.release();
+    // Stale means no refresh for staleMs, so time must pass: retry the acquire until it succeeds
+    // (generous deadline for a loaded machine) instead of sleeping a guessed margin. Every
+    // refusal on the way must be LOCKED, naming the stopped holder.
+    const refusals: unknown[] = [];
+    let lock: Awaited<ReturnType<typeof acquireProcessLock>> | undefined;
+    await expect
+      .poll(
+        async () => {
+          lock = await acquireProcessLock(root, { staleMs: 2000 }).catch((e: unknown) => void refusals.push(e));
+          return lock !== undefined;
+        },
+        { timeout: 20_000, interval: 100, message: 'the stale lock was never taken over' },
+      )
+      .toBe(true);
+    for (const e of refusals) expect(e).toMatchObject({ code: 'LOCKED', message: expect.stringContaining(`:${child.pid}`) });
+    await lock!.release();
     child.kill('SIGCONT');
   });
 

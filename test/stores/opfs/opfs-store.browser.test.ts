@@ -180,7 +180,7 @@ describe('OpfsObjectStore in a dedicated worker', () => {
       let settled = false;
       const puts = Promise.all(Array.from({ length: 48 }, (_, i) => store.put('p/hot', new Uint8Array(64 * 1024).fill(i)))).finally(() => (settled = true));
       const removed: number[] = [];
-      while (!settled) removed.push(await client.call<number>('sweepTempFiles', removed.length % 2 ? store.id : other.id));
+      while (!settled) removed.push(await client.call('sweepTempFiles', removed.length % 2 ? store.id : other.id));
       await puts;
       expect(removed.length).toBeGreaterThan(0);
       expect(removed.every((n) => n === 0)).toBe(true);

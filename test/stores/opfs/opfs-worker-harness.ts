@@ -1,13 +1,16 @@
 /**
  * Runs inside a dedicated module worker started by the OPFS tests: holds real OpfsObjectStores
  * (sync access handle mode) and serves their calls from the page, plus a few raw file operations
- * the tests use to plant files and inspect the layout.
+ * the tests use to plant files and inspect the layout. Exposed with Comlink, carrying errors and
+ * bytes with the library's own transfer handlers (src/browser/transfer-handlers.ts), as the
+ * browser host does.
  */
-import { isTaqubaError } from '../../../src/core/errors.js';
-import type { ObjectInfo } from '../../../src/core/objects/object-store.js';
+import { expose } from 'comlink';
+import { exportBytes, registerTransferHandlers, withTransfer } from '../../../src/browser/transfer-handlers.js';
+import type { GetOptions, ListOptions, ObjectInfo, PutOptions } from '../../../src/core/objects/object-store.js';
 import { OpfsObjectStore } from '../../../src/stores/opfs/index.js';
 import type { OpfsDirectoryHandle } from '../../../src/stores/opfs/opfs-types.js';
-import type { HarnessRequest, HarnessResponse, WireError, WorkerRates } from './opfs-worker-protocol.js';
+import type { WorkerRates } from './opfs-worker-protocol.js';
 
 interface StorageBucket {
   getDirectory(): Promise<OpfsDirectoryHandle>;
@@ -35,7 +38,7 @@ async function dirAt(root: OpfsDirectoryHandle, names: readonly string[], create
   return dir;
 }
 
-const handlers: Record<string, (...args: never[]) => unknown> = {
+const harness = {
   platform: () => ({ sync: 'createSyncAccessHandle' in FileSystemFileHandle.prototype }),
 
   /**
@@ -59,10 +62,14 @@ const handlers: Record<string, (...args: never[]) => unknown> = {
     stores.set(id, store);
     return id;
   },
-  get: (id: number, key: string, options?: never) => store(id).get(key, options),
-  put: (id: number, key: string, data: Uint8Array, options?: never) => store(id).put(key, data, options),
+  async get(id: number, key: string, options?: GetOptions) {
+    const got = await store(id).get(key, options);
+    // An exact-size copy the worker gives away: large ones move rather than being cloned.
+    return got === undefined ? undefined : withTransfer({ ...got, data: exportBytes(got.data, true) });
+  },
+  put: (id: number, key: string, data: Uint8Array, options?: PutOptions) => store(id).put(key, data, options),
   delete: (id: number, key: string) => store(id).delete(key),
-  listOpen(id: number, prefix: string, options?: never) {
+  listOpen(id: number, prefix: string, options?: ListOptions) {
     const iterId = nextId++;
     iterators.set(iterId, store(id).list(prefix, options)[Symbol.asyncIterator]());
     return iterId;
@@ -171,31 +178,8 @@ function store(id: number): OpfsObjectStore {
   return s;
 }
 
-function toWire(e: unknown): WireError {
-  const err = e as Error;
-  const cause = err?.cause as Error | undefined;
-  return {
-    name: String(err?.name ?? 'Error'),
-    message: String(err?.message ?? e),
-    code: isTaqubaError(e) ? e.code : undefined,
-    details: isTaqubaError(e) ? e.details : undefined,
-    cause: cause === undefined ? undefined : { name: String(cause.name), message: String(cause.message) },
-  };
-}
+/** The harness API as the page sees it (through `wrap`). */
+export type OpfsHarness = typeof harness;
 
-self.onmessage = async (event: MessageEvent<HarnessRequest>) => {
-  const { id, op, args } = event.data;
-  let response: HarnessResponse;
-  const transfer: Transferable[] = [];
-  try {
-    const handler = handlers[op];
-    if (!handler) throw new Error(`unknown op ${op}`);
-    const result = await (handler as (...a: unknown[]) => unknown)(...args);
-    const data = (result as { data?: unknown } | undefined)?.data;
-    if (data instanceof Uint8Array) transfer.push(data.buffer);
-    response = { id, ok: true, result };
-  } catch (e) {
-    response = { id, ok: false, error: toWire(e) };
-  }
-  (self as unknown as Worker).postMessage(response, transfer);
-};
+registerTransferHandlers();
+expose(harness);

@@ -46,6 +46,11 @@ export interface WorkflowHarness {
    * opened (which requeues those claims).
    */
   crashRestart(options?: QueueOptions): Promise<Queue>;
+  /**
+   * Shuts down every started runtime, waiting for its in-flight steps, hooks and settlements.
+   * The barrier before asserting that nothing more happened: after it, nothing can.
+   */
+  stopRuntimes(): Promise<void>;
   /** Moves the mock clock and lets the scheduler promote what became due. */
   advance(ms: number): Promise<void>;
   /** Holds every object-store put until the returned function is called (commits stay in flight). */
@@ -98,6 +103,7 @@ export async function makeHarness(factory: StoreFactory, queueOptions: QueueOpti
       handles.push({ handle, stop });
       return { runtime, handle };
     },
+    stopRuntimes: stopAll,
     restart: async (options) => {
       await stopAll();
       await h.queue.close();
@@ -149,11 +155,6 @@ export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 500
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Gives background work (worker loops, settlements) a few real milliseconds. */
-export function settle(ms = 20): Promise<void> {
-  return sleep(ms);
 }
 
 /** A terminal hook that records what it receives. `behaviour` runs first and may throw or stage effects. */

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_KV_VALUE_SIZE } from '../../../src/core/queue/index.js';
 import { NoopTerminalHook, StepOutcome, type Step } from '../../../src/core/workflow/index.js';
-import { b, eventually, makeHarness, QUEUE, RecordingHook, s, settle, type StoreFactory } from './harness.js';
+import { b, eventually, makeHarness, QUEUE, RecordingHook, s, type StoreFactory } from './harness.js';
 
 const echo = async (step: Step) => StepOutcome.succeed(step.payload);
 
@@ -46,7 +46,8 @@ export function defineWorkflowBasicsSuite(name: string, factory: StoreFactory): 
         await eventually(async () => (await h.queue.stats(QUEUE)).scheduled === 1);
         expect(runtime.status(runId)).toMatchObject({ state: 'pending', currentStep: 1 });
         await h.advance(9_999);
-        await settle();
+        // The step is not due: it is still scheduled (nothing promoted it), so nothing can run it.
+        expect(await h.queue.stats(QUEUE)).toMatchObject({ scheduled: 1, pending: 0, claimed: 0 });
         expect(hook.outcomes).toHaveLength(0);
         await h.advance(1);
         expect((await hook.first()).finalStep).toBe(1);
@@ -95,7 +96,8 @@ export function defineWorkflowBasicsSuite(name: string, factory: StoreFactory): 
         await runtime.submit({ runAt: h.clock.now() + 5_000 });
         expect(await h.queue.stats(QUEUE)).toMatchObject({ scheduled: 1, pending: 0 });
         await h.advance(4_999);
-        await settle();
+        // The step is not due: it is still scheduled (nothing promoted it), so nothing can run it.
+        expect(await h.queue.stats(QUEUE)).toMatchObject({ scheduled: 1, pending: 0, claimed: 0 });
         expect(hook.outcomes).toHaveLength(0);
         await h.advance(1);
         await hook.first();

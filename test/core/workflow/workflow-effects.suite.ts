@@ -15,7 +15,7 @@ import {
   WorkflowRuntime,
   type Step,
 } from '../../../src/core/workflow/index.js';
-import { b, deferred, eventually, kvKeys, makeHarness, QUEUE, RecordingHook, s, settle, type StoreFactory } from './harness.js';
+import { b, deferred, eventually, kvKeys, makeHarness, QUEUE, RecordingHook, s, type StoreFactory } from './harness.js';
 
 const empty = new Uint8Array(0);
 
@@ -172,9 +172,8 @@ export function defineWorkflowEffectsSuite(name: string, factory: StoreFactory):
         await h.queue.nack(claims[0], 'handing it to the worker');
         const handle = noop.spawn();
         await eventually(async () => (await h.queue.stats(QUEUE)).done === 1);
-        await settle();
+        await handle.shutdown(); // in-flight work finished: the stats below are final
         expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, scheduled: 0, claimed: 0, done: 1 });
-        await handle.shutdown();
 
         const hook = new RecordingHook();
         const { runtime } = h.start(async () => StepOutcome.succeed(empty), hook);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeRecord } from '../../../src/core/codec.js';
 import { NoopTerminalHook, StepError, StepOutcome, type Step } from '../../../src/core/workflow/index.js';
-import { b, deferred, eventually, kvKeys, makeHarness, QUEUE, RecordingHook, s, settle, type StoreFactory } from './harness.js';
+import { b, deferred, eventually, kvKeys, makeHarness, QUEUE, RecordingHook, s, type StoreFactory } from './harness.js';
 
 export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory): void {
   describe(`workflow outcomes and cancellation (${name})`, () => {
@@ -68,7 +68,8 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
           }, hook, { memoRetentionMs: 60_000 });
           const { runId, jobId } = await runtime.submit({ maxAttemptsPerStep: attempts });
           expect(await hook.first()).toMatchObject({ status: 'failed', error: `attempt ${attempts} failed` });
-          await settle();
+          await h.stopRuntimes(); // in-flight work finished: the counts below are final
+          expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, claimed: 0 }); // and nothing is left to run
           expect(calls).toBe(attempts);
           expect(hook.calls).toBe(1);
           expect(await h.queue.getJob(jobId)).toMatchObject({ status: 'dead', attempts });
@@ -202,7 +203,8 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
           await runtime.cancel(runId);
           release.resolve();
           expect(await hook.first()).toMatchObject({ status: 'cancelled', error: null });
-          await settle();
+          await h.stopRuntimes(); // in-flight work finished: the counts below are final
+          expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, claimed: 0 }); // and nothing is left to run
           expect(calls).toBe(1);
           expect(await h.queue.stats(QUEUE)).toMatchObject({ dead: 0, pending: 0, scheduled: 0 });
         });
@@ -241,7 +243,8 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
         expect((await h.queue.stats(QUEUE)).pending).toBe(1);
         h.start(async () => StepOutcome.succeed(new Uint8Array(0)), hook);
         await hook.waitFor(1);
-        await settle();
+        await h.stopRuntimes(); // in-flight work finished: the counts below are final
+        expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, claimed: 0 }); // and nothing is left to run
         expect(hook.calls).toBe(1);
       });
 
@@ -275,7 +278,8 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
         release!();
         expect(await cancelled).toBe(true);
         expect(await hook.first()).toMatchObject({ status: 'cancelled', error: null, finalStep: 1 });
-        await settle();
+        await h.stopRuntimes(); // in-flight work finished: the counts below are final
+        expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, claimed: 0 }); // and nothing is left to run
         expect(steps).toEqual([0]);
       });
 
@@ -311,6 +315,7 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
         const release1 = deferred();
         const attempt2 = deferred();
         const release2 = deferred();
+        const warnings: string[] = [];
         const { runtime } = h.start(async (step: Step) => {
           if (step.attempt === 1) {
             attempt1.resolve();
@@ -320,19 +325,21 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
             await release2.promise;
           }
           return StepOutcome.succeed(b(`attempt ${step.attempt}`));
-        }, hook);
+        }, hook, { logger: { warn: (m: string) => void warnings.push(m) } });
         const { runId } = await runtime.submit({ maxAttemptsPerStep: 5 });
         await attempt1.promise;
         await h.clock.advance(2_000);
         expect(await h.queue.reapNow()).toBe(1); // the lease expired: attempt 1 can no longer settle
         await attempt2.promise;
         release1.resolve();
-        await settle();
+        // Attempt 1's settlement was tried and refused (its claim is gone), and it notified nothing.
+        await eventually(() => warnings.some((w) => w.includes('settling a workflow job failed')), 5000, 'the lost settlement');
         expect(hook.outcomes).toHaveLength(0);
         expect(await runtime.cancel(runId)).toBe(true);
         release2.resolve();
         expect(await hook.first()).toMatchObject({ status: 'cancelled', error: null });
-        await settle();
+        await h.stopRuntimes(); // in-flight work finished: the counts below are final
+        expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, claimed: 0 }); // and nothing is left to run
         expect(hook.calls).toBe(1);
       });
     });
@@ -387,7 +394,8 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
         // A late signal finds no waiter (the removed job left only a stale index) and wakes nothing.
         expect(await runtime.signal('approve:sig', b('too late'))).toBe('buffered');
         expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, scheduled: 0, claimed: 0 });
-        await settle();
+        await h.stopRuntimes(); // in-flight work finished: the counts below are final
+        expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, claimed: 0 }); // and nothing is left to run
         expect(calls).toBe(0);
         expect(hook.calls).toBe(3);
       });
@@ -433,7 +441,8 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
         release.resolve();
         expect(await hook.first()).toMatchObject({ runId: 'claimed-later', status: 'cancelled', error: null, result: null, finalStep: 1 });
         expect(sawAbort).toBe(true);
-        await settle();
+        await h.stopRuntimes(); // in-flight work finished: the counts below are final
+        expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, claimed: 0 }); // and nothing is left to run
         expect(hook.calls).toBe(1);
         expect(await runtime.readStatus('claimed-later')).toBeNull();
         expect(await runtime.cancel('claimed-later')).toBe(false);
@@ -459,7 +468,8 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
         expect(await other.readStatus('foreign')).toEqual({ runId: 'foreign', state: 'cancelling', currentStep: 0 });
         release.resolve();
         expect(await hook.first()).toMatchObject({ runId: 'foreign', status: 'cancelled', error: null });
-        await settle();
+        await h.stopRuntimes(); // in-flight work finished: the counts below are final
+        expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, claimed: 0 }); // and nothing is left to run
         expect(hook.calls).toBe(1);
         expect(await other.readStatus('foreign')).toBeNull();
       });

@@ -8,7 +8,8 @@ import { prefixEnd, startsWith } from '../../bytes.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { KvReadable } from '../../kv/types.js';
 import { decodeAttempts, type JobAttempt } from '../records/attempt-history.js';
-import { decodeJobRecord, type JobRecord, type JobStatus } from '../records/job-record.js';
+import { decodeJobRecord } from '../records/job-record-codec.js';
+import type { JobRecord, JobStatus } from '../records/job-record.js';
 import {
   claimedQueuePrefix,
   deadKey,

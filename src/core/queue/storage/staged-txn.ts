@@ -9,7 +9,8 @@ import { isTaqubaError } from '../../errors.js';
 import type { KvDb } from '../../kv/kv-db.js';
 import type { KvEntry, ScanRange } from '../../kv/types.js';
 import { encodeAttempt, type JobAttempt } from '../records/attempt-history.js';
-import { encodeJobRecord, recordKey, type JobRecord } from '../records/job-record.js';
+import { encodeJobRecord } from '../records/job-record-codec.js';
+import { recordKey, type JobRecord } from '../records/job-record.js';
 import { historyKey, jobIndexKey, statsKey, type StatsMetric } from '../records/keys.js';
 import { encodeI64 } from '../records/merge-operator.js';
 

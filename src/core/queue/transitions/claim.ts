@@ -17,7 +17,7 @@
  */
 import { isTaqubaError } from '../../errors.js';
 import type { JobRecord, MutableJobRecord } from '../records/job-record.js';
-import { decodeJobRecord } from '../records/job-record.js';
+import { decodeJobRecord } from '../records/job-record-codec.js';
 import { claimedKey, dedupKey, pendingQueuePrefix } from '../records/keys.js';
 import type { KeyedMutex } from '../../keyed-mutex.js';
 import { LeaseHandle } from '../leases/lease-handle.js';

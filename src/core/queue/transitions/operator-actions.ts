@@ -6,7 +6,8 @@
 import { CorruptDataError, InvalidArgumentError, NotFoundError } from '../../errors.js';
 import { discardEffects, prepareEffects, stageEffects, type SettlementEffects } from '../storage/effects.js';
 import type { EnqueueResult } from './enqueue.js';
-import { decodeJobRecord, encodeJobRecord, withChanges, type JobRecord } from '../records/job-record.js';
+import { decodeJobRecord, encodeJobRecord } from '../records/job-record-codec.js';
+import { withChanges, type JobRecord } from '../records/job-record.js';
 import { dedupKey, historyKey, jobIndexKey, spaceOfKey } from '../records/keys.js';
 import { payloadErrorOf } from '../storage/payload-offload.js';
 import { notePendingInserts, type QueueContext } from '../queue-context.js';

@@ -25,7 +25,8 @@
  */
 import { isTaqubaError } from '../../errors.js';
 import { interruptedTooOftenError, LEASE_EXPIRED_ERROR } from '../constants.js';
-import { decodeJobRecord, withChanges, type JobRecord } from '../records/job-record.js';
+import { decodeJobRecord } from '../records/job-record-codec.js';
+import { withChanges, type JobRecord } from '../records/job-record.js';
 import { claimedKey, spacePrefix } from '../records/keys.js';
 import { notePendingInserts, type QueueContext } from '../queue-context.js';
 import { attemptEntry, stageDead } from './settlement.js';

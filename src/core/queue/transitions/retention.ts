@@ -11,7 +11,8 @@
  * never decremented; the dead counter is. Payload objects are deleted after the commit.
  */
 import { isTaqubaError } from '../../errors.js';
-import { decodeJobRecord, type JobRecord } from '../records/job-record.js';
+import { decodeJobRecord } from '../records/job-record-codec.js';
+import type { JobRecord } from '../records/job-record.js';
 import { historyKey, jobIndexKey, spacePrefix, timeBound } from '../records/keys.js';
 import type { QueueContext } from '../queue-context.js';
 import { runTransaction } from '../storage/staged-txn.js';

@@ -4,7 +4,8 @@
  * job moves in its own non-durable transaction that first re-checks that its key still exists
  * (a wake, cancel or earlier promotion may have moved it); a lost promotion is redone next tick.
  */
-import { decodeJobRecord, withChanges } from '../records/job-record.js';
+import { decodeJobRecord } from '../records/job-record-codec.js';
+import { withChanges } from '../records/job-record.js';
 import { spacePrefix, timeBound } from '../records/keys.js';
 import { notePendingInserts, type QueueContext } from '../queue-context.js';
 import { runTransaction } from '../storage/staged-txn.js';

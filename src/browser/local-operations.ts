@@ -8,7 +8,8 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Queue } from '../core/queue/index.js';
 import type { DurableRunState, RunOutcome, SignalOutcome, SubmitOutcome, WorkflowRuntime } from '../core/workflow/index.js';
-import { kvKeyBytes, show, validateRunId } from '../core/workflow/errors.js';
+import { show } from '../core/show.js';
+import { kvKeyBytes, validateRunId } from '../core/workflow/validation.js';
 import type { DeadStepPageOptions, DeadStepView, KvEntryPage, KvScanPageOptions, ListRunsOptions, RunPage, RunView, RuntimeOperations, WireRunSpec } from './protocol.js';
 import { exportBytes, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 

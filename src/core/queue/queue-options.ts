@@ -21,7 +21,8 @@ import {
   DEFAULT_SCHEDULER_INTERVAL_MS,
   PRIORITY_NORMAL,
 } from './constants.js';
-import { configDuration, describeValue, validateQueueName } from './records/validation.js';
+import { show } from '../show.js';
+import { configDuration, validateQueueName } from './records/validation.js';
 
 /** Per-queue behaviour. Fixed for the life of a `Queue` handle. */
 export interface QueueConfig {
@@ -155,18 +156,18 @@ export function defaultRandom(bytes: Uint8Array): void {
 
 function resolveConfig(base: ResolvedQueueConfig, over: QueueConfig | undefined, where: string): ResolvedQueueConfig {
   if (over === undefined) return base;
-  if (typeof over !== 'object' || over === null || Array.isArray(over)) throw new InvalidConfigError(`${where} must be an object. value=${describeValue(over)}`, { where });
+  if (typeof over !== 'object' || over === null || Array.isArray(over)) throw new InvalidConfigError(`${where} must be an object. value=${show(over)}`, { where });
   checkOptions(over, QUEUE_CONFIG_OPTION_NAMES, where);
   const out = { ...base };
   if (over.maxAttempts !== undefined) {
     if (!Number.isSafeInteger(over.maxAttempts) || over.maxAttempts < 1) {
-      throw new InvalidConfigError(`${where}.maxAttempts must be an integer of at least 1. value=${describeValue(over.maxAttempts)}`, { where });
+      throw new InvalidConfigError(`${where}.maxAttempts must be an integer of at least 1. value=${show(over.maxAttempts)}`, { where });
     }
     out.maxAttempts = over.maxAttempts;
   }
   if (over.maxInterruptions !== undefined) {
     if (!Number.isSafeInteger(over.maxInterruptions) || over.maxInterruptions < 1) {
-      throw new InvalidConfigError(`${where}.maxInterruptions must be an integer of at least 1. value=${describeValue(over.maxInterruptions)}`, { where });
+      throw new InvalidConfigError(`${where}.maxInterruptions must be an integer of at least 1. value=${show(over.maxInterruptions)}`, { where });
     }
     out.maxInterruptions = over.maxInterruptions;
   }
@@ -174,7 +175,7 @@ function resolveConfig(base: ResolvedQueueConfig, over: QueueConfig | undefined,
   if (over.defaultPriority !== undefined) {
     const p = over.defaultPriority;
     if (!Number.isInteger(p) || p < 0 || p > 0xffffffff) {
-      throw new InvalidConfigError(`${where}.defaultPriority must be an integer in [0, 2^32). value=${describeValue(p)}`, { where });
+      throw new InvalidConfigError(`${where}.defaultPriority must be an integer in [0, 2^32). value=${show(p)}`, { where });
     }
     out.defaultPriority = p;
   }
@@ -229,7 +230,7 @@ export function retryBackoffMs(config: ResolvedQueueConfig, attempts: number): n
 
 /** Applies defaults and validates. Throws INVALID_CONFIG. */
 export function resolveQueueOptions(path: string, options: QueueOptions = {}): ResolvedQueueOptions {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidConfigError(`queue options must be an object. options=${describeValue(options)}`, { value: describeValue(options) });
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidConfigError(`queue options must be an object. options=${show(options)}`, { value: show(options) });
   checkOptions(options, QUEUE_OPTION_NAMES, 'queue');
   // The engine checks its path too; checked first here so payloadPath's default is built from a valid one.
   validateKeyPrefixOption('path', path);
@@ -237,19 +238,19 @@ export function resolveQueueOptions(path: string, options: QueueOptions = {}): R
   const overrides = new Map<string, ResolvedQueueConfig>();
   const configs: unknown = options.queueConfigs;
   if (configs !== undefined && (typeof configs !== 'object' || configs === null || Array.isArray(configs))) {
-    throw new InvalidConfigError(`queueConfigs must be an object of queue name to QueueConfig. queueConfigs=${describeValue(configs)}`, { value: describeValue(configs) });
+    throw new InvalidConfigError(`queueConfigs must be an object of queue name to QueueConfig. queueConfigs=${show(configs)}`, { value: show(configs) });
   }
   for (const [queue, config] of Object.entries(options.queueConfigs ?? {})) {
     try {
       validateQueueName(queue);
     } catch (e) {
-      throw new InvalidConfigError(`queueConfigs has an invalid queue name. queue=${describeValue(queue)}`, { queue });
+      throw new InvalidConfigError(`queueConfigs has an invalid queue name. queue=${show(queue)}`, { queue });
     }
     overrides.set(queue, resolveConfig(defaults, config, `queueConfigs[${JSON.stringify(queue)}]`));
   }
   const threshold = options.payloadOffloadThreshold;
   if (threshold !== undefined && threshold !== null && (!Number.isSafeInteger(threshold) || threshold < 0)) {
-    throw new InvalidConfigError(`payloadOffloadThreshold must be a non-negative integer or null. value=${describeValue(threshold)}`);
+    throw new InvalidConfigError(`payloadOffloadThreshold must be a non-negative integer or null. value=${show(threshold)}`);
   }
   const payloadPath = options.payloadPath ?? `${path}-payloads`;
   // At open, not at the first offloaded payload: a bad prefix would otherwise surface only then.

@@ -60,7 +60,8 @@ import { sweepDead, sweepDone } from './transitions/retention.js';
 import { promoteDueJobs } from './transitions/scheduler.js';
 import { ackClaim, assertClaim, deadLetterClaim, nackClaim, type NackOutcome } from './transitions/settlement.js';
 import { isAmbiguousCommitError, runTransaction } from './storage/staged-txn.js';
-import { describeValue, validateCount, validateDuration, validatePayload, validateQueueName } from './records/validation.js';
+import { show } from '../show.js';
+import { validateCount, validateDuration, validatePayload, validateQueueName } from './records/validation.js';
 
 /** @internal How a worker loop settles a claim (see `Queue.settleInLoop`). */
 export type LoopSettlement =
@@ -100,7 +101,7 @@ export class Queue {
   static async open(store: ObjectStore, pathOrOptions: string | QueueOpenOptions, maybeOptions?: QueueOptions): Promise<Queue> {
     checkObjectStore(store);
     if (typeof pathOrOptions !== 'string' && (typeof pathOrOptions !== 'object' || pathOrOptions === null || Array.isArray(pathOrOptions))) {
-      throw new InvalidConfigError(`Queue.open takes a path string or an options object with a path. value=${describeValue(pathOrOptions)}`, { value: describeValue(pathOrOptions) });
+      throw new InvalidConfigError(`Queue.open takes a path string or an options object with a path. value=${show(pathOrOptions)}`, { value: show(pathOrOptions) });
     }
     if (typeof pathOrOptions !== 'string' && maybeOptions !== undefined) {
       throw new InvalidConfigError('Queue.open takes options either with the path or after it, not both. option=path', { option: 'path' });

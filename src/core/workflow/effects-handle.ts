@@ -12,7 +12,8 @@
 import { toBinaryString } from '../bytes.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { EnqueueRequest, SettlementEffects } from '../queue/index.js';
-import { checkKvValue, checkUserKvKey, kvKeyBytes, showKey } from './errors.js';
+import { showKey } from '../show.js';
+import { checkKvValue, checkUserKvKey, kvKeyBytes } from './validation.js';
 
 /** A caller-KV key: UTF-8 text or raw bytes. */
 export type KvKey = string | Uint8Array;

@@ -21,7 +21,8 @@ import { sha256Hex } from '../hash.js';
 import { InvalidArgumentError, isTaqubaError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { openSealedObject, sealObject, type SealedObjectKind } from '../sealed-object.js';
-import { show, validateRunId } from './errors.js';
+import { show } from '../show.js';
+import { validateRunId } from './validation.js';
 import { memoObjectKey, memoRunPrefix, stepOutputRunPrefix } from './keys.js';
 
 export type MemoWarn = (message: string, error?: unknown) => void;

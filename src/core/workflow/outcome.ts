@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError } from '../errors.js';
 import { numberRule } from '../options.js';
-import { show } from './errors.js';
+import { show } from '../show.js';
 
 /** When the next step of a continuing run becomes claimable. */
 export type Trigger =

@@ -16,7 +16,7 @@
  * absent entry as "do the work again".
  */
 import type { RuntimeContext } from './context.js';
-import { validateRunId } from './errors.js';
+import { validateRunId } from './validation.js';
 import { parseTerminalMarkerKey, TERMINALS_PREFIX } from './keys.js';
 import { utf8 } from '../bytes.js';
 

@@ -6,7 +6,7 @@ import { checkOptions, optionNames } from '../options.js';
 import { resolveLogger, type LoggerOption, type LogSink } from '../logger.js';
 import type { Queue } from '../queue/index.js';
 import { DEFAULT_MAX_CONCURRENT_STEPS, DEFAULT_MEMO_PREFIX, DEFAULT_POLL_INTERVAL_MS, DEFAULT_QUEUE_NAME } from './constants.js';
-import { show } from './errors.js';
+import { show } from '../show.js';
 
 export interface WorkflowRuntimeOptions {
   /**

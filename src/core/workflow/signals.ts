@@ -26,7 +26,7 @@ import { utf8 } from '../bytes.js';
 import type { JobRecord } from '../queue/index.js';
 import type { RuntimeContext } from './context.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from './constants.js';
-import { checkKvValue } from './errors.js';
+import { checkKvValue } from './validation.js';
 import { signalBufferKey, signalDeliveredKey, signalWaitKey } from './keys.js';
 import { checkCorrelationKey } from './outcome.js';
 

@@ -1,7 +1,7 @@
 /** Reading and writing the reserved headers of step jobs. */
 import type { JobRecord } from '../queue/index.js';
 import { HEADER_RUN_ID, HEADER_STEP, RESERVED_HEADER_PREFIX } from './constants.js';
-import { validateRunId } from './errors.js';
+import { validateRunId } from './validation.js';
 
 const MAX_STEP = 0xffffffff;
 

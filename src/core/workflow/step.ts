@@ -11,7 +11,8 @@ import { InvalidArgumentError } from '../errors.js';
 import { MemoryObjectStore } from '../objects/memory-store.js';
 import { LeaseHandle, type Queue } from '../queue/index.js';
 import { EffectsHandle, type KvKey } from './effects-handle.js';
-import { kvKeyBytes, show } from './errors.js';
+import { show } from '../show.js';
+import { kvKeyBytes } from './validation.js';
 import { MemoStore, type Memo } from './memo.js';
 import type { StepOutcome } from './outcome.js';
 

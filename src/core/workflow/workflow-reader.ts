@@ -10,7 +10,7 @@ import type { ObjectStore } from '../objects/object-store.js';
 import { QueueReader, type QueueReaderOptions } from '../queue/index.js';
 import { InvalidConfigError } from '../errors.js';
 import { DEFAULT_QUEUE_NAME } from './constants.js';
-import { show } from './errors.js';
+import { show } from '../show.js';
 import { getRun, listDeadSteps, listRuns, type DeadStep, type DeadStepListOptions, type RunDetails, type RunListOptions, type RunListPage } from './inspection.js';
 
 /** Options of `WorkflowReader.open`: the queue reader's, plus the runtime's queue name. */

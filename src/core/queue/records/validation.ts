@@ -5,18 +5,12 @@
 import { utf8 } from '../../bytes.js';
 import { InvalidArgumentError, InvalidConfigError } from '../../errors.js';
 import { numberRule } from '../../options.js';
+import { show } from '../../show.js';
 import { MAX_JOB_ID_LEN, MAX_KV_VALUE_SIZE, MAX_QUEUE_NAME_LEN } from '../constants.js';
 
 const ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 // Control characters would make names unprintable in listings and logs.
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
-
-function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
-  return Object.prototype.toString.call(value);
-}
 
 /** A queue name: a non-empty string of at most 255 UTF-8 bytes without control characters. */
 export function validateQueueName(queue: unknown): asserts queue is string {
@@ -152,4 +146,3 @@ export function configDuration(ms: unknown, name: string, { allowZero = true } =
   return ms as number;
 }
 
-export { show as describeValue };

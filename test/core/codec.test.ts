@@ -78,7 +78,7 @@ describe('value codec', () => {
   class Point {
     constructor(readonly x: number) {}
   }
-  const sparse = [1, , 3]; // eslint-disable-line no-sparse-arrays
+  const sparse = [1, , 3]; // a hole at index 1
   const withExtra = Object.assign([1, 2], { extra: true });
   const withSymbol = { a: 1, [Symbol('s')]: 2 };
   const hidden = Object.defineProperty({ a: 1 }, 'hidden', { value: 2, enumerable: false });

@@ -226,7 +226,8 @@ function fsHandle(root: string): StoreHandle {
     reopen: () => new FileSystemObjectStore({ root }),
     async clone(label = 'clone') {
       const copy = tempDir(label);
-      cpSync(root, copy, { recursive: true });
+      // A copy is a new store: the writer locks and temp files of the original stay behind.
+      cpSync(root, copy, { recursive: true, filter: (src) => !/[\\/]\.(locks|tmp)$/.test(src) });
       return fsHandle(copy);
     },
     dispose: async () => rmSync(root, { recursive: true, force: true }),

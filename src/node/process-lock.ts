@@ -74,12 +74,14 @@ export async function lockDirectory(name: string, lockPath: string, what: string
   }
   // Inside the lock directory, so it goes with it; readers of a half-written file see no holder.
   await writeFile(join(lockPath, 'holder'), `${hostname()}:${process.pid}`).catch(() => undefined);
+  heldHere.add(lockPath);
   let released = false;
   return {
     root: name,
     async release() {
       if (released) return;
       released = true;
+      heldHere.delete(lockPath);
       await release().catch(() => undefined);
     },
   };
@@ -95,17 +97,20 @@ const lockFs = {
   rmdirSync: (dir: string) => fs.rmSync(dir, { recursive: true, force: true }),
 };
 
+/** Lock directories this process holds now: one naming our pid but not in here was copied or left behind. */
+const heldHere = new Set<string>();
+
 async function readHolder(lockPath: string): Promise<string | undefined> {
   return (await readFile(join(lockPath, 'holder'), 'utf8').catch(() => undefined)) || undefined;
 }
 
-/** True when the lock's holder ran on this host and its process no longer exists. */
+/** True when the lock's holder ran on this host and its process no longer exists (or is us, without holding it). */
 async function holderIsGone(lockPath: string): Promise<boolean> {
   const holder = await readHolder(lockPath);
   const match = holder === undefined ? null : /^(.*):(\d+)$/.exec(holder);
   if (!match || match[1] !== hostname()) return false;
   const pid = Number(match[2]);
-  if (pid === process.pid) return false;
+  if (pid === process.pid) return !heldHere.has(lockPath);
   try {
     process.kill(pid, 0);
     return false;

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -138,6 +138,18 @@ describe('the engine writer lock of the filesystem store (on by default)', () =>
     await new Promise((r) => child.once('exit', r));
     const db = await KvDb.open(new FileSystemObjectStore({ root }));
     expect(fromUtf8((await db.get(utf8('from-child')))!)).toBe('yes');
+    await db.close();
+  });
+
+  it('a lock naming this process that it does not hold (a store copied with its lock) is taken over', async () => {
+    const root = await tempRoot();
+    const db = await KvDb.open(new FileSystemObjectStore({ root }));
+    await db.write([{ type: 'put', key: utf8('k'), value: utf8('v') }]);
+    const copy = await tempRoot();
+    await cp(root, copy, { recursive: true });
+    const opened = await KvDb.open(new FileSystemObjectStore({ root: copy }));
+    expect(fromUtf8((await opened.get(utf8('k')))!)).toBe('v');
+    await opened.close();
     await db.close();
   });
 

@@ -56,7 +56,7 @@ export interface QueueConfig {
  * Every QueueConfig option name. Adding an option: add its name here too (the compiler insists),
  * or `Queue.open` rejects it as unknown (INVALID_CONFIG naming it and the nearest known name).
  */
-export const QUEUE_CONFIG_OPTION_NAMES = optionNames<QueueConfig>({
+const QUEUE_CONFIG_OPTION_NAMES = optionNames<QueueConfig>({
   maxAttempts: true,
   maxInterruptions: true,
   leaseMs: true,
@@ -118,7 +118,7 @@ export interface QueueOptions {
  * Adding an option: add its name here too (the compiler insists), or `Queue.open` rejects it as
  * unknown (INVALID_CONFIG naming it and the nearest known name).
  */
-export const QUEUE_OPTION_NAMES = optionNames<QueueOptions & { path: string }>({
+const QUEUE_OPTION_NAMES = optionNames<QueueOptions & { path: string }>({
   path: true,
   reaperIntervalMs: true,
   schedulerIntervalMs: true,

@@ -17,11 +17,11 @@
 import { fromUtf8, utf8 } from '../bytes.js';
 
 export const RUNS_PREFIX = 'workflow/runs/';
-export const STEPS_PREFIX = 'workflow/steps/';
+const STEPS_PREFIX = 'workflow/steps/';
 export const TERMINALS_PREFIX = 'workflow/terminals/';
-export const SIGNAL_WAIT_PREFIX = 'workflow/signal-wait/';
-export const SIGNAL_BUF_PREFIX = 'workflow/signal-buf/';
-export const SIGNAL_DELIVERED_PREFIX = 'workflow/signal-delivered/';
+const SIGNAL_WAIT_PREFIX = 'workflow/signal-wait/';
+const SIGNAL_BUF_PREFIX = 'workflow/signal-buf/';
+const SIGNAL_DELIVERED_PREFIX = 'workflow/signal-delivered/';
 
 /** Width of the zero-padded timestamp in marker keys, so keys sort oldest first. */
 const TS_WIDTH = 20;

@@ -28,7 +28,7 @@ import { memoObjectKey, memoRunPrefix, stepOutputRunPrefix } from './keys.js';
 export type MemoWarn = (message: string, error?: unknown) => void;
 
 /** Sealed-object kind of memo entries: "TQMM", format 1 (the body is the stored value). */
-export const MEMO_ENTRY_KIND: SealedObjectKind = { magic: 0x54514d4d, version: 1 };
+const MEMO_ENTRY_KIND: SealedObjectKind = { magic: 0x54514d4d, version: 1 };
 
 /** Options of the typed memo helpers. */
 export interface MemoizedOptions<T> {
@@ -64,7 +64,7 @@ function serializationError(message: string, cause?: unknown): InvalidArgumentEr
 }
 
 /** `content:` + hex SHA-256 of the canonical MessagePack encoding of `input`. INVALID_ARGUMENT (serialization). */
-export async function contentKeyOf(input: unknown): Promise<string> {
+async function contentKeyOf(input: unknown): Promise<string> {
   let bytes: Uint8Array;
   try {
     bytes = encodeRecord(canonical(input));

@@ -21,7 +21,7 @@ import { stepOutputObjectKey } from './keys.js';
 import { validateOutcome, type StepOutcome, type Trigger } from './outcome.js';
 
 /** Sealed-object kind of step-output replay records: "TQSO", format 1 (the body is MessagePack). */
-export const REPLAY_RECORD_KIND: SealedObjectKind = { magic: 0x5451534f, version: 1 };
+const REPLAY_RECORD_KIND: SealedObjectKind = { magic: 0x5451534f, version: 1 };
 
 export interface ReplayRecord {
   readonly storedAtMs: number;

@@ -54,7 +54,7 @@ export interface ResolvedRuntimeOptions {
  * Every WorkflowRuntimeOptions option name. Adding an option: add its name here too (the compiler
  * insists), or the runtime rejects it as unknown (INVALID_CONFIG naming the nearest known name).
  */
-export const RUNTIME_OPTION_NAMES = optionNames<WorkflowRuntimeOptions>({
+const RUNTIME_OPTION_NAMES = optionNames<WorkflowRuntimeOptions>({
   queueName: true,
   memoPrefix: true,
   memoRetentionMs: true,

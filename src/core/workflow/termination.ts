@@ -21,7 +21,7 @@ export interface EffectsBuilder {
   readonly kvDeletes: Uint8Array[];
 }
 
-export function emptyEffects(): EffectsBuilder {
+function emptyEffects(): EffectsBuilder {
   return { enqueues: [], kvWrites: [], kvDeletes: [] };
 }
 

@@ -21,7 +21,7 @@ export interface LeaseBinding {
 
 const NEVER = new AbortController().signal;
 
-export function cancelRequestedError(queue: string, id: string): TaqubaError {
+function cancelRequestedError(queue: string, id: string): TaqubaError {
   return new TaqubaError('CANCELLED', `lease renewal refused: job cancel requested. queue=${queue} id=${id}`, { details: { queue, id } });
 }
 

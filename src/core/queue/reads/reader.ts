@@ -54,7 +54,7 @@ export interface QueueReaderOptions {
  * Every QueueReaderOptions option name. Adding an option: add its name here too (the compiler
  * insists), or `QueueReader.open` rejects it as unknown (INVALID_CONFIG naming the nearest name).
  */
-export const QUEUE_READER_OPTION_NAMES = optionNames<QueueReaderOptions>({
+const QUEUE_READER_OPTION_NAMES = optionNames<QueueReaderOptions>({
   pollIntervalMs: true,
   clock: true,
   payloadStore: true,

@@ -28,11 +28,11 @@ export const TAG = {
 } as const;
 
 /** Layout version byte written after the tag of every internal key (0x00 reserved). */
-export const KEY_VERSION = 0x01;
+const KEY_VERSION = 0x01;
 
 /** The counters kept per queue. */
 export type StatsMetric = 'pending' | 'claimed' | 'done' | 'dead' | 'scheduled';
-export const STATS_METRICS: readonly StatsMetric[] = ['pending', 'claimed', 'done', 'dead', 'scheduled'];
+const STATS_METRICS: readonly StatsMetric[] = ['pending', 'claimed', 'done', 'dead', 'scheduled'];
 
 /** Job states that own a key space holding the job record. */
 export type RecordSpace = 'pending' | 'claimed' | 'scheduled' | 'done' | 'dead';
@@ -241,8 +241,6 @@ export const HEARTBEAT_KEY: Uint8Array = header(TAG.heartbeat);
 export function userKey(key: Uint8Array): Uint8Array {
   return concatBytes(Uint8Array.of(TAG.user), key);
 }
-
-export const USER_PREFIX: Uint8Array = Uint8Array.of(TAG.user);
 
 // ---- parsing ----
 

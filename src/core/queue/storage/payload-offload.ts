@@ -79,7 +79,7 @@ export class PayloadOffload {
   }
 }
 
-export function payloadMissing(record: JobRecord, object: string): CorruptDataError {
+function payloadMissing(record: JobRecord, object: string): CorruptDataError {
   return new CorruptDataError(`payload object missing. id=${record.id} object=${object}`, {
     reason: 'payload_missing',
     id: record.id,

@@ -18,7 +18,7 @@
 import { isTaqubaError } from '../../errors.js';
 import type { JobRecord, MutableJobRecord } from '../records/job-record.js';
 import { decodeJobRecord } from '../records/job-record-codec.js';
-import { claimedKey, dedupKey, pendingQueuePrefix } from '../records/keys.js';
+import { dedupKey, pendingQueuePrefix } from '../records/keys.js';
 import type { KeyedMutex } from '../../keyed-mutex.js';
 import { LeaseHandle } from '../leases/lease-handle.js';
 import type { CancelState } from '../leases/lease-registry.js';
@@ -235,9 +235,4 @@ async function materializeClaims(ctx: QueueContext, claims: Claim[], deadLetter:
     throw failure.error;
   }
   return out;
-}
-
-/** Key of a claim's record (stable for the claim's life). */
-export function claimKeyOf(claim: Claim): Uint8Array {
-  return claimedKey(claim.queue, claim.id);
 }

@@ -32,7 +32,7 @@ import { notePendingInserts, type QueueContext } from '../queue-context.js';
 import { attemptEntry, stageDead } from './settlement.js';
 import { runTransaction, type StagedTxn } from '../storage/staged-txn.js';
 
-export interface EndOfClaim {
+interface EndOfClaim {
   /** The Pending key the job went back to, or undefined when it went to Dead. */
   readonly pendingKey: Uint8Array | undefined;
 }
@@ -44,7 +44,7 @@ export interface EndOfClaim {
  * interruption that makes the count equal to `maxInterruptions`, as a failure on attempt
  * `maxAttempts` does.
  */
-export function stageEndOfClaim(s: StagedTxn, stored: JobRecord, now: number, cause: 'lease_expired' | 'interrupted', maxInterruptions: number): EndOfClaim {
+function stageEndOfClaim(s: StagedTxn, stored: JobRecord, now: number, cause: 'lease_expired' | 'interrupted', maxInterruptions: number): EndOfClaim {
   let counts: { attempts: number; interruptions: number } | undefined;
   if (cause === 'interrupted') {
     counts = { attempts: Math.max(0, stored.attempts - 1), interruptions: stored.interruptions + 1 };

@@ -41,7 +41,7 @@ async function takeClaimBytes(ctx: QueueContext, s: StagedTxn, claim: Claim): Pr
 }
 
 /** Steps 1–3 of the take-claim protocol. Returns the stored record. */
-export async function takeClaim(ctx: QueueContext, s: StagedTxn, claim: Claim): Promise<JobRecord> {
+async function takeClaim(ctx: QueueContext, s: StagedTxn, claim: Claim): Promise<JobRecord> {
   return decodeJobRecord(await takeClaimBytes(ctx, s, claim));
 }
 

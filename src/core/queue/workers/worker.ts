@@ -75,7 +75,7 @@ export interface RunWorkerOptions {
  * Every RunWorkerOptions option name. Adding an option: add its name here too (the compiler
  * insists), or the worker loops reject it as unknown (INVALID_CONFIG naming the nearest name).
  */
-export const RUN_WORKER_OPTION_NAMES = optionNames<RunWorkerOptions>({ pollIntervalMs: true, signal: true });
+const RUN_WORKER_OPTION_NAMES = optionNames<RunWorkerOptions>({ pollIntervalMs: true, signal: true });
 
 function describeError(e: unknown): string {
   if (e instanceof Error) return e.message || e.name;

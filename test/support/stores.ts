@@ -31,7 +31,7 @@ export function memoryStore(): StoreFixture<MemoryObjectStore> {
  * FileSystemObjectStore on a fresh temp directory per store; the directories are removed after
  * the file. `options` go to the constructor (e.g. `writerLock: false`).
  */
-export function fsStore(options: Omit<FileSystemObjectStoreOptions, 'root'> = {}, name = 'fs store'): StoreFixture<FileSystemObjectStore> {
+export function fsStore(options: Omit<FileSystemObjectStoreOptions, 'root'> = {}, name = 'filesystem store'): StoreFixture<FileSystemObjectStore> {
   const roots: string[] = [];
   afterAll(async () => {
     for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });

@@ -21,8 +21,9 @@ describe('Notify', () => {
     const results: boolean[] = [];
     const waits = [0, 1, 2].map(() => n.register().wait(1000).then((r) => results.push(r)));
     n.notifyOne();
-    await new Promise((r) => setTimeout(r, 0));
+    await Promise.race(waits);
     expect(results).toEqual([true]);
+    expect(n.waiting).toBe(2); // the one notification took exactly one waiter off
     await clock.advance(1000);
     await Promise.all(waits);
     expect(results.filter(Boolean)).toHaveLength(1);

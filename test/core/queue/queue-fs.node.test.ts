@@ -5,8 +5,8 @@
  * second open, so these stores are built with `writerLock: false` and the engine's own fencing is
  * what the suites exercise (the lock has its own tests in fs-store.test.ts and process-lock.test.ts).
  */
-import { fsStore } from '../support/stores.js';
-import { defineQueueSuites } from '../core/queue/queue-suites.js';
+import { fsStore } from '../../support/stores.js';
+import { defineQueueSuites } from './queue-suites.js';
 
 const fs = fsStore({ writerLock: false });
 defineQueueSuites(fs.name, fs.factory);

@@ -8,7 +8,7 @@ import { MockClock } from '../../../src/core/clock.js';
 import type { LogFields, LoggerOption } from '../../../src/core/logger.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import { PermanentFailure, Queue, runWorkerConcurrent } from '../../../src/core/queue/index.js';
-import { b } from './harness.js';
+import { b, until } from './harness.js';
 
 type Line = [level: string, message: string, fields: LogFields | undefined];
 
@@ -19,13 +19,6 @@ function capture(lines: Line[]) {
   };
 }
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 3));
-  }
-}
 
 const open = (logger: LoggerOption) =>
   Queue.open(new MemoryObjectStore(), 'w', {

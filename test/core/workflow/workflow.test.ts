@@ -1,13 +1,6 @@
-import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
-import { defineWorkflowBasicsSuite } from './workflow-basics.suite.js';
+/** The workflow suites over MemoryObjectStore (the reference store). */
+import { memoryStore } from '../../support/stores.js';
+import { defineWorkflowSuites } from './workflow-suites.js';
 
-const memory = () => new MemoryObjectStore();
-defineWorkflowBasicsSuite('memory store', memory);
-import { defineWorkflowOutcomesSuite } from './workflow-outcomes.suite.js';
-defineWorkflowOutcomesSuite('memory store', memory);
-import { defineWorkflowSignalsSuite } from './workflow-signals.suite.js';
-defineWorkflowSignalsSuite('memory store', memory);
-import { defineWorkflowEffectsSuite } from './workflow-effects.suite.js';
-defineWorkflowEffectsSuite('memory store', memory);
-import { defineMemoSuite } from './memo.suite.js';
-defineMemoSuite('memory store', memory);
+const memory = memoryStore();
+defineWorkflowSuites(memory.name, memory.factory);

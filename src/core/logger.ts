@@ -31,7 +31,7 @@ const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 type Level = (typeof LEVELS)[number];
 
 /**
- * @internal What the modules write to: every level present, never throws. `detail` is a fields
+ * What the modules write to (no entry point exports it): every level present, never throws. `detail` is a fields
  * object, or anything else (usually a caught error), which is passed on as `{ error: detail }`.
  */
 export type LogSink = Readonly<Record<Level, (message: string, detail?: unknown) => void>>;

@@ -32,7 +32,7 @@ import { ManifestStore, type VersionedManifest } from './manifest/manifest-store
 import { Memtable } from './memtable.js';
 import { resolveBounds, type Bounds } from './scan-range.js';
 import { writeSortedRun } from './tables/table-writer.js';
-import { Transaction, checkKey, type PendingWrite, type TransactionHost } from './transaction.js';
+import { Transaction, checkKey, type PendingWrite } from './transaction.js';
 import type { CommitOptions, KvEntry, KvReadable, MergeOperator, ScanRange, WriteOp } from './types.js';
 import { encodeCommit, type WalObject } from './wal/wal-format.js';
 import { denseLength, listWalIds, readWal } from './wal/wal-replay.js';
@@ -57,7 +57,9 @@ export interface TransactionOptions extends CommitOptions {
 const FLUSH_WARM_FRACTION = 0.5;
 const COMPACTION_WARM_FRACTION = 0.25;
 
-export class KvDb implements KvReadable, TransactionHost {
+// Not `implements TransactionHost`: those methods are internal (stripped from the published
+// .d.ts, where the clause would then fail); `new Transaction(this, ...)` checks the shape.
+export class KvDb implements KvReadable {
   private readonly tree: LsmTree;
   private readonly frozen: FrozenMemtable[] = [];
   private wal!: WalWriter;

@@ -1,5 +1,6 @@
 /**
- * @internal The state one open `Queue` shares between its modules. Only the facade builds it.
+ * The state one open `Queue` shares between its modules. Only the facade builds it; no entry point
+ * exports it.
  */
 import type { Clock } from '../clock.js';
 import { ClosedError } from '../errors.js';

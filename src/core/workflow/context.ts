@@ -1,4 +1,4 @@
-/** @internal What the runtime's modules share: one object built by `WorkflowRuntime`. */
+/** What the runtime's modules share: one object built by `WorkflowRuntime` (no entry point exports it). */
 import type { Clock } from '../clock.js';
 import type { LogSink } from '../logger.js';
 import type { ObjectStore } from '../objects/object-store.js';

@@ -45,7 +45,7 @@ export interface S3ObjectStoreOptions {
 export const S3_STORE_OPTION_NAMES = optionNames<S3ObjectStoreOptions>({ bucket: true, prefix: true, client: true, clientConfig: true, retry: true, requestTimeoutMs: true });
 export const S3_RETRY_OPTION_NAMES = optionNames<S3RetryOptions>({ maxAttempts: true, baseDelayMs: true, maxDelayMs: true });
 
-/** @internal */
+/** The options after defaults and checks (no entry point exports it). */
 export interface ResolvedS3StoreOptions {
   readonly bucket: string;
   readonly prefix: string;

@@ -8,7 +8,7 @@ import { SETTLEMENT_MARGIN_MS } from '../constants.js';
 import type { CancelState, LeaseRegistry } from './lease-registry.js';
 import { validateDuration } from '../records/validation.js';
 
-/** @internal What a bound handle needs to reach its lease. */
+/** What a bound handle needs to reach its lease (no entry point exports it). */
 export interface LeaseBinding {
   readonly registry: LeaseRegistry;
   readonly clock: Clock;

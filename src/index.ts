@@ -1,16 +1,185 @@
 /**
  * `taquba-workflow`: the platform-neutral public API (runs in browsers, workers and Node).
  *
- * Each layer's index lists its public names explicitly; this root entry re-exports those lists
- * whole, so a name is public exactly when its layer says so. Platform pieces live in subpath
- * entries: `taquba-workflow/node` (filesystem store, process lock), `taquba-workflow/browser`
- * and `taquba-workflow/browser/worker` (the Web Worker host and its client),
- * `taquba-workflow/stores/indexeddb`, `/stores/opfs`, `/stores/s3`.
+ * Every public name is listed here, by layer; a name exported from a module but not listed is
+ * internal (and members tagged internal are stripped from the published `.d.ts`). Adding or
+ * removing a name here fails `test/api/public-api.test.ts` until its checked-in list is updated.
+ *
+ * Other entry points: `taquba-workflow/testing` (MockClock, fault-injecting and counting store
+ * wrappers, a seeded random source), `taquba-workflow/node` (filesystem store, process lock),
+ * `taquba-workflow/browser` and `taquba-workflow/browser/worker` (the Web Worker host and its
+ * client), `taquba-workflow/stores/indexeddb`, `/stores/opfs`, `/stores/s3`.
  */
-export * from './core/errors.js';
-export { SystemClock, MockClock, systemClock, type Clock } from './core/clock.js';
+
+// Errors: one base class with a stable `code`, subclasses for the codes callers catch by type.
+export {
+  TaqubaError,
+  isTaqubaError,
+  AlreadyExistsError,
+  ClaimLostError,
+  ClosedError,
+  ConflictError,
+  CorruptDataError,
+  FencedError,
+  InternalError,
+  InvalidArgumentError,
+  InvalidConfigError,
+  NotFoundError,
+  PreconditionFailedError,
+  StoreLockedError,
+  StorePermissionError,
+  StoreUnavailableError,
+  UnsupportedPlatformError,
+  type ErrorCode,
+  type ErrorDetails,
+} from './core/errors.js';
+
+// Clock and logging: injected time (MockClock is in `taquba-workflow/testing`) and the one logger shape.
+export { SystemClock, systemClock, type Clock } from './core/clock.js';
 export { consoleLogger, type Logger, type LogFields, type LoggerOption } from './core/logger.js';
-export * from './core/objects/index.js';
-export * from './core/kv/index.js';
-export * from './core/queue/index.js';
-export * from './core/workflow/index.js';
+
+// Objects (layer 1): the ObjectStore contract, the in-memory reference store, key rules for adapters.
+export {
+  MemoryObjectStore,
+  deleteObjects,
+  MAX_OBJECT_KEY_LENGTH,
+  validateGetRange,
+  validateListPrefix,
+  validateObjectKey,
+  validatePutData,
+  type GetOptions,
+  type ListOptions,
+  type ObjectInfo,
+  type ObjectStore,
+  type ObjectVersion,
+  type PutOptions,
+  type StoredObject,
+  type WriterLock,
+} from './core/objects/index.js';
+
+// Engine (layer 2): the transactional ordered KV store.
+export {
+  KvDb,
+  KvReader,
+  Transaction,
+  MAX_KEY_BYTES,
+  MAX_VALUE_BYTES,
+  type CommitOptions,
+  type KvDbOptions,
+  type KvEntry,
+  type KvReadable,
+  type KvWriteOptions,
+  type MergeOperator,
+  type ScanRange,
+  type TransactionOptions,
+  type WriteOp,
+} from './core/kv/index.js';
+
+// Queue (layer 3): durable jobs, claims and leases, worker loops, a read-only observer.
+export {
+  Queue,
+  QueueReader,
+  Claim,
+  LeaseHandle,
+  runWorker,
+  runWorkerConcurrent,
+  processClaim,
+  PermanentFailure,
+  FailWith,
+  retryBackoffMs,
+  PRIORITY_HIGH,
+  PRIORITY_NORMAL,
+  PRIORITY_LOW,
+  MAX_KV_VALUE_SIZE,
+  DEFAULT_PAYLOAD_OFFLOAD_THRESHOLD,
+  MAX_QUEUE_NAME_LEN,
+  MAX_JOB_ID_LEN,
+  type QueueOpenOptions,
+  type QueueOptions,
+  type QueueConfig,
+  type ResolvedQueueConfig,
+  type QueueReaderOptions,
+  type StoreActivity,
+  type QueueWorker,
+  type WorkerHandler,
+  type RunWorkerOptions,
+  type JobRecord,
+  type JobStatus,
+  type PayloadError,
+  type JobAttempt,
+  type AttemptOutcome,
+  type EnqueueOptions,
+  type EnqueueRequest,
+  type EnqueueResult,
+  type SettlementEffects,
+  type NackOutcome,
+  type CancelOutcome,
+  type WakeOutcome,
+  type WaitOutcome,
+  type QueueStats,
+  type JobPage,
+  type ListJobsOptions,
+  type KvPage,
+  type KvScanOptions,
+  type WriterHeartbeat,
+} from './core/queue/index.js';
+
+// Workflow (layer 4): runs as chains of steps, signals, effects, the memo, terminal hooks, run queries.
+export {
+  WorkflowRuntime,
+  WorkflowReader,
+  createRunIdGenerator,
+  StepOutcome,
+  Trigger,
+  StepError,
+  InputMismatchError,
+  detachedStep,
+  KvReadHandle,
+  EffectsHandle,
+  TerminalEffects,
+  Memo,
+  MemoStore,
+  NoopTerminalHook,
+  remainingDelay,
+  parseTerminalMarkerKey,
+  terminalMarkerKey,
+  TERMINALS_PREFIX,
+  HEADER_RUN_ID,
+  HEADER_STEP,
+  HEADER_TERMINAL,
+  HEADER_SIGNAL_WAIT,
+  HEADER_SIGNAL_DELIVERED,
+  RESERVED_HEADER_PREFIX,
+  RESERVED_KV_PREFIX,
+  MAX_RUN_ID_LEN,
+  DEFAULT_QUEUE_NAME,
+  DEFAULT_MEMO_PREFIX,
+  type WorkflowRuntimeOptions,
+  type RunnerHandle,
+  type RunSpec,
+  type SubmitOutcome,
+  type RunState,
+  type RunStatus,
+  type SignalOutcome,
+  type WorkflowReaderOptions,
+  type WorkflowReadSource,
+  type DurableRunState,
+  type RunDetails,
+  type RunSummary,
+  type RunWait,
+  type RunListOptions,
+  type RunListPage,
+  type DeadStep,
+  type DeadStepListOptions,
+  type Step,
+  type StepRunner,
+  type StepRunnerFunction,
+  type StepRunnerObject,
+  type DetachedStepInit,
+  type StepErrorKind,
+  type KvKey,
+  type MemoizedOptions,
+  type RunOutcome,
+  type TerminalHook,
+  type TerminalStatus,
+} from './core/workflow/index.js';

@@ -1,7 +1,20 @@
 /**
- * `taquba-workflow/testing`: tools for testing code built on this library. A clock that moves
- * only when told to, and store wrappers that inject faults or count I/O around a real store.
+ * `taquba-workflow/testing`: tools for testing code built on this library (and the library's own
+ * tests). A clock that moves only when told to, store wrappers that inject faults or count I/O
+ * around a real store, and a seeded random source for reproducible fault schedules. None of these
+ * belongs in production code, so the root entry does not export them.
  */
 export { MockClock } from '../core/clock.js';
 export { CountingObjectStore, FaultyObjectStore, createSeededRandom } from '../core/objects/index.js';
-export type { FaultRule, FaultRuleHandle, FaultyObjectStoreOptions, ObjectStoreCounts } from '../core/objects/index.js';
+export type {
+  FaultCall,
+  FaultMatch,
+  FaultRule,
+  FaultRuleHandle,
+  FaultyObjectStoreOptions,
+  ObjectOperation,
+  ObjectStoreCounts,
+  OperationCount,
+} from '../core/objects/index.js';
+// The fault hook of `KvDbOptions.faults`: called at the engine's named protocol steps.
+export type { FaultHook } from '../core/kv/index.js';

@@ -70,14 +70,37 @@ async function waitAcks(writer: Writer, count: number): Promise<void> {
   }, 15_000);
 }
 
-/** Starts a writer that takes the lock; while the old holder's lock is not stale yet, tries again. */
+/**
+ * Starts a writer that takes the lock; while the old holder's lock is not stale yet (LOCKED), tries
+ * again until a generous deadline. The stale-lock takeover needs time to pass; this waits for it
+ * to have happened rather than sleeping a guessed margin.
+ */
 async function startLockedWriter(root: string, name: string): Promise<Writer> {
-  for (let attempt = 0; ; attempt++) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
     const w = startWriter(root, name, true);
     await waitUntil(`${name} starting`, () => w.final !== undefined || w.acked.length > 0, 15_000);
-    if (w.final === undefined || !w.final.startsWith('error LOCKED') || attempt >= 6) return w;
+    if (w.final === undefined || !w.final.startsWith('error LOCKED') || Date.now() > deadline) return w;
     await w.exited;
-    await sleep(500);
+    await sleep(100); // pacing between attempts (each one is a process start), not a wait for work
+  }
+}
+
+/** The WAL object keys now in the store at `root`. */
+async function walKeys(root: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  for await (const info of new FileSystemObjectStore({ root, writerLock: false }).list('')) if (info.key.includes('wal/')) keys.add(info.key);
+  return keys;
+}
+
+/** Waits until some of the WAL objects in `before` were deleted: the newer writer's GC has run over them. */
+async function waitWalCollected(root: string, before: ReadonlySet<string>, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const now = await walKeys(root);
+    if ([...before].some((key) => !now.has(key))) return;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what} (WAL objects: ${before.size} before, ${now.size} now)`);
+    await sleep(10);
   }
 }
 
@@ -134,10 +157,10 @@ describe('fencing across real processes on the filesystem store (SIGSTOP / SIGCO
       const first = startWriter(root, `L${t}-first`, true);
       await waitAcks(first, 20 + t * 15);
       first.child.kill('SIGSTOP');
-      await sleep(STALE_MS + 600);
+      const walAtStop = await walKeys(root);
       const second = await startLockedWriter(root, `L${t}-second`);
       await waitAcks(second, 250);
-      await sleep(200); // its GC deletes the WAL objects its flushes retired
+      await waitWalCollected(root, walAtStop, `L${t}: the second writer's GC deleting WAL objects its flushes retired`);
       await expectFencedAfterContinue(first);
       expect(second.final, `L${t}: the newer writer is unharmed`).toBeUndefined();
       const n = second.acked.length;
@@ -157,9 +180,10 @@ describe('fencing across real processes on the filesystem store (SIGSTOP / SIGCO
       const second = startWriter(root, `N${t}-second`, false);
       await waitAcks(second, 120);
       second.child.kill('SIGSTOP');
+      const walAtStop = await walKeys(root);
       const third = startWriter(root, `N${t}-third`, false);
       await waitAcks(third, 250);
-      await sleep(200);
+      await waitWalCollected(root, walAtStop, `N${t}: the third writer's GC deleting WAL objects its flushes retired`);
       await Promise.all([expectFencedAfterContinue(first), expectFencedAfterContinue(second)]);
       expect(third.final, `N${t}: the newest writer is unharmed`).toBeUndefined();
       const n = third.acked.length;

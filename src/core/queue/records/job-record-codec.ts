@@ -11,6 +11,8 @@
 import { decodeRecord, encodeRecord } from '../../codec.js';
 import { CorruptDataError } from '../../errors.js';
 import type { JobRecord, JobStatus, MutableJobRecord } from './job-record.js';
+import { BAIL, MsgpackReader } from './msgpack-reader.js';
+import { binSize, MsgpackWriter, numSize, strSize } from './msgpack-writer.js';
 
 const STORED_VERSION = 1;
 
@@ -143,198 +145,7 @@ const K_WOKEN_AT = fieldKey('wokenAt'), K_WAKE_PAYLOAD = fieldKey('wakePayload')
 const K_LAST_ERROR = fieldKey('lastError'), K_DEDUP_KEY = fieldKey('dedupKey'), K_COMPLETED_AT = fieldKey('completedAt');
 const K_FAILED_AT = fieldKey('failedAt'), K_CANCEL_REQUESTED = fieldKey('cancelRequested');
 
-// ---- fast MessagePack writer for records ----
-
-/** Bytes of a string of `n` ASCII characters, header included. */
-function strSize(n: number): number {
-  return n < 32 ? 1 + n : n < 0x100 ? 2 + n : n < 0x10000 ? 3 + n : 5 + n;
-}
-
-/** Bytes of a bin of `n` bytes, header included. */
-function binSize(n: number): number {
-  return n < 0x100 ? 2 + n : n < 0x10000 ? 3 + n : 5 + n;
-}
-
-/** Bytes `RecordWriter.number` writes for `v`. */
-function numSize(v: number): number {
-  if (!Number.isSafeInteger(v)) return 9;
-  if (v >= 0) return v < 0x80 ? 1 : v < 0x100 ? 2 : v < 0x10000 ? 3 : v < 0x100000000 ? 5 : 9;
-  return v >= -0x20 ? 1 : v >= -0x80 ? 2 : v >= -0x8000 ? 3 : v >= -0x80000000 ? 5 : 9;
-}
-
-/** Writes one record into a buffer of its own (big-endian, as MessagePack). */
-class RecordWriter {
-  private buf: Uint8Array;
-  private view: DataView | undefined;
-  private pos = 0;
-
-  constructor(capacity: number) {
-    this.buf = new Uint8Array(capacity);
-  }
-
-  /** The bytes written, in a buffer of their exact length. */
-  finish(): Uint8Array {
-    return this.pos === this.buf.length ? this.buf : this.buf.slice(0, this.pos);
-  }
-
-  private ensure(extra: number): void {
-    const needed = this.pos + extra;
-    if (needed <= this.buf.length) return;
-    let size = Math.max(this.buf.length * 2, 64);
-    while (size < needed) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
-    this.view = undefined;
-  }
-
-  private u16At(o: number, v: number): void {
-    this.buf[o] = v >>> 8;
-    this.buf[o + 1] = v & 0xff;
-  }
-
-  /** Four bytes of `v` taken as a 32-bit two's-complement or unsigned integer. */
-  private u32At(o: number, v: number): void {
-    const b = this.buf;
-    b[o] = v >>> 24;
-    b[o + 1] = (v >>> 16) & 0xff;
-    b[o + 2] = (v >>> 8) & 0xff;
-    b[o + 3] = v & 0xff;
-  }
-
-  mapHeader(count: number): void {
-    this.ensure(3);
-    if (count < 16) this.buf[this.pos++] = 0x80 + count;
-    else {
-      this.buf[this.pos] = 0xde;
-      this.u16At(this.pos + 1, count);
-      this.pos += 3;
-    }
-  }
-
-  byte(b: number): void {
-    this.ensure(1);
-    this.buf[this.pos++] = b;
-  }
-
-  raw(bytes: Uint8Array): void {
-    this.ensure(bytes.length);
-    const b = this.buf;
-    const o = this.pos;
-    if (bytes.length < 24) {
-      for (let i = 0; i < bytes.length; i++) b[o + i] = bytes[i];
-    } else b.set(bytes, o);
-    this.pos = o + bytes.length;
-  }
-
-  /** Writes an ASCII string; false (nothing usable written) when it has another character. */
-  ascii(s: string): boolean {
-    const n = s.length;
-    this.ensure(strSize(n));
-    const b = this.buf;
-    let o = this.pos;
-    if (n < 32) b[o++] = 0xa0 + n;
-    else if (n < 0x100) {
-      b[o++] = 0xd9;
-      b[o++] = n;
-    } else if (n < 0x10000) {
-      b[o++] = 0xda;
-      this.u16At(o, n);
-      o += 2;
-    } else {
-      b[o++] = 0xdb;
-      this.u32At(o, n);
-      o += 4;
-    }
-    for (let i = 0; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c >= 0x80) return false;
-      b[o++] = c;
-    }
-    this.pos = o;
-    return true;
-  }
-
-  bin(bytes: Uint8Array): void {
-    const n = bytes.length;
-    this.ensure(binSize(n));
-    const b = this.buf;
-    if (n < 0x100) {
-      b[this.pos++] = 0xc4;
-      b[this.pos++] = n;
-    } else if (n < 0x10000) {
-      b[this.pos] = 0xc5;
-      this.u16At(this.pos + 1, n);
-      this.pos += 3;
-    } else {
-      b[this.pos] = 0xc6;
-      this.u32At(this.pos + 1, n);
-      this.pos += 5;
-    }
-    this.raw(bytes);
-  }
-
-  /** The generic encoder's number forms: the smallest integer encoding, else float64. */
-  number(v: number): void {
-    this.ensure(numSize(v));
-    const b = this.buf;
-    const o = this.pos;
-    if (Number.isSafeInteger(v)) {
-      if (v >= 0) {
-        if (v < 0x80) {
-          b[o] = v;
-          this.pos = o + 1;
-        } else if (v < 0x100) {
-          b[o] = 0xcc;
-          b[o + 1] = v;
-          this.pos = o + 2;
-        } else if (v < 0x10000) {
-          b[o] = 0xcd;
-          this.u16At(o + 1, v);
-          this.pos = o + 3;
-        } else if (v < 0x100000000) {
-          b[o] = 0xce;
-          this.u32At(o + 1, v);
-          this.pos = o + 5;
-        } else {
-          b[o] = 0xcf;
-          const hi = Math.floor(v / 0x100000000);
-          this.u32At(o + 1, hi);
-          this.u32At(o + 5, v - hi * 0x100000000);
-          this.pos = o + 9;
-        }
-        return;
-      }
-      if (v >= -0x20) {
-        b[o] = 0xe0 | (v + 0x20);
-        this.pos = o + 1;
-      } else if (v >= -0x80) {
-        b[o] = 0xd0;
-        b[o + 1] = v & 0xff;
-        this.pos = o + 2;
-      } else if (v >= -0x8000) {
-        b[o] = 0xd1;
-        this.u16At(o + 1, v & 0xffff);
-        this.pos = o + 3;
-      } else if (v >= -0x80000000) {
-        b[o] = 0xd2;
-        this.u32At(o + 1, v);
-        this.pos = o + 5;
-      } else {
-        b[o] = 0xd3;
-        const hi = Math.floor(v / 0x100000000);
-        this.u32At(o + 1, hi);
-        this.u32At(o + 5, v - hi * 0x100000000);
-        this.pos = o + 9;
-      }
-      return;
-    }
-    b[o] = 0xcb;
-    this.view ??= new DataView(b.buffer, b.byteOffset, b.byteLength);
-    this.view.setFloat64(o + 1, v);
-    this.pos = o + 9;
-  }
-}
+// ---- fast path ----
 
 function encodeFast(r: JobRecord): Uint8Array | undefined {
   // Count the fields and the exact size first, so the record is written into a buffer of its
@@ -413,7 +224,7 @@ function encodeFast(r: JobRecord): Uint8Array | undefined {
     count++;
     size += K_CANCEL_REQUESTED.length + 1;
   }
-  const w = new RecordWriter(size + (count < 16 ? 1 : 3));
+  const w = new MsgpackWriter(size + (count < 16 ? 1 : 3));
   w.mapHeader(count);
   w.raw(K_V);
   w.number(STORED_VERSION);
@@ -488,195 +299,16 @@ function encodeFast(r: JobRecord): Uint8Array | undefined {
   return w.finish();
 }
 
-// ---- fast MessagePack reader for records ----
-
-/** Thrown inside the fast reader to give up; the generic decoder then decides. */
-const BAIL = Symbol('bail');
-
-/** Reads one record's bytes from the front; every method throws BAIL on what it does not expect. */
-class RecordReader {
-  pos = 0;
-  private view: DataView | undefined;
-
-  constructor(readonly buf: Uint8Array) {}
-
-  get done(): boolean {
-    return this.pos === this.buf.length;
-  }
-
-  need(n: number): void {
-    if (this.pos + n > this.buf.length) throw BAIL;
-  }
-
-  private u16(): number {
-    this.need(2);
-    const b = this.buf;
-    const o = this.pos;
-    this.pos = o + 2;
-    return (b[o] << 8) | b[o + 1];
-  }
-
-  private u32(): number {
-    this.need(4);
-    const b = this.buf;
-    const o = this.pos;
-    this.pos = o + 4;
-    return b[o] * 0x1000000 + ((b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]);
-  }
-
-  private i32(): number {
-    this.need(4);
-    const b = this.buf;
-    const o = this.pos;
-    this.pos = o + 4;
-    return (b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3];
-  }
-
-  private dataView(): DataView {
-    return (this.view ??= new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength));
-  }
-
-  /** An ASCII string of `n` bytes at the cursor (non-ASCII ⇒ bail). */
-  private asciiAt(n: number): string {
-    this.need(n);
-    const b = this.buf;
-    const start = this.pos;
-    const end = start + n;
-    for (let i = start; i < end; i++) if (b[i] >= 0x80) throw BAIL;
-    this.pos = end;
-    if (n === 0) return '';
-    return String.fromCharCode.apply(null, b.subarray(start, end) as unknown as number[]);
-  }
-
-  /** A string value, or undefined for nil. */
-  str(): string | undefined {
-    this.need(1);
-    const h = this.buf[this.pos++];
-    if (h >= 0xa0 && h <= 0xbf) return this.asciiAt(h - 0xa0);
-    if (h === 0xd9) {
-      this.need(1);
-      return this.asciiAt(this.buf[this.pos++]);
-    }
-    if (h === 0xda) return this.asciiAt(this.u16());
-    if (h === 0xdb) return this.asciiAt(this.u32());
-    if (h === 0xc0) return undefined;
-    throw BAIL;
-  }
-
-  /** A bin value (a view, as the generic decoder returns), or undefined for nil. */
-  bin(): Uint8Array | undefined {
-    this.need(1);
-    const h = this.buf[this.pos++];
-    let n: number;
-    if (h === 0xc4) {
-      this.need(1);
-      n = this.buf[this.pos++];
-    } else if (h === 0xc5) n = this.u16();
-    else if (h === 0xc6) n = this.u32();
-    else if (h === 0xc0) return undefined;
-    else throw BAIL;
-    this.need(n);
-    const out = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
-  }
-
-  /** A number value, or undefined for nil. */
-  num(): number | undefined {
-    this.need(1);
-    const h = this.buf[this.pos++];
-    if (h < 0x80) return h;
-    if (h >= 0xe0) return h - 0x100;
-    switch (h) {
-      case 0xcc:
-        this.need(1);
-        return this.buf[this.pos++];
-      case 0xcd:
-        return this.u16();
-      case 0xce:
-        return this.u32();
-      case 0xcf: {
-        const hi = this.u32();
-        return hi * 0x100000000 + this.u32();
-      }
-      case 0xd0: {
-        this.need(1);
-        const v = this.buf[this.pos++];
-        return v >= 0x80 ? v - 0x100 : v;
-      }
-      case 0xd1: {
-        const v = this.u16();
-        return v >= 0x8000 ? v - 0x10000 : v;
-      }
-      case 0xd2:
-        return this.i32();
-      case 0xd3: {
-        const hi = this.i32();
-        return hi * 0x100000000 + this.u32();
-      }
-      case 0xca: {
-        this.need(4);
-        const v = this.dataView().getFloat32(this.pos);
-        this.pos += 4;
-        return v;
-      }
-      case 0xcb: {
-        this.need(8);
-        const v = this.dataView().getFloat64(this.pos);
-        this.pos += 8;
-        return v;
-      }
-      case 0xc0:
-        return undefined;
-      default:
-        throw BAIL;
-    }
-  }
-
-  /** A boolean value, with nil read as false. */
-  bool(): boolean {
-    this.need(1);
-    const b = this.buf[this.pos++];
-    if (b === 0xc3) return true;
-    if (b === 0xc2 || b === 0xc0) return false;
-    throw BAIL;
-  }
-
-  /** True (and the cursor past it) when the next value is nil. */
-  nil(): boolean {
-    this.need(1);
-    if (this.buf[this.pos] !== 0xc0) return false;
-    this.pos++;
-    return true;
-  }
-
-  mapHeader(): number {
-    this.need(1);
-    const h = this.buf[this.pos++];
-    if (h >= 0x80 && h <= 0x8f) return h - 0x80;
-    if (h === 0xde) return this.u16();
-    throw BAIL;
-  }
-
-  /** True when the fixstr key of `n` bytes at `start` equals `name` (its bytes after the header). */
-  keyIs(name: Uint8Array, start: number, n: number): boolean {
-    if (name.length !== n + 1) return false;
-    const b = this.buf;
-    for (let i = 0; i < n; i++) if (b[start + i] !== name[i + 1]) return false;
-    return true;
-  }
-}
-
 function decodeFast(bytes: Uint8Array): JobRecord | undefined {
   try {
-    return readRecord(new RecordReader(bytes));
+    return readRecord(new MsgpackReader(bytes));
   } catch (e) {
     if (e === BAIL) return undefined;
     throw e;
   }
 }
 
-function readRecord(r: RecordReader): JobRecord | undefined {
+function readRecord(r: MsgpackReader): JobRecord | undefined {
   let v: number | undefined;
   let id: string | undefined;
   let queue: string | undefined;

@@ -1,16 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { FileSystemObjectStore } from '../../src/node/fs-store.js';
+/** The KV engine suite over FileSystemObjectStore, a fresh temp directory per test. */
+import { fsStore } from '../support/stores.js';
 import { describeKvEngineSuite } from '../core/kv/kv-engine.suite.js';
 
 // Several writers of one engine meet in this process (fencing is under test), so the store's
 // writer lock, which would refuse the second with LOCKED first, is off.
-describeKvEngineSuite(
-  'filesystem',
-  async () => {
-    const root = await mkdtemp(join(tmpdir(), 'taquba-kv-'));
-    return { store: new FileSystemObjectStore({ root, writerLock: false }), cleanup: () => rm(root, { recursive: true, force: true }) };
-  },
-  { modelSteps: 600 },
-);
+const fs = fsStore({ writerLock: false });
+describeKvEngineSuite('filesystem', async () => ({ store: await fs.factory() }), { modelSteps: 600 });

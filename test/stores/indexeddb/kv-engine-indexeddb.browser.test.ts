@@ -1,20 +1,6 @@
-import { IndexedDbObjectStore } from '../../../src/stores/indexeddb/index.js';
+/** The KV engine suite over IndexedDbObjectStore, a fresh database per test. */
+import { indexedDbStore } from '../../support/browser-stores.js';
 import { describeKvEngineSuite } from '../../core/kv/kv-engine.suite.js';
 
-let counter = 0;
-
-describeKvEngineSuite(
-  'indexeddb',
-  async () => {
-    const name = `kv-${Date.now().toString(36)}-${counter++}`;
-    const store = await IndexedDbObjectStore.open({ name });
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        await IndexedDbObjectStore.deleteDatabase(name);
-      },
-    };
-  },
-  { modelSteps: 400 },
-);
+const idb = indexedDbStore('kv');
+describeKvEngineSuite('indexeddb', async () => ({ store: await idb.factory() }), { modelSteps: 400 });

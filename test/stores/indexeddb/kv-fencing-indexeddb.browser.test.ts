@@ -1,16 +1,6 @@
-import { IndexedDbObjectStore } from '../../../src/stores/indexeddb/index.js';
+/** The fencing suite over IndexedDbObjectStore, a fresh database per test. */
+import { indexedDbStore } from '../../support/browser-stores.js';
 import { describeFencingSuite } from '../../core/kv/fencing.suite.js';
 
-let counter = 0;
-
-describeFencingSuite('indexeddb', async () => {
-  const name = `kv-fence-${Date.now().toString(36)}-${counter++}`;
-  const store = await IndexedDbObjectStore.open({ name });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      await IndexedDbObjectStore.deleteDatabase(name);
-    },
-  };
-});
+const idb = indexedDbStore('kv-fence');
+describeFencingSuite('indexeddb', async () => ({ store: await idb.factory() }));

@@ -1,24 +1,6 @@
 /** The KV engine suite over OpfsObjectStore, each store living in a dedicated worker (see opfs-worker-client.ts). */
-import { afterAll } from 'vitest';
+import { opfsStore } from '../../support/browser-stores.js';
 import { describeKvEngineSuite } from '../../core/kv/kv-engine.suite.js';
-import { OpfsWorkerClient } from './opfs-worker-client.js';
 
-const client = new OpfsWorkerClient();
-afterAll(() => client.terminate());
-let counter = 0;
-
-describeKvEngineSuite(
-  'opfs (in a dedicated worker)',
-  async () => {
-    const directory = `taquba-test/kv-${Date.now().toString(36)}-${counter++}`;
-    const store = await client.open(directory);
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        await client.call('deleteDirectory', directory);
-      },
-    };
-  },
-  { modelSteps: 400 },
-);
+const opfs = opfsStore('kv');
+describeKvEngineSuite('opfs (in a dedicated worker)', async () => ({ store: await opfs.factory() }), { modelSteps: 400 });

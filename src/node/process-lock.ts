@@ -17,7 +17,11 @@ import lockfile from 'proper-lockfile';
 import { StoreLockedError, StoreUnavailableError } from '../core/errors.js';
 
 export interface ProcessLockOptions {
-  /** Age after which a lock nobody refreshes counts as abandoned. Default 10 s. */
+  /**
+   * Age after which a lock nobody refreshes counts as abandoned. Default 30 s: a holder that died
+   * on this host is recognised by its pid at once, so this only delays taking over from a paused
+   * or remote process, and a busy event loop that refreshes late does not lose its lock.
+   */
   readonly staleMs?: number;
   /** Called when the lock is lost while held. Default: log to stderr. */
   readonly onCompromised?: (error: Error) => void;
@@ -48,7 +52,7 @@ export async function acquireProcessLock(root: string, options: ProcessLockOptio
  */
 export async function lockDirectory(name: string, lockPath: string, what: string, options: ProcessLockOptions = {}): Promise<ProcessLock> {
   await mkdir(dirname(lockPath), { recursive: true });
-  const staleMs = Math.max(2000, options.staleMs ?? 10_000);
+  const staleMs = Math.max(2000, options.staleMs ?? 30_000);
   const take = (): Promise<() => Promise<void>> =>
     lockfile.lock(name, {
       lockfilePath: lockPath,

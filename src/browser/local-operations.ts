@@ -118,18 +118,6 @@ export class LocalOperations implements RuntimeOperations {
   }
 
   async listDeadSteps(options: DeadStepPageOptions = {}): Promise<readonly DeadStepView[]> {
-    const steps = await this.runtime.listDeadSteps({ afterJobId: options.afterJobId, limit: options.limit });
-    return steps.map((s) => ({
-      jobId: s.jobId,
-      runId: s.runId,
-      stepNumber: s.stepNumber,
-      notification: s.notification,
-      attempts: s.attempts,
-      maxAttempts: s.maxAttempts,
-      interruptions: s.interruptions,
-      lastError: s.lastError,
-      failedAt: s.failedAt,
-      payloadError: s.payloadError,
-    }));
+    return this.runtime.listDeadSteps({ afterJobId: options.afterJobId, limit: options.limit });
   }
 }

@@ -6,8 +6,7 @@
  * `WireError` records (wire-error.ts).
  */
 import type { ErrorCode, ErrorDetails } from '../core/errors.js';
-import type { PayloadError } from '../core/queue/index.js';
-import type { KvKey, RunSpec, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
+import type { DeadStep, KvKey, RunSpec, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
 
 /** Bumped when a message shape changes: tabs of different versions never talk to each other. */
 export const PROTOCOL_VERSION = 3;
@@ -150,28 +149,11 @@ export interface KvEntryPage {
   readonly nextCursor: Uint8Array | undefined;
 }
 
-/** A step job in the dead-letter space (out of attempts, or a permanent step error). */
-export interface DeadStepView {
-  readonly jobId: string;
-  /** Null for a dead job that is not a workflow step (e.g. a terminal notification). */
-  readonly runId: string | null;
-  readonly stepNumber: number | null;
-  /** True for a terminal-hook notification job. */
-  readonly notification: boolean;
-  readonly attempts: number;
-  readonly maxAttempts: number;
-  /** Deliveries interrupted (crash, reload, closed tab) without counting as attempts. */
-  readonly interruptions: number;
-  readonly lastError: string | null;
-  /** Epoch ms when the job entered the dead space. */
-  readonly failedAt: number | null;
-  /**
-   * Set when the job's offloaded payload object is missing (`NOT_FOUND`) or corrupt
-   * (`CORRUPT_DATA`), naming the object: the job is still listed, but requeueing it is refused
-   * until the object is restored. Null when the payload is readable.
-   */
-  readonly payloadError: PayloadError | null;
-}
+/**
+ * A step job in the dead-letter space (out of attempts, or a permanent step error): the core's
+ * `DeadStep` as it is, since it is plain data that crosses the worker boundary unchanged.
+ */
+export type DeadStepView = DeadStep;
 
 export interface DeadStepPageOptions {
   /** Pass back the last `jobId` of a page for the next one. */

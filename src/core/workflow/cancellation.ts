@@ -17,8 +17,9 @@
  *    the removal; `requested`: the running step sees its signal fire and settles cancelled;
  *    `not_found`: a settlement raced the cancel, and the flag cancels the next step claimed here.
  * 2. No entry: read the durable state (durable-run.ts). No record ⇒ false (unknown or
- *    terminated). Dead step job ⇒ false (the run has failed; reconciliation records it). A
- *    mixed read ⇒ read again.
+ *    terminated). Dead step job ⇒ false (the run has failed; reconciliation records it). Step
+ *    job on another queue name ⇒ false (another runtime on the same queue handle owns the run;
+ *    its cancel, notification and hook are that runtime's). A mixed read ⇒ read again.
  * 3. An active job: `cancelWith(job, termination effects)` with the job's user headers and the
  *    pointer's step. `removed` ⇒ true, the termination (marker, record and pointer deletes,
  *    notification) committed with the removal, exactly as in 1. `requested` ⇒ true: the job was
@@ -50,8 +51,8 @@ export async function cancelRun(ctx: RuntimeContext, runId: string): Promise<boo
   for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS; attempt++) {
     const entry = ctx.registry.get(runId);
     if (entry) return cancelRegistered(ctx, runId, entry);
-    const run = await readDurableRun(ctx.queue, runId);
-    if (run.type === 'absent' || run.type === 'dead') return false;
+    const run = await readDurableRun(ctx.queue, runId, ctx.queueName);
+    if (run.type === 'absent' || run.type === 'dead' || run.type === 'foreign') return false;
     if (run.type === 'moved') continue;
     // A claim here may have registered the run while we read: the registry path knows more
     // (the delivery) and keeps the `cancelling` overlay, so take it.
@@ -77,8 +78,8 @@ export async function readRunStatus(ctx: RuntimeContext, runId: string): Promise
     // settlement commits) and alone knows a cancel requested of a step not yet claimed.
     const live = ctx.registry.status(runId);
     if (live) return live;
-    const run = await readDurableRun(ctx.queue, runId);
-    if (run.type === 'absent' || run.type === 'dead') return null;
+    const run = await readDurableRun(ctx.queue, runId, ctx.queueName);
+    if (run.type === 'absent' || run.type === 'dead' || run.type === 'foreign') return null;
     if (run.type === 'moved') continue;
     const { job, step } = run;
     if (job.status !== 'claimed') return { runId, state: 'pending', currentStep: step };

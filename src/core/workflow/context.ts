@@ -18,7 +18,10 @@ export interface RuntimeContext {
   readonly runner: StepRunnerObject;
   readonly hook: TerminalHook;
   readonly registry: RunRegistry;
-  /** Serialises signal registration, delivery and timeout consumption per correlation key. */
+  /**
+   * Serialises signal registration, delivery and timeout consumption per correlation key; shared
+   * by every runtime on the queue handle (`signalLocksOf`).
+   */
   readonly signalLocks: KeyedMutex;
   readonly memoRetentionMs: number | null;
   readonly stepOutputReplay: boolean;

@@ -10,6 +10,11 @@
  * one transaction; a termination deletes record and pointer with the job's last transition), so
  * a mixed view shows up as a pointer whose job is gone or done, or a record without a pointer:
  * both are reported as `moved` and the caller reads again.
+ *
+ * Several runtimes may share one queue handle under different queue names; run records and step
+ * pointers live in the one caller KV, so a read also checks that the pointer's job is on the
+ * reading runtime's queue. A run whose step job is on another queue belongs to another runtime
+ * (`foreign`): cancel and status treat it as unknown, as the reference does.
  */
 import type { JobRecord } from '../queue/index.js';
 import { corrupt } from './errors.js';
@@ -23,6 +28,8 @@ export type DurableRun =
   | { readonly type: 'active'; readonly step: number; readonly job: JobRecord; readonly record: Uint8Array }
   /** The current step job was dead-lettered outside a worker; reconciliation will fail the run. */
   | { readonly type: 'dead'; readonly step: number; readonly job: JobRecord; readonly record: Uint8Array }
+  /** The run's step job is on another queue name: another runtime's run (treated as unknown). */
+  | { readonly type: 'foreign' }
   /** A settlement committed between the reads; read again. */
   | { readonly type: 'moved' };
 
@@ -38,8 +45,11 @@ export interface DurableRunSource {
   getJob(id: string): Promise<JobRecord | undefined>;
 }
 
-/** One read of the run's durable state. Rejects with CORRUPT_DATA (undecodable pointer), CLOSED or store errors. */
-export async function readDurableRun(source: DurableRunSource, runId: string): Promise<DurableRun> {
+/**
+ * One read of the run's durable state, as seen by the runtime whose steps go to `queueName`.
+ * Rejects with CORRUPT_DATA (undecodable pointer), CLOSED or store errors.
+ */
+export async function readDurableRun(source: DurableRunSource, runId: string, queueName: string): Promise<DurableRun> {
   const record = await source.kvGet(runRecordKey(runId));
   if (record === undefined) return { type: 'absent' };
   const pointerBytes = await source.kvGet(stepPointerKey(runId));
@@ -50,6 +60,8 @@ export async function readDurableRun(source: DurableRunSource, runId: string): P
   const pointer = decodeStepPointer(pointerBytes);
   const job = await source.getJob(pointer.jobId);
   if (job === undefined || job.status === 'done') return { type: 'moved' };
+  // Every step of a run goes to the queue name of the runtime that submitted it.
+  if (job.queue !== queueName) return { type: 'foreign' };
   if (job.status === 'dead') return { type: 'dead', step: pointer.step, job, record };
   return { type: 'active', step: pointer.step, job, record };
 }
@@ -63,9 +75,9 @@ export function inconsistent(runId: string): Error {
 }
 
 /** The run's durable state, read again while settlements move it; CORRUPT_DATA when it never settles. */
-export async function readSettledRun(source: DurableRunSource, runId: string): Promise<Exclude<DurableRun, { type: 'moved' }>> {
+export async function readSettledRun(source: DurableRunSource, runId: string, queueName: string): Promise<Exclude<DurableRun, { type: 'moved' }>> {
   for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS; attempt++) {
-    const run = await readDurableRun(source, runId);
+    const run = await readDurableRun(source, runId, queueName);
     if (run.type !== 'moved') return run;
   }
   throw inconsistent(runId);

@@ -6,6 +6,10 @@
  * `WorkflowReadSource`, which the writer's `Queue` and a `QueueReader` both are; the browser host
  * and Node callers use these, never the record layout.
  *
+ * Scope: every query answers for one runtime, named by its queue name (where its steps go):
+ * several runtimes may share a queue handle, and each sees only the runs whose step job is on its
+ * own queue (durable-run.ts).
+ *
  * Consistency: a run is read in three snapshots (record, pointer, job); a settlement committing
  * between them is detected and the run read again (durable-run.ts). A listing is not a snapshot
  * across runs or pages: a run may advance while the page is read.
@@ -176,26 +180,28 @@ function checkLimit(limit: unknown, what: string, min: number, max: number): ass
   }
 }
 
-/** A listed run, read again through its pointer and job; undefined once it terminated. */
-async function summarize(source: WorkflowReadSource, key: Uint8Array, value: Uint8Array): Promise<RunSummary | undefined> {
+/** A listed run, read again through its pointer and job; undefined once it terminated or when another runtime owns it. */
+async function summarize(source: WorkflowReadSource, queueName: string, key: Uint8Array, value: Uint8Array): Promise<RunSummary | undefined> {
   const runId = fromUtf8(key).slice(RUNS_PREFIX.length);
   const record = decodeRunRecord(value);
   let run: DurableRun = { type: 'moved' };
-  for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS && run.type === 'moved'; attempt++) run = await readDurableRun(source, runId);
-  if (run.type === 'absent') return undefined;
-  // A listing reports a run that will not settle rather than failing the page.
+  for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS && run.type === 'moved'; attempt++) run = await readDurableRun(source, runId, queueName);
+  if (run.type === 'absent' || run.type === 'foreign') return undefined;
+  // A listing reports a run that will not settle rather than failing the page (its queue is
+  // unknown then, so another runtime's run can show up this way).
   if (run.type === 'moved') return { runId, submittedAtMs: record.submittedAtMs, state: null, currentStep: null, jobId: null };
   // The id may have been terminated and submitted again since the scan: report the record read last.
   return { runId, submittedAtMs: decodeRunRecord(run.record).submittedAtMs, state: stateOf(run.job), currentStep: run.step, jobId: run.job.id };
 }
 
 /**
- * Active runs (those with a run record) in run-id order, one page. With `status`, runs in other
- * states are skipped, so a page may read many more runs than it returns. Rejects with
+ * Active runs (those with a run record) of the runtime whose steps go to `queueName`, in run-id
+ * order, one page. With `status`, runs in other states are skipped (as are other runtimes'
+ * runs), so a page may read many more runs than it returns. Rejects with
  * INVALID_ARGUMENT (bad limit, status or cursor), CORRUPT_DATA (an undecodable run record or step
  * pointer), CLOSED or STORE_*.
  */
-export async function listRuns(source: WorkflowReadSource, options: RunListOptions = {}): Promise<RunListPage> {
+export async function listRuns(source: WorkflowReadSource, queueName: string, options: RunListOptions = {}): Promise<RunListPage> {
   const limit = options.limit ?? RUN_PAGE_DEFAULT;
   checkLimit(limit, 'run page', 0, Number.MAX_SAFE_INTEGER);
   const wanted = statusFilter(options.status);
@@ -205,7 +211,7 @@ export async function listRuns(source: WorkflowReadSource, options: RunListOptio
   for (;;) {
     // Never more than the page still lacks, so every page ends on a scan boundary (a valid cursor).
     const page = await source.kvScan(utf8(RUNS_PREFIX), { cursor, limit: limit - runs.length });
-    const rows = await Promise.all(page.entries.map(([key, value]) => summarize(source, key, value)));
+    const rows = await Promise.all(page.entries.map(([key, value]) => summarize(source, queueName, key, value)));
     for (const row of rows) if (row && (wanted === undefined || (row.state !== null && wanted.has(row.state)))) runs.push(row);
     cursor = page.nextCursor;
     if (cursor === undefined || runs.length >= limit) return { runs, nextCursor: cursor };
@@ -213,16 +219,16 @@ export async function listRuns(source: WorkflowReadSource, options: RunListOptio
 }
 
 /**
- * One active run in detail, or null when no run of this id is active (never submitted, or
- * terminated: its id is released). A run whose step was dead-lettered outside a worker is still
+ * One active run of the runtime whose steps go to `queueName` in detail, or null when no run of
+ * this id is active there (never submitted, terminated: its id is released, or another runtime's). A run whose step was dead-lettered outside a worker is still
  * active (`dead`) until reconciliation fails it. Rejects with INVALID_ARGUMENT (run id),
  * CORRUPT_DATA (undecodable records, or records that stayed inconsistent across reads), CLOSED or
  * STORE_*.
  */
-export async function getRun(source: WorkflowReadSource, runId: string): Promise<RunDetails | null> {
+export async function getRun(source: WorkflowReadSource, queueName: string, runId: string): Promise<RunDetails | null> {
   validateRunId(runId);
-  const run = await readSettledRun(source, runId);
-  if (run.type === 'absent') return null;
+  const run = await readSettledRun(source, runId, queueName);
+  if (run.type === 'absent' || run.type === 'foreign') return null;
   const { job, step } = run;
   const record = decodeRunRecord(run.record);
   const history = await source.attemptHistory(job.id);

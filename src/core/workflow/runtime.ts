@@ -10,9 +10,15 @@
  * optional step-output replay.
  *
  * Single process: submitter, workers, signaller and canceller share one `Queue` handle (the
- * store's single writer). `cancel` and `readStatus` find every active run of the store (through
- * its durable records when this instance has not seen it); the synchronous `status` sees the
- * runs this instance submitted or has claimed a step of.
+ * store's single writer). `cancel` and `readStatus` find every active run of this runtime's
+ * queue name (through its durable records when this instance has not seen it); the synchronous
+ * `status` sees the runs this instance submitted or has claimed a step of.
+ *
+ * Several runtimes on one handle: each acts only on runs whose step job is on its own queue name
+ * (cancel, status and the run queries treat another queue name's run as unknown). Run ids, caller
+ * KV and signal correlation keys are one namespace for the whole handle, and the per-key signal
+ * lock is shared by every runtime on the handle (signals.ts), so a signal sent through any of them
+ * wakes the waiter of its key.
  */
 import type { Clock } from '../clock.js';
 import { InvalidArgumentError } from '../errors.js';
@@ -31,7 +37,7 @@ import { reconcileDeadSteps, runReconcileLoop } from './reconciler.js';
 import { RunRegistry, type RunStatus } from './registry.js';
 import { runRetentionLoop, sweepExpiredMemos } from './retention-sweeper.js';
 import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntimeOptions } from './runtime-options.js';
-import { clearBufferedSignal, sendSignal, type SignalOutcome } from './signals.js';
+import { clearBufferedSignal, sendSignal, signalLocksOf, type SignalOutcome } from './signals.js';
 import { asStepRunnerObject, type StepRunner } from './step.js';
 import { processDelivery } from './step-processor.js';
 import { submitRun, type RunSpec, type SubmitOutcome } from './submit.js';
@@ -82,7 +88,7 @@ export class WorkflowRuntime {
       runner: stepRunner,
       hook,
       registry: new RunRegistry(),
-      signalLocks: new KeyedMutex(),
+      signalLocks: signalLocksOf(queue),
       memoRetentionMs: resolved.memoRetentionMs,
       stepOutputReplay: resolved.stepOutputReplay,
       log,
@@ -125,8 +131,9 @@ export class WorkflowRuntime {
    * Runs this instance has not seen (submitted by an earlier process, before a restart or a tab
    * takeover) are found through their durable run record and step pointer (see cancellation.ts
    * for why this goes beyond the reference's in-process scope).
-   * Resolves false for an unknown or already terminated run, and for a run whose step was
-   * dead-lettered (it has failed). Rejects with INVALID_ARGUMENT (run id), CORRUPT_DATA (the
+   * Resolves false for an unknown or already terminated run, for a run whose step was
+   * dead-lettered (it has failed), and for another runtime's run (its step job is on another
+   * queue name of the same queue handle). Rejects with INVALID_ARGUMENT (run id), CORRUPT_DATA (the
    * run's records are inconsistent or undecodable), CLOSED or store errors.
    */
   async cancel(runId: string): Promise<boolean> {
@@ -148,8 +155,8 @@ export class WorkflowRuntime {
    * The status of an active run, from the registry when this instance knows the run, else from
    * the store (run record, step pointer and the step's job): `pending` while the step waits
    * (claimable, delayed, backing off or waiting on a signal), `running` or `cancelling` while it
-   * is claimed. Null for an unknown or terminated run, and for a run whose step was
-   * dead-lettered (it has failed). Rejects with INVALID_ARGUMENT (run id), CORRUPT_DATA, CLOSED
+   * is claimed. Null for an unknown or terminated run, for a run whose step was dead-lettered
+   * (it has failed), and for another runtime's run (another queue name). Rejects with INVALID_ARGUMENT (run id), CORRUPT_DATA, CLOSED
    * or store errors.
    */
   async readStatus(runId: string): Promise<RunStatus | null> {
@@ -159,7 +166,8 @@ export class WorkflowRuntime {
 
   /**
    * Active runs (those with a run record) in run-id order, one page, from the store: every run
-   * of the store, also those an earlier process submitted. `status` keeps only runs in those
+   * of this runtime's queue name, also those an earlier process submitted (other runtimes' runs
+   * on the same queue handle are skipped). `status` keeps only runs in those
    * states (the page may then read many more runs than it returns). Pass `nextCursor` back as
    * `cursor` for the next page. The same query is on `WorkflowReader` for other processes.
    * Rejects with INVALID_ARGUMENT (limit, status, cursor), CORRUPT_DATA (an undecodable run
@@ -173,19 +181,20 @@ export class WorkflowRuntime {
    * } while (cursor);
    */
   listRuns(options?: RunListOptions): Promise<RunListPage> {
-    return listRuns(this.ctx.queue, options);
+    return listRuns(this.ctx.queue, this.ctx.queueName, options);
   }
 
   /**
    * One active run as the store records it: its state (telling a signal wait from a timer), the
    * step reached, that step's attempts, interruptions, last error and attempt history, and what it
-   * waits for. Null for an unknown or terminated run. Unlike `readStatus` it does not consult this
+   * waits for. Null for an unknown or terminated run, and for another runtime's run (another
+   * queue name). Unlike `readStatus` it does not consult this
    * instance's registry (so a cancel requested of a step not yet claimed shows once its job is
    * flagged). Rejects with INVALID_ARGUMENT (run id), CORRUPT_DATA (undecodable or inconsistent
    * records), CLOSED or store errors.
    */
   getRun(runId: string): Promise<RunDetails | null> {
-    return getRun(this.ctx.queue, runId);
+    return getRun(this.ctx.queue, this.ctx.queueName, runId);
   }
 
   /**

@@ -8,8 +8,12 @@
  * scheduled queue job (run at the timeout), so a wait survives restarts and occupies no worker;
  * a woken job keeps its wake payload across redeliveries, so every attempt sees the same signal.
  *
- * Every operation on one key runs under that key's lock, in this process (the runtime is the
- * store's single writer, so no other process can interleave):
+ * Every operation on one key runs under that key's lock. The locks belong to the `Queue` handle,
+ * not to a runtime (`signalLocksOf`): every runtime on the handle, whatever its queue name, takes
+ * the same lock for a key, because the signal state is one caller-KV namespace per handle. The
+ * handle is the store's single writer, so no other process can interleave. (With a lock per
+ * runtime, a signal sent through a second runtime could read the index before the first
+ * runtime's registration committed it, buffer, and leave the waiter parked until its timeout.)
  * - registration (inside the settlement that returns `onSignal`): 1. a live waiter (index names a
  *   scheduled job) fails the registering run; 2. a buffered payload is consumed: the next step
  *   runs at once with a delivered record; 3. otherwise the next step is scheduled at now+timeout
@@ -23,12 +27,25 @@
  *   delivered record first), else null.
  */
 import { utf8 } from '../bytes.js';
-import type { JobRecord } from '../queue/index.js';
+import { KeyedMutex } from '../keyed-mutex.js';
+import type { JobRecord, Queue } from '../queue/index.js';
 import type { RuntimeContext } from './context.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from './constants.js';
 import { checkKvValue } from './validation.js';
 import { signalBufferKey, signalDeliveredKey, signalWaitKey } from './keys.js';
 import { checkCorrelationKey } from './outcome.js';
+
+const locksByQueue = new WeakMap<Queue, KeyedMutex>();
+
+/** The per-correlation-key signal locks of a queue handle, shared by every runtime built on it. */
+export function signalLocksOf(queue: Queue): KeyedMutex {
+  let locks = locksByQueue.get(queue);
+  if (locks === undefined) {
+    locks = new KeyedMutex();
+    locksByQueue.set(queue, locks);
+  }
+  return locks;
+}
 
 /** `delivered`: a waiting run was woken. `buffered`: held for the next waiter of the key. */
 export type SignalOutcome = 'delivered' | 'buffered';

@@ -74,14 +74,14 @@ export class WorkflowReader {
     if (this.owned) await this.queue.close();
   }
 
-  /** As `WorkflowRuntime.listRuns`, as of the last refresh. */
+  /** As `WorkflowRuntime.listRuns` (the runs of the runtime on `queueName`), as of the last refresh. */
   listRuns(options?: RunListOptions): Promise<RunListPage> {
-    return listRuns(this.queue, options);
+    return listRuns(this.queue, this.queueName, options);
   }
 
-  /** As `WorkflowRuntime.getRun`, as of the last refresh. */
+  /** As `WorkflowRuntime.getRun` (null for another runtime's run), as of the last refresh. */
   getRun(runId: string): Promise<RunDetails | null> {
-    return getRun(this.queue, runId);
+    return getRun(this.queue, this.queueName, runId);
   }
 
   /**

@@ -31,8 +31,16 @@ declare function queueMicrotask(callback: () => void): void;
 declare function setTimeout(callback: () => void, ms?: number): unknown;
 declare function clearTimeout(handle: unknown): void;
 
+// An opaque WebCrypto key (HMAC-SHA256 for webhook signatures is the only use).
+interface CryptoKey {
+  readonly type: string;
+}
 declare var crypto: {
-  subtle: { digest(algorithm: 'SHA-256', data: Uint8Array): Promise<ArrayBuffer> };
+  subtle: {
+    digest(algorithm: 'SHA-256', data: Uint8Array): Promise<ArrayBuffer>;
+    importKey(format: 'raw', keyData: Uint8Array, algorithm: { name: 'HMAC'; hash: 'SHA-256' }, extractable: false, usages: ['sign']): Promise<CryptoKey>;
+    sign(algorithm: 'HMAC', key: CryptoKey, data: Uint8Array): Promise<ArrayBuffer>;
+  };
   getRandomValues<T extends Uint8Array>(array: T): T;
 };
 

@@ -40,6 +40,7 @@ export {
   runWorkerConcurrent,
   processClaim,
   PermanentFailure,
+  RetryLater,
   FailWith,
   type QueueWorker,
   type WorkerHandler,
@@ -51,7 +52,7 @@ export type { JobRecord, JobStatus, PayloadError } from './records/job-record.js
 export type { JobAttempt, AttemptOutcome } from './records/attempt-history.js';
 export type { EnqueueOptions, EnqueueRequest, EnqueueResult } from './transitions/enqueue.js';
 export type { SettlementEffects } from './storage/effects.js';
-export type { NackOutcome } from './transitions/settlement.js';
+export type { NackOptions, NackOutcome } from './transitions/settlement.js';
 export type { CancelOutcome, WakeOutcome } from './transitions/operator-actions.js';
 export type { WaitOutcome } from './reads/completion-wait.js';
 export type { QueueStats, JobPage, ListJobsOptions } from './reads/inspection.js';

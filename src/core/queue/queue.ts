@@ -58,7 +58,7 @@ import { resolveQueueOptions, type QueueOptions, type ResolvedQueueConfig, type 
 import { reapExpiredLeases, recoverInterruptedClaims } from './transitions/reaper.js';
 import { sweepDead, sweepDone } from './transitions/retention.js';
 import { promoteDueJobs } from './transitions/scheduler.js';
-import { ackClaim, assertClaim, deadLetterClaim, nackClaim, type NackOutcome } from './transitions/settlement.js';
+import { ackClaim, assertClaim, deadLetterClaim, nackClaim, type NackOptions, type NackOutcome } from './transitions/settlement.js';
 import { isAmbiguousCommitError, runTransaction } from './storage/staged-txn.js';
 import { show } from '../show.js';
 import { validateCount, validateDuration, validatePayload, validateQueueName } from './records/validation.js';
@@ -66,7 +66,7 @@ import { validateCount, validateDuration, validatePayload, validateQueueName } f
 /** @internal How a worker loop settles a claim (see `Queue.settleInLoop`). */
 export type LoopSettlement =
   | { readonly type: 'ack'; readonly effects: SettlementEffects }
-  | { readonly type: 'nack'; readonly error: string; readonly effects: SettlementEffects }
+  | { readonly type: 'nack'; readonly error: string; readonly effects: SettlementEffects; readonly options?: NackOptions }
   | { readonly type: 'dead'; readonly reason: string; readonly effects: SettlementEffects };
 
 /** `Queue.open` options that also carry the store path. */
@@ -399,15 +399,17 @@ export class Queue {
 
   /**
    * Reports a failed attempt. Out of attempts ⇒ Dead; else back to Pending (zero backoff) or
-   * Scheduled at now + min(base·2^(attempts−1), max). Durable. CLAIM_LOST as for `ack`.
+   * Scheduled at now + min(base·2^(attempts−1), max), or later when `options.retryAfterMs` asks
+   * for a longer wait. Durable. CLAIM_LOST as for `ack`; INVALID_ARGUMENT for a negative or
+   * non-finite `retryAfterMs`.
    */
-  async nack(claim: Claim, error: string): Promise<NackOutcome> {
-    return nackClaim(this.ctx, claim, error);
+  async nack(claim: Claim, error: string, options?: NackOptions): Promise<NackOutcome> {
+    return nackClaim(this.ctx, claim, error, undefined, undefined, options);
   }
 
   /** `nack` whose effects apply only if this nack dead-letters the job (discarded on retry). */
-  async nackWith(claim: Claim, error: string, effects: SettlementEffects): Promise<NackOutcome> {
-    return nackClaim(this.ctx, claim, error, effects);
+  async nackWith(claim: Claim, error: string, effects: SettlementEffects, options?: NackOptions): Promise<NackOutcome> {
+    return nackClaim(this.ctx, claim, error, effects, undefined, options);
   }
 
   /** Moves the job to Dead now, whatever attempts remain. Durable. CLAIM_LOST as for `ack`. */
@@ -427,7 +429,7 @@ export class Queue {
    */
   async settleInLoop(claim: Claim, outcome: LoopSettlement, onIssued: () => void): Promise<void> {
     if (outcome.type === 'ack') await ackClaim(this.ctx, claim, outcome.effects, onIssued);
-    else if (outcome.type === 'nack') await nackClaim(this.ctx, claim, outcome.error, outcome.effects, onIssued);
+    else if (outcome.type === 'nack') await nackClaim(this.ctx, claim, outcome.error, outcome.effects, onIssued, outcome.options);
     else await deadLetterClaim(this.ctx, claim, outcome.reason, outcome.effects, onIssued);
   }
 

@@ -22,6 +22,7 @@ import { claimLostError } from '../leases/lease-handle.js';
 import { notePendingInserts, type QueueContext } from '../queue-context.js';
 import { retryBackoffMs } from '../queue-options.js';
 import { isAmbiguousCommitError, runTransaction, type StagedTxn } from '../storage/staged-txn.js';
+import { validateDuration } from '../records/validation.js';
 
 /** `retried`: the job waits for another attempt. `dead_lettered`: it was out of attempts. */
 export type NackOutcome = { readonly type: 'retried' } | { readonly type: 'dead_lettered'; readonly results: EnqueueResult[] };
@@ -126,10 +127,21 @@ export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: Settle
   });
 }
 
+/** Options of a nack. */
+export interface NackOptions {
+  /**
+   * Wait at least this long (ms) before the next attempt, e.g. an HTTP `Retry-After`: the retry
+   * runs at now + max(queue backoff, retryAfterMs). Attempts are counted as usual.
+   */
+  readonly retryAfterMs?: number;
+}
+
 /** nack / nackWith. Effects apply only if this nack dead-letters the job. */
-export async function nackClaim(ctx: QueueContext, claim: Claim, error: string, effects?: SettlementEffects, onIssued?: () => void): Promise<NackOutcome> {
+export async function nackClaim(ctx: QueueContext, claim: Claim, error: string, effects?: SettlementEffects, onIssued?: () => void, options?: NackOptions): Promise<NackOutcome> {
   assertClaim(claim);
   validateReason(error, 'error');
+  const retryAfterMs = options?.retryAfterMs ?? 0;
+  validateDuration(retryAfterMs, 'retryAfterMs');
   return settle(ctx, effects, onIssued, async (s, prepared): Promise<NackOutcome> => {
     const stored = await takeClaim(ctx, s, claim);
     const now = ctx.clock.now();
@@ -142,7 +154,7 @@ export async function nackClaim(ctx: QueueContext, claim: Claim, error: string, 
       });
       return { type: 'dead_lettered', results };
     }
-    const backoff = retryBackoffMs(ctx.configs.get(stored.queue), stored.attempts);
+    const backoff = Math.max(retryBackoffMs(ctx.configs.get(stored.queue), stored.attempts), retryAfterMs);
     const next =
       backoff === 0
         ? withChanges(stored, { status: 'pending', lastError: error }, ['claimedAt', 'runAt'])

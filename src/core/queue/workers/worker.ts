@@ -42,6 +42,23 @@ export class PermanentFailure extends Error {
   }
 }
 
+/**
+ * Thrown by a handler: a transient failure whose next attempt must wait at least `retryAfterMs`
+ * (e.g. an HTTP `Retry-After`); the retry runs at now + max(queue backoff, retryAfterMs). Counts
+ * as an attempt like any other failure, so out of attempts it dead-letters.
+ */
+export class RetryLater extends Error {
+  constructor(
+    reason: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(reason);
+    this.name = 'RetryLater';
+    // A bad delay must not make the settlement itself fail (the job would sit claimed).
+    this.retryAfterMs = Number.isFinite(retryAfterMs) && retryAfterMs > 0 ? retryAfterMs : 0;
+  }
+}
+
 /** Thrown by a handler: fail with `error` and attach settlement effects to the failure. */
 export class FailWith extends Error {
   constructor(
@@ -118,6 +135,7 @@ async function processAndSettle(queue: Queue, claim: Claim, worker: WorkerHandle
     const permanent = error instanceof PermanentFailure;
     try {
       if (permanent) await settleWith(queue, claim, { type: 'dead', reason, effects: failureEffects }, issued);
+      else if (error instanceof RetryLater) await settleWith(queue, claim, { type: 'nack', error: reason, effects: failureEffects, options: { retryAfterMs: error.retryAfterMs } }, issued);
       else await settleWith(queue, claim, { type: 'nack', error: reason, effects: failureEffects }, issued);
     } catch (e) {
       queue.logger.warn(`settling a failed job failed. queue=${claim.queue} id=${claim.id}`, e);
@@ -128,7 +146,11 @@ async function processAndSettle(queue: Queue, claim: Claim, worker: WorkerHandle
     const fields = { queue: claim.queue, jobId: claim.id, attempt: job.attempts, maxAttempts: job.maxAttempts };
     const trace = stack === undefined ? {} : { stack };
     if (permanent || job.attempts >= job.maxAttempts) queue.logger.error('job dead-lettered', { ...fields, reason, ...trace });
-    else queue.logger.warn('job failed; retrying', { ...fields, error: reason, nextDelayMs: retryBackoffMs(queue.queueConfig(claim.queue), job.attempts), ...trace });
+    else {
+      const backoff = retryBackoffMs(queue.queueConfig(claim.queue), job.attempts);
+      const nextDelayMs = error instanceof RetryLater ? Math.max(backoff, error.retryAfterMs) : backoff;
+      queue.logger.warn('job failed; retrying', { ...fields, error: reason, nextDelayMs, ...trace });
+    }
     return;
   }
   try {
@@ -141,7 +163,7 @@ async function processAndSettle(queue: Queue, claim: Claim, worker: WorkerHandle
 function settleWith(queue: Queue, claim: Claim, outcome: LoopSettlement, issued: (() => void) | undefined): Promise<unknown> {
   if (issued !== undefined) return queue.settleInLoop(claim, outcome, issued);
   if (outcome.type === 'ack') return queue.ackWith(claim, outcome.effects);
-  if (outcome.type === 'nack') return queue.nackWith(claim, outcome.error, outcome.effects);
+  if (outcome.type === 'nack') return queue.nackWith(claim, outcome.error, outcome.effects, outcome.options);
   return queue.deadLetterWith(claim, outcome.reason, outcome.effects);
 }
 

@@ -186,6 +186,24 @@ export {
   type TerminalStatus,
 } from './core/workflow/index.js';
 
+// Jobs: typed async functions as single-step runs, awaited for their typed output (also after a restart).
+export {
+  defineJob,
+  JobFailedError,
+  JobHandle,
+  JobRunner,
+  type Job,
+  type JobCodec,
+  type JobContext,
+  type JobDefinition,
+  type JobFailureReason,
+  type JobParse,
+  type JobResult,
+  type JobResultOptions,
+  type JobRunnerOptions,
+  type JobSubmitOptions,
+} from './core/workflow/jobs/index.js';
+
 // Webhooks: HTTP deliveries through the queue, the terminal hook for `callback_url`, Standard Webhooks signatures.
 export {
   webhookEnqueueRequest,

@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'LOCKED'
   | 'CLAIM_LOST'
   | 'INPUT_MISMATCH'
+  | 'JOB_FAILED'
   | 'TIMEOUT'
   | 'CANCELLED'
   | 'UNSUPPORTED_PLATFORM'

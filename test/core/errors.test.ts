@@ -41,6 +41,7 @@ const ALL_CODES = {
   LOCKED: true,
   CLAIM_LOST: true,
   INPUT_MISMATCH: true,
+  JOB_FAILED: true,
   TIMEOUT: true,
   CANCELLED: true,
   UNSUPPORTED_PLATFORM: true,
@@ -96,7 +97,7 @@ describe('TaqubaError', () => {
   });
 
   it('lists every code exactly once', () => {
-    expect(Object.keys(ALL_CODES)).toHaveLength(18);
+    expect(Object.keys(ALL_CODES)).toHaveLength(19);
     for (const [, code] of SUBCLASSES) expect(ALL_CODES[code]).toBe(true);
   });
 

@@ -17,11 +17,12 @@ import queueDrain from './queue-drain.js';
 import queueSteady from './queue-steady.js';
 import workflowChain from './workflow-chain.js';
 import workflowLatency from './workflow-latency.js';
+import jobsRoundtrip from './jobs-roundtrip.js';
 import browserChain from './browser-chain.js';
 import demoResume from './demo-resume.js';
 import packageSize from './package-size.js';
 
-const registry: Benchmark[] = [...kvCommit, ...kvScan, ...kvMemory, ...kvOpen, ...queueDrain, ...queueSteady, ...workflowChain, ...workflowLatency, ...browserChain, ...demoResume, ...packageSize];
+const registry: Benchmark[] = [...kvCommit, ...kvScan, ...kvMemory, ...kvOpen, ...queueDrain, ...queueSteady, ...workflowChain, ...workflowLatency, ...jobsRoundtrip, ...browserChain, ...demoResume, ...packageSize];
 registry.push(...(await import('./s3-chain.js')).default); // s3.chain: the workflow chain over the S3 test server (issue 6)
 
 const STORE_ORDER: readonly StoreName[] = ['memory', 'fs', 'idb', 'opfs', 's3'];

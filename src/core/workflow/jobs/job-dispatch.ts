@@ -5,7 +5,8 @@
  *    off before its settlement committed): settle with it without running the job again, so an
  *    outcome a caller may already have read never changes.
  * 3. Find the job by name (`unregistered_job`), decode and parse the input (`invalid_input`).
- * 4. Run it. `ctx.fail(e)` → record `job_error` with the encoded payload, permanent. Another
+ * 4. Run it. `ctx.fail(e)` → record `job_error` with the encoded payload; the run fails through
+ *    `StepOutcome.fail` (an expected outcome: no retry, no dead letter, no error log). Another
  *    throw → classified by `StepError.from`; recorded (`error`) when permanent or on the last
  *    attempt, then rethrown so the queue retries or dead-letters.
  * 5. Parse and encode the output (`invalid_output`), write the success record (durable before
@@ -22,6 +23,7 @@ import type { JobFailureReason } from './job-errors.js';
 import { decodeEnvelope, readOutcome, writeOutcome } from './job-records.js';
 
 const FAILURE = Symbol('taquba-workflow.job-failure');
+const JOB_ERROR_MESSAGE = 'the job failed with its own error';
 
 interface JobFailure {
   readonly [FAILURE]: true;
@@ -38,18 +40,22 @@ function message(e: unknown): string {
 
 export async function runJobStep(jobs: ReadonlyMap<string, AnyJob>, step: Step, warn: (m: string, e?: unknown) => void): Promise<StepOutcome> {
   const inputHash = await sha256(step.payload);
-  const fail = async (reason: JobFailureReason, text: string, error?: Uint8Array): Promise<never> => {
+  const record = async (reason: JobFailureReason, text: string, error?: Uint8Array): Promise<void> => {
     try {
       await writeOutcome(step.runMemo, { inputHash, ok: false, reason, message: text, error });
     } catch (e) {
       warn(`recording a job failure failed. jobId=${step.runId}`, e);
     }
+  };
+  const fail = async (reason: JobFailureReason, text: string): Promise<never> => {
+    await record(reason, text);
     throw StepError.permanent(text);
   };
 
   const existing = await readOutcome(step.runMemo).catch(() => null);
   if (existing && equalBytes(existing.inputHash, inputHash)) {
     if (existing.ok) return StepOutcome.succeed(existing.output);
+    if (existing.reason === 'job_error') return StepOutcome.fail(existing.message);
     throw StepError.permanent(existing.message);
   }
   const envelope = decodeEnvelope(step.payload);
@@ -90,7 +96,9 @@ export async function runJobStep(jobs: ReadonlyMap<string, AnyJob>, step: Step, 
       } catch (encodeError) {
         return fail('error', `the job's error payload cannot be encoded: ${message(encodeError)}`);
       }
-      return fail('job_error', 'the job failed with its own error', bytes);
+      // Written before the step settles, like a success record.
+      await writeOutcome(step.runMemo, { inputHash, ok: false, reason: 'job_error', message: JOB_ERROR_MESSAGE, error: bytes });
+      return StepOutcome.fail(JOB_ERROR_MESSAGE);
     }
     const stepError = StepError.from(e);
     if (stepError.isPermanent || step.attempt >= step.maxAttempts) return fail('error', stepError.message);

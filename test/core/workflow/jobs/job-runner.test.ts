@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { defineJob, isTaqubaError, JobFailedError, JobRunner, MemoryObjectStore, Queue, StepError } from '../../../../src/index.js';
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
+import { defineJob, isTaqubaError, JobFailedError, JobRunner, MemoryObjectStore, Queue, StepError, type Job, type JobHandle, type JobResult } from '../../../../src/index.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -195,5 +195,17 @@ describe('JobRunner', () => {
     expect((await again.result()).sum).toBe(3);
     expect(calls).toBe(2);
     await worker.shutdown();
+  });
+
+  it('types flow from the definition to the handle', async () => {
+    const { runner } = await setup();
+    runner.register(refuses).register(add);
+    expectTypeOf(refuses).toEqualTypeOf<Job<{ amount: number }, string, { code: 'too_large'; limit: number }>>();
+    expectTypeOf(runner.submit(refuses, { amount: 1 })).resolves.toEqualTypeOf<JobHandle<string, { code: 'too_large'; limit: number }>>();
+    expectTypeOf<ReturnType<JobHandle<string, number>['result']>>().toEqualTypeOf<Promise<string>>();
+    expectTypeOf<Awaited<ReturnType<JobHandle<string, number>['fetchResult']>>>().toEqualTypeOf<JobResult<string, number> | null>();
+    expectTypeOf(add).toEqualTypeOf<Job<AddInput, { sum: number; at: Date }, never>>();
+    // @ts-expect-error the input type is checked
+    await runner.submit(refuses, { amount: 'ten' }).catch(() => undefined);
   });
 });

@@ -7,7 +7,8 @@ import { transfer, wrap, type Remote } from 'comlink';
 import { ClosedError } from '../core/errors.js';
 import type { RunSpec, SubmitOutcome } from '../core/workflow/index.js';
 import type { HostApi } from './host-api.js';
-import type { HostEvent, WireRunSpec } from './protocol.js';
+import { createJobsClient, type JobsClient } from './job-client.js';
+import type { HostEvent, WireJobOutcome, WireRunSpec } from './protocol.js';
 import { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 
 export interface ConnectOptions {
@@ -37,13 +38,22 @@ export interface EventFilter {
 
 type Promised<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never };
 
+/** The facade's job operations: the page reaches them through `client.jobs`. */
+type JobOperationName = 'jobSubmit' | 'jobWait' | 'jobFetch' | 'jobCancel';
+
 /** The operations of `HostApi`, as the page calls them. */
-export type ClientOperations = Promised<Omit<HostApi, 'openEvents' | 'close' | 'submit'>> & {
+export type ClientOperations = Promised<Omit<HostApi, 'openEvents' | 'close' | 'submit' | JobOperationName>> & {
   /** `HostApi.submit`, taking any iterable of KV writes (an array or a Map). */
   submit(spec: RunSpec): Promise<SubmitOutcome>;
 };
 
 export interface WorkflowClient extends ClientOperations {
+  /**
+   * Typed jobs, executed by the jobs the worker registered (`serveWorkflowRuntime({ jobs })`):
+   * `jobs.submit(job, input)` gives a handle whose `result()` resolves with the typed output;
+   * `jobs.handle(job, id)` re-attaches to a job after a reload.
+   */
+  readonly jobs: JobsClient;
   /**
    * The answer to `navigator.storage.persist()` (true when storage was already persistent);
    * null when not requested or unavailable (outside a window).
@@ -185,6 +195,13 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
     kvScan: (prefix, opts) => track(() => remote.kvScan(prefix, opts)),
     memoGet: (runId, scope, key) => track(() => remote.memoGet(runId, scope, key)),
     listDeadSteps: (opts) => track(() => remote.listDeadSteps(opts)),
+    jobs: createJobsClient({
+      jobSubmit: (name, input, opts) => track(() => remote.jobSubmit(name, moveLarge([input], [input])[0], opts)),
+      // Comlink's `Remote` distributes over the union; the answer is the facade's type.
+      jobWait: (name, id, waitMs) => track(() => remote.jobWait(name, id, waitMs) as Promise<WireJobOutcome | null>),
+      jobFetch: (name, id) => track(() => remote.jobFetch(name, id) as Promise<WireJobOutcome | null>),
+      jobCancel: (id) => track(() => remote.jobCancel(id)),
+    }),
     info: () => track(() => remote.info()),
     subscribe,
     events(filter = {}) {

@@ -35,6 +35,10 @@ export function createHostApi(host: WorkflowHost): HostApi {
     kvScan: (prefix, options) => run({ method: 'kvScan', args: [prefix, options] }),
     memoGet: (runId, scope, key) => run({ method: 'memoGet', args: [runId, scope, key] }),
     listDeadSteps: (options) => run({ method: 'listDeadSteps', args: [options] }),
+    jobSubmit: (name, input, options) => run({ method: 'jobSubmit', args: [name, input, options] }),
+    jobWait: (name, id, waitMs) => run({ method: 'jobWait', args: [name, id, waitMs] }),
+    jobFetch: (name, id) => run({ method: 'jobFetch', args: [name, id] }),
+    jobCancel: (id) => run({ method: 'jobCancel', args: [id] }),
     info: () => host.info(),
     openEvents: () => {
       const port = host.openEventPort();

@@ -19,6 +19,7 @@
 export { connect } from './client.js';
 export type { WorkflowClient, ClientOperations, ConnectOptions, CloseOptions, EventFilter } from './client.js';
 export type { HostApi } from './host-api.js';
+export type { JobsClient, RemoteJobHandle } from './job-client.js';
 export type { PayloadError } from '../core/queue/index.js';
 export type {
   DeadStepPageOptions,
@@ -26,6 +27,7 @@ export type {
   HostEvent,
   HostInfo,
   HostRole,
+  JobSubmission,
   KvEntryPage,
   KvScanPageOptions,
   ListRunsOptions,
@@ -35,6 +37,7 @@ export type {
   RunView,
   StepResultKind,
   WireError,
+  WireJobOutcome,
 } from './protocol.js';
 export { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 export { fromWireError, toWireError } from './wire-error.js';

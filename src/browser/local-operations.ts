@@ -10,7 +10,21 @@ import type { Queue } from '../core/queue/index.js';
 import type { DurableRunState, RunOutcome, SignalOutcome, SubmitOutcome, WorkflowRuntime } from '../core/workflow/index.js';
 import { show } from '../core/show.js';
 import { kvKeyBytes, validateRunId } from '../core/workflow/validation.js';
-import type { DeadStepPageOptions, DeadStepView, KvEntryPage, KvScanPageOptions, ListRunsOptions, RunPage, RunView, RuntimeOperations, WireRunSpec } from './protocol.js';
+import type { JobSubmitOptions } from '../core/workflow/jobs/index.js';
+import { noJobsError, type LocalJobOperations } from './local-job-operations.js';
+import type {
+  DeadStepPageOptions,
+  DeadStepView,
+  JobSubmission,
+  KvEntryPage,
+  KvScanPageOptions,
+  ListRunsOptions,
+  RunPage,
+  RunView,
+  RuntimeOperations,
+  WireJobOutcome,
+  WireRunSpec,
+} from './protocol.js';
 import { exportBytes, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 
 /**
@@ -40,6 +54,8 @@ export class LocalOperations implements RuntimeOperations {
   constructor(
     private readonly runtime: WorkflowRuntime,
     private readonly queue: Queue,
+    /** The worker's jobs; without any, every job call is INVALID_ARGUMENT (`unregistered_job`). */
+    private readonly jobs?: LocalJobOperations,
   ) {}
 
   /** Remembers a committed terminal outcome (the newest `TERMINAL_CACHE_SIZE` are kept). */
@@ -119,5 +135,25 @@ export class LocalOperations implements RuntimeOperations {
 
   async listDeadSteps(options: DeadStepPageOptions = {}): Promise<readonly DeadStepView[]> {
     return this.runtime.listDeadSteps({ afterJobId: options.afterJobId, limit: options.limit });
+  }
+
+  async jobSubmit(name: string, input: Uint8Array, options?: JobSubmitOptions): Promise<JobSubmission> {
+    if (!this.jobs) throw noJobsError(name);
+    return this.jobs.jobSubmit(name, input, options);
+  }
+
+  async jobWait(name: string, id: string, waitMs: number): Promise<WireJobOutcome | null> {
+    if (!this.jobs) throw noJobsError(name);
+    return this.jobs.jobWait(name, id, waitMs);
+  }
+
+  async jobFetch(name: string, id: string): Promise<WireJobOutcome | null> {
+    if (!this.jobs) throw noJobsError(name);
+    return this.jobs.jobFetch(name, id);
+  }
+
+  async jobCancel(id: string): Promise<boolean> {
+    if (!this.jobs) return false;
+    return this.jobs.jobCancel(id);
   }
 }

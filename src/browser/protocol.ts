@@ -7,9 +7,10 @@
  */
 import type { ErrorCode, ErrorDetails } from '../core/errors.js';
 import type { DeadStep, KvKey, RunSpec, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
+import type { JobFailureReason, JobSubmitOptions } from '../core/workflow/jobs/index.js';
 
 /** Bumped when a message shape changes: tabs of different versions never talk to each other. */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 // ---- run events ----
 
@@ -106,6 +107,12 @@ export interface WireError {
   readonly details?: ErrorDetails;
   /** Set for a `StepError`. */
   readonly stepErrorKind?: 'transient' | 'permanent';
+  /**
+   * Set for a `JobFailedError` with a payload (`error`) that survives a structured clone: the
+   * payload itself. (The jobs client ships payloads as the job codec's bytes instead; this covers
+   * a `JobFailedError` thrown anywhere else.)
+   */
+  readonly jobError?: unknown;
   readonly stack?: string;
   readonly cause?: WireError;
   /** A thrown non-error primitive, kept as is. */
@@ -168,6 +175,24 @@ export interface KvScanPageOptions {
   readonly limit?: number;
 }
 
+// ---- jobs ----
+
+/** A job submission as the leader answers it. */
+export interface JobSubmission {
+  /** The job id (= its run id). */
+  readonly id: string;
+  /** False when collapsed onto an earlier submission with the same idempotency key. */
+  readonly newlySubmitted: boolean;
+}
+
+/**
+ * A job's stored outcome as it crosses a boundary: output and error payload as the bytes of the
+ * job's codec, so the page decodes them with the same definition (and `parse`) it submitted with.
+ */
+export type WireJobOutcome =
+  | { readonly ok: true; readonly output: Uint8Array }
+  | { readonly ok: false; readonly reason: JobFailureReason; readonly message: string; readonly error?: Uint8Array };
+
 /** A run spec as it crosses a boundary: `kvWrites` as an array (any iterable is accepted by the client). */
 export type WireRunSpec = Omit<RunSpec, 'kvWrites'> & { readonly kvWrites?: readonly (readonly [KvKey, Uint8Array])[] };
 
@@ -205,6 +230,24 @@ export interface RuntimeOperations {
   memoGet(runId: string, scope: number | 'run', key: string): Promise<Uint8Array | null>;
   /** One page of the runtime queue's dead jobs (steps out of attempts, permanent errors), oldest first. INVALID_ARGUMENT for a bad limit. */
   listDeadSteps(options?: DeadStepPageOptions): Promise<readonly DeadStepView[]>;
+  /**
+   * Submits the job registered under `name` in the leader's worker, with `input` encoded by the
+   * job's codec. Durable when it resolves. Rejects like `JobRunner.submit` (INVALID_ARGUMENT
+   * `unregistered_job` / `invalid_job_input` / `invalid_spec`, INPUT_MISMATCH, CLOSED, STORE_*),
+   * and with STORE_UNAVAILABLE (`leader_changed`) when a forwarded submission's leader went away
+   * unanswered (not retried: without an idempotency key the id is drawn by the leader).
+   */
+  jobSubmit(name: string, input: Uint8Array, options?: JobSubmitOptions): Promise<JobSubmission>;
+  /**
+   * Waits up to `waitMs` (at most 60 s) for the job's outcome; null while it is still pending (or
+   * the leader is stopping). NOT_FOUND when there is neither a run nor a stored outcome under `id`;
+   * INVALID_ARGUMENT (`unregistered_job`, `invalid_run_id`); CLOSED, CORRUPT_DATA, STORE_*.
+   */
+  jobWait(name: string, id: string, waitMs: number): Promise<WireJobOutcome | null>;
+  /** The job's stored outcome, or null (pending, running, none or swept). Errors as `jobWait`, without NOT_FOUND. */
+  jobFetch(name: string, id: string): Promise<WireJobOutcome | null>;
+  /** Cancels a pending or running job (`JobRunner.cancel`); false for an unknown or ended one. */
+  jobCancel(id: string): Promise<boolean>;
 }
 
 export type OperationName = keyof RuntimeOperations;
@@ -224,6 +267,10 @@ export const RETRYABLE_OPERATIONS: ReadonlySet<OperationName> = new Set<Operatio
   'kvScan',
   'memoGet',
   'listDeadSteps',
+  // A wait is read-only: sent again to the next leader, it waits there.
+  'jobWait',
+  'jobFetch',
+  'jobCancel',
 ]);
 
 // ---- tab coordination (BroadcastChannel) ----

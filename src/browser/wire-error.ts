@@ -27,6 +27,7 @@ import {
   type ErrorDetails,
 } from '../core/errors.js';
 import { InputMismatchError } from '../core/workflow/errors.js';
+import { JobFailedError, type JobFailureReason } from '../core/workflow/jobs/index.js';
 import { StepError } from '../core/workflow/step-error.js';
 import type { WireError } from './protocol.js';
 
@@ -53,6 +54,7 @@ const CLASSES: Readonly<Record<string, { readonly cls: TaqubaErrorClass; readonl
   InternalError: { cls: InternalError, code: 'INTERNAL' },
   UnsupportedPlatformError: { cls: UnsupportedPlatformError, code: 'UNSUPPORTED_PLATFORM' },
   InputMismatchError: { cls: InputMismatchError, code: 'INPUT_MISMATCH' },
+  JobFailedError: { cls: JobFailedError, code: 'JOB_FAILED' },
 };
 
 /** The class a bare code maps to, when the name is unknown (a subclass from a newer version). */
@@ -69,12 +71,42 @@ function plainDetails(details: ErrorDetails): ErrorDetails {
   return out;
 }
 
+/** `value` when the structured clone keeps it, else undefined (a function, a DOM node, ...). */
+function cloneable(value: unknown): unknown {
+  if (value === undefined || typeof structuredClone !== 'function') return undefined;
+  try {
+    return structuredClone(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The fields of a `JobFailedError` rebuilt from its details (the class's constructor did not run). */
+function restoreJobFailure(error: TaqubaError, jobError: unknown): void {
+  const d = error.details;
+  Object.assign(error as unknown as Record<string, unknown>, {
+    error: jobError,
+    reason: (typeof d['reason'] === 'string' ? d['reason'] : 'error') as JobFailureReason,
+    jobId: typeof d['jobId'] === 'string' ? d['jobId'] : '',
+    jobName: typeof d['jobName'] === 'string' ? d['jobName'] : '',
+  });
+}
+
 /** `error` (anything thrown) as a structured-cloneable record. */
 export function toWireError(error: unknown, depth = 0): WireError {
   const cause = (e: { cause?: unknown }): WireError | undefined =>
     e.cause === undefined || depth >= MAX_CAUSE_DEPTH ? undefined : toWireError(e.cause, depth + 1);
   if (error instanceof TaqubaError) {
-    return { name: error.name, message: error.message, code: error.code, details: plainDetails(error.details), stack: error.stack, cause: cause(error) };
+    const jobError = error instanceof JobFailedError ? cloneable(error.error) : undefined;
+    return {
+      name: error.name,
+      message: error.message,
+      code: error.code,
+      details: plainDetails(error.details),
+      stack: error.stack,
+      cause: cause(error),
+      ...(jobError === undefined ? {} : { jobError }),
+    };
   }
   if (error instanceof StepError) {
     return { name: 'StepError', message: error.message, stepErrorKind: error.kind, stack: error.stack, cause: cause(error) };
@@ -108,6 +140,7 @@ export function fromWireError(wire: WireError): unknown {
     const error = Reflect.construct(TaqubaError, [wire.code, wire.message, { details: wire.details ?? {}, cause }], cls) as TaqubaError;
     error.name = wire.name;
     setStack(error, wire.stack);
+    if (error instanceof JobFailedError) restoreJobFailure(error, wire.jobError);
     return error;
   }
   if (wire.stepErrorKind !== undefined) {

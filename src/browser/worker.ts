@@ -39,7 +39,7 @@ export interface WorkflowHostHandle {
  * // app-worker.ts, started with new Worker(new URL('./app-worker.ts', import.meta.url), { type: 'module' })
  * import { serveWorkflowRuntime } from 'taquba-workflow/browser/worker';
  * import { StepOutcome } from 'taquba-workflow';
- * serveWorkflowRuntime({ store: 'opfs', name: 'my-app', runner: async (step) => StepOutcome.succeed(step.payload) });
+ * serveWorkflowRuntime({ store: 'opfs', name: 'my-app', runner: async (step) => StepOutcome.succeed(step.payload), jobs: [resizeImage] });
  */
 export function serveWorkflowRuntime(options: ServeWorkflowRuntimeOptions): WorkflowHostHandle {
   registerTransferHandlers();
@@ -57,5 +57,5 @@ export function serveWorkflowRuntime(options: ServeWorkflowRuntimeOptions): Work
   };
 }
 
-export type { WorkflowHostOptions, HostStore } from './workflow-host.js';
+export type { WorkflowHostOptions, HostStore, HostJob } from './workflow-host.js';
 export type { HostEvent, HostInfo, HostRole, RunEvent, RoleEvent, StepResultKind } from './protocol.js';

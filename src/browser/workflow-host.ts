@@ -24,9 +24,12 @@ import { ClosedError, InvalidConfigError, isTaqubaError, UnsupportedPlatformErro
 import type { ObjectStore } from '../core/objects/object-store.js';
 import { Queue, retryBackoffMs, type QueueOptions } from '../core/queue/index.js';
 import { createRunIdGenerator, DEFAULT_QUEUE_NAME, NoopTerminalHook, WorkflowRuntime, type RunnerHandle, type StepRunner, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';
+import type { Job, JobRunnerOptions } from '../core/workflow/jobs/index.js';
+import type { AnyJob } from '../core/workflow/jobs/job.js';
 import { asStepRunnerObject } from '../core/workflow/step.js';
 import { IndexedDbObjectStore } from '../stores/indexeddb/index.js';
 import { OpfsObjectStore } from '../stores/opfs/index.js';
+import { LocalJobOperations } from './local-job-operations.js';
 import { LocalOperations } from './local-operations.js';
 import type { HostEvent, HostInfo, HostRole, OperationCall, RunEvent, WireError } from './protocol.js';
 import { EventHub, observeHook, observeRunner, terminalEvent } from './run-events.js';
@@ -35,6 +38,13 @@ import { fromWireError, toWireError } from './wire-error.js';
 
 /** Which store the runtime lives in: a built-in adapter by kind, or the app's own factory. */
 export type HostStore = 'indexeddb' | 'opfs' | ((name: string) => Promise<ObjectStore>);
+
+/**
+ * A job for `WorkflowHostOptions.jobs`: any `Job` from `defineJob`. (Only the shape the host
+ * needs to accept every job: a `Job` is invariant in its input, so no single `Job<...>` type
+ * admits them all.)
+ */
+export type HostJob = Pick<Job<never, unknown, unknown>, 'name' | 'codec'>;
 
 export interface WorkflowHostOptions {
   /**
@@ -47,6 +57,14 @@ export interface WorkflowHostOptions {
   readonly name: string;
   /** The app's step logic, a function or an object with `runStep` (it runs in the leader's worker). */
   readonly runner: StepRunner;
+  /**
+   * Typed jobs (`defineJob`) the leader's worker executes, on a `JobRunner` over the same queue
+   * and store (queue name `jobs` unless `jobRunnerOptions` say otherwise). Pages submit and await
+   * them with `client.jobs`. Default: none.
+   */
+  readonly jobs?: readonly HostJob[];
+  /** Options of the leader's `JobRunner` (clock and logger default to the runtime's). */
+  readonly jobRunnerOptions?: JobRunnerOptions;
   /** The app's terminal hook. Default: none. */
   readonly terminalHook?: TerminalHook;
   /** Object-key prefix of the queue inside the store. Default `workflow`. */
@@ -213,6 +231,7 @@ export class WorkflowHost {
     let store: ObjectStore | undefined;
     let queue: Queue | undefined;
     let handle: RunnerHandle | undefined;
+    let jobs: LocalJobOperations | undefined;
     const stopped = new Promise<void>((resolve) => (this.stopLeading = resolve));
     try {
       store = await openStore(this.options.store, this.name);
@@ -244,19 +263,30 @@ export class WorkflowHost {
         emit(terminalEvent(outcome, this.hostId, clock.now()));
       });
       const runtime = new WorkflowRuntime(q, store, runner, hook, runtimeOptions);
-      ops = new LocalOperations(runtime, q);
+      if (this.options.jobs !== undefined && this.options.jobs.length > 0) {
+        jobs = new LocalJobOperations(q, store, this.options.jobs as readonly AnyJob[], {
+          ...(runtimeOptions.clock === undefined ? {} : { clock: runtimeOptions.clock }),
+          ...(runtimeOptions.logger === undefined ? {} : { logger: runtimeOptions.logger }),
+          ...this.options.jobRunnerOptions,
+        });
+      }
+      ops = new LocalOperations(runtime, q, jobs);
       // Timers that came due while no tab had the store open fire now, not at the next tick.
       await q.promoteScheduledNow().catch(() => undefined);
       handle = runtime.spawn();
+      const jobsDone = jobs?.spawn().done ?? new Promise<void>(() => undefined);
       this.coordinator.lead(ops);
       this.setRole('leader');
-      await Promise.race([stopped, handle.done]);
+      await Promise.race([stopped, handle.done, jobsDone]);
       if (!this.closed) throw new ClosedError('the workflow runtime stopped', { reason: 'runtime_stopped' });
     } catch (e) {
       if (!this.closed) this.fail(e);
     } finally {
+      // Job waits answer (null) at once, so the requests in flight that `resign` waits for end.
+      const jobsStopped = jobs?.shutdown().catch(() => undefined);
       await this.coordinator.resign();
       await handle?.shutdown().catch(() => undefined);
+      await jobsStopped;
       await queue?.close().catch(() => undefined);
       await closeStore(store).catch(() => undefined);
       if (!this.closed && this.role === 'leader') this.setRole('starting');

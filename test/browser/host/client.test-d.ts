@@ -7,7 +7,7 @@ import { expectTypeOf } from 'vitest';
 import type { HostApi, HostEvent, RunPage, RunView, WorkflowClient } from '../../../src/browser/index.js';
 import type { RunSpec, SignalOutcome, SubmitOutcome } from '../../../src/core/workflow/index.js';
 
-type Operation = Exclude<keyof HostApi, 'openEvents' | 'close'>;
+type Operation = Exclude<keyof HostApi, 'openEvents' | 'close' | 'jobSubmit' | 'jobWait' | 'jobFetch' | 'jobCancel'>;
 
 // Every facade operation is on the client, with the same parameters.
 expectTypeOf<Pick<WorkflowClient, Operation>>().toHaveProperty('memoGet');

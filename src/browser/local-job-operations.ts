@@ -1,0 +1,114 @@
+/**
+ * The leader's side of the job operations: a `JobRunner` on the leader's queue and store, with
+ * the jobs the worker module registered. Inputs arrive and outcomes leave as the bytes of each
+ * job's codec, so the page decodes them with the same `Job` definition (whose `run` stays here).
+ *
+ * Waiting is chunked (`jobWait` returns null after `waitMs`): a leader that stops answers its
+ * waits at once (null) so its graceful hand-over is not held up, and the page simply asks the
+ * next leader.
+ */
+import { InvalidArgumentError, isTaqubaError } from '../core/errors.js';
+import type { ObjectStore } from '../core/objects/object-store.js';
+import type { Queue } from '../core/queue/index.js';
+import type { RunnerHandle } from '../core/workflow/index.js';
+import { JobFailedError, JobRunner, type JobResult, type JobRunnerOptions, type JobSubmitOptions } from '../core/workflow/jobs/index.js';
+import type { AnyJob } from '../core/workflow/jobs/job.js';
+import { show } from '../core/show.js';
+import type { JobSubmission, WireJobOutcome } from './protocol.js';
+import { exportBytes } from './transfer-handlers.js';
+
+/** Longest single wait of `jobWait`. */
+export const MAX_JOB_WAIT_MS = 60_000;
+
+export class LocalJobOperations {
+  private readonly runner: JobRunner;
+  private readonly jobs = new Map<string, AnyJob>();
+  private readonly stopping = new AbortController();
+  private handle: RunnerHandle | undefined;
+
+  /** Throws INVALID_CONFIG / INVALID_ARGUMENT (`invalid_job`, `duplicate_job`) for bad options or jobs. */
+  constructor(queue: Queue, store: ObjectStore, jobs: readonly AnyJob[], options: JobRunnerOptions = {}) {
+    this.runner = new JobRunner(queue, store, options);
+    for (const job of jobs) {
+      this.runner.register(job);
+      this.jobs.set(job.name, job);
+    }
+  }
+
+  /** Starts executing jobs; `done` settles when the runner stops. */
+  spawn(): RunnerHandle {
+    this.handle = this.runner.spawn();
+    return this.handle;
+  }
+
+  /** Answers every wait (null) and stops claiming; waits for jobs in flight. */
+  async shutdown(): Promise<void> {
+    this.stopping.abort();
+    await this.handle?.shutdown();
+  }
+
+  async jobSubmit(name: string, input: Uint8Array, options?: JobSubmitOptions): Promise<JobSubmission> {
+    const job = this.job(name);
+    if (!(input instanceof Uint8Array)) throw new InvalidArgumentError(`job input must be the bytes of the job's codec. job=${job.name}`, { reason: 'invalid_job_input', job: job.name });
+    let decoded: unknown;
+    try {
+      decoded = job.codec.decode(input);
+    } catch (e) {
+      const err = new InvalidArgumentError(`job input does not decode. job=${job.name}`, { reason: 'invalid_job_input', job: job.name });
+      Object.defineProperty(err, 'cause', { value: e, configurable: true, writable: true });
+      throw err;
+    }
+    const handle = await this.runner.submit(job, decoded, options);
+    return { id: handle.id, newlySubmitted: handle.newlySubmitted };
+  }
+
+  async jobWait(name: string, id: string, waitMs: number): Promise<WireJobOutcome | null> {
+    const job = this.job(name);
+    const handle = this.runner.handle(job, id);
+    if (typeof waitMs !== 'number' || !(waitMs >= 0)) throw new InvalidArgumentError(`waitMs must be a non-negative number. waitMs=${show(waitMs)}`, { reason: 'invalid_wait' });
+    if (this.stopping.signal.aborted) return null;
+    const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(Math.min(waitMs, MAX_JOB_WAIT_MS))]);
+    try {
+      return this.wire(job, { ok: true, value: await handle.result({ signal }) });
+    } catch (e) {
+      if (e instanceof JobFailedError) return this.wire(job, { ok: false, error: e });
+      if (signal.aborted && isTaqubaError(e, 'CANCELLED')) return null;
+      throw e;
+    }
+  }
+
+  async jobFetch(name: string, id: string): Promise<WireJobOutcome | null> {
+    const job = this.job(name);
+    const result = await this.runner.handle(job, id).fetchResult();
+    return result === null ? null : this.wire(job, result);
+  }
+
+  jobCancel(id: string): Promise<boolean> {
+    return this.runner.cancel(id);
+  }
+
+  /** The registered job of `name`. INVALID_ARGUMENT (`unregistered_job`) otherwise. */
+  private job(name: string): AnyJob {
+    const job = typeof name === 'string' ? this.jobs.get(name) : undefined;
+    if (job === undefined) throw new InvalidArgumentError(`no job of this name is registered in the worker. job=${show(name)}`, { reason: 'unregistered_job', job: typeof name === 'string' ? name : null });
+    return job;
+  }
+
+  /** An outcome as codec bytes (values were decoded and parsed on the way out of the store; encoding them again gives the stored form). */
+  private wire(job: AnyJob, result: JobResult<unknown, unknown>): WireJobOutcome {
+    if (result.ok) return { ok: true, output: exportBytes(job.codec.encode(result.value)) };
+    const failure = result.error;
+    const message = typeof failure.details['message'] === 'string' ? failure.details['message'] : failure.message;
+    return {
+      ok: false,
+      reason: failure.reason,
+      message,
+      ...(failure.error === undefined ? {} : { error: exportBytes(job.codec.encode(failure.error)) }),
+    };
+  }
+}
+
+/** Stands in when the worker registered no jobs: every job call is INVALID_ARGUMENT (`unregistered_job`). */
+export function noJobsError(name: unknown): InvalidArgumentError {
+  return new InvalidArgumentError(`no job of this name is registered in the worker. job=${show(name)}`, { reason: 'unregistered_job', job: typeof name === 'string' ? name : null });
+}

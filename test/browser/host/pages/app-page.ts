@@ -5,6 +5,7 @@
  * bytes are UTF-8 text here.
  */
 import { connect, type HostEvent } from '../../../../src/browser/index.js';
+import { greet } from './app-jobs.js';
 import type { WorkerConfig } from './app-worker.js';
 
 const params = new URLSearchParams(location.search);
@@ -61,6 +62,17 @@ const tab = {
       if (Date.now() > deadline) throw new Error(`tab ${hostId} is ${info.role}, not ${role}`);
       await new Promise((r) => setTimeout(r, 20));
     }
+  },
+  /** Submits the `greet` job; resolves with its id. */
+  async submitGreet(name: string, delayMs: number) {
+    return (await client.jobs.submit(greet, { name, delayMs })).id;
+  },
+  /** Re-attaches to a `greet` job by id: its stored outcome (null while pending) or, with `wait`, its awaited greeting. */
+  async greetResult(id: string, wait: boolean) {
+    const handle = client.jobs.handle(greet, id);
+    if (wait) return (await handle.result()).greeting;
+    const stored = await handle.fetchResult();
+    return stored === null ? null : stored.ok ? stored.value.greeting : `failed:${stored.error.reason}`;
   },
   close() {
     return client.close();

@@ -17,6 +17,7 @@
 import { utf8 } from '../../../../src/core/bytes.js';
 import { StepError, StepOutcome, type Step, type TerminalHook } from '../../../../src/core/workflow/index.js';
 import { serveWorkflowRuntime } from '../../../../src/browser/worker.js';
+import { greet, refuse } from './app-jobs.js';
 
 export interface WorkerConfig {
   readonly store: 'indexeddb' | 'opfs';
@@ -97,6 +98,8 @@ const handle = serveWorkflowRuntime({
   hostId: config.hostId,
   runner: runStep,
   terminalHook: hook,
+  jobs: [greet, refuse],
+  jobRunnerOptions: { pollIntervalMs: 50 },
   // Retries of `failOnceAt` come back fast.
   queueOptions: {
     defaultQueueConfig: { retryBackoffBaseMs: 50, retryBackoffMaxMs: 200 },

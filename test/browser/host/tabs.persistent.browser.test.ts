@@ -1,7 +1,8 @@
 /**
  * The browser host's lifecycle with real tabs on a persistent profile (IndexedDB and OPFS on
- * disk): a reload in the middle of a step, timers that came due while no tab was open, two tabs
- * with one executor, and the leader tab closed or crashed with the other taking over.
+ * disk): a reload in the middle of a step, a reloaded page re-attaching to a pending job, timers
+ * that came due while no tab was open, two tabs with one executor, and the leader tab closed or
+ * crashed with the other taking over.
  *
  * Runs in the `browser-persistent` project, whose browser commands (test/setup/browser-tabs.ts)
  * open, reload, close and crash tabs of pages/app.html and call into them. The `browser`
@@ -82,6 +83,23 @@ describe.skipIf(!inject('persistentProfile'))('browser host tabs (persistent pro
     expect(log.of('computed', (e) => e.runId === runId).map((e) => `${e.host}:${e.step}`)).toEqual([`${before.hostId}:0`, `${before.hostId}:1`, `${after.hostId}:2`]);
     expect(await call<RunView>(tab, 'status', runId)).toMatchObject({ state: 'succeeded', currentStep: 2, result: `done:${runId}` });
     expect(await call(tab, 'kvGet', `done/${runId}`)).toBe('succeeded');
+  });
+
+  it.each(['indexeddb', 'opfs'] as const)('a reloaded page re-attaches to a pending job by id and gets its result (%s)', async (store) => {
+    const { log, open } = app(store, 'job-reload');
+    const tab = await open();
+    await waitRole(tab, 'leader');
+    const id = await call<string>(tab, 'submitGreet', 'reloaded', 1500, log.name);
+    await log.waitFor('job', (e) => e.jobId === id);
+
+    await commands.reloadTab(tab);
+    await waitRole(tab, 'leader');
+    // The page forgot everything but the id; the job is pending again (its run was cut off).
+    expect(await call(tab, 'greetResult', id, false)).toBeNull();
+    expect(await call(tab, 'greetResult', id, true)).toBe('hello reloaded');
+    expect(await call(tab, 'greetResult', id, false)).toBe('hello reloaded');
+    // It ran once before the reload and once, to completion, in the reloaded page's worker.
+    expect(log.of('job', (e) => e.jobId === id)).toHaveLength(2);
   });
 
   it('a timer that came due while no tab was open fires promptly after reopening', async () => {

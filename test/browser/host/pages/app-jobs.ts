@@ -6,10 +6,18 @@ import { defineJob } from '../../../../src/core/workflow/jobs/index.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Greets after `delayMs`; the output carries a Date and a Map, which the value codec keeps. */
+/**
+ * Greets after `delayMs`; the output carries a Date and a Map, which the value codec keeps. With
+ * `log`, reports each start as `{ type: 'job', jobId }` on that BroadcastChannel.
+ */
 export const greet = defineJob({
   name: 'test.greet',
-  run: async (input: { readonly name: string; readonly delayMs?: number }, ctx) => {
+  run: async (input: { readonly name: string; readonly delayMs?: number; readonly log?: string }, ctx) => {
+    if (input.log) {
+      const channel = new BroadcastChannel(input.log);
+      channel.postMessage({ type: 'job', jobId: ctx.id });
+      channel.close();
+    }
     if (input.delayMs) await sleep(input.delayMs);
     return { greeting: `hello ${input.name}`, at: new Date(0), tags: new Map([['job', ctx.id]]) };
   },

@@ -63,9 +63,9 @@ const tab = {
       await new Promise((r) => setTimeout(r, 20));
     }
   },
-  /** Submits the `greet` job; resolves with its id. */
-  async submitGreet(name: string, delayMs: number) {
-    return (await client.jobs.submit(greet, { name, delayMs })).id;
+  /** Submits the `greet` job (its starts reported on `log`); resolves with its id. */
+  async submitGreet(name: string, delayMs: number, log?: string) {
+    return (await client.jobs.submit(greet, { name, delayMs, ...(log === undefined ? {} : { log }) })).id;
   },
   /** Re-attaches to a `greet` job by id: its stored outcome (null while pending) or, with `wait`, its awaited greeting. */
   async greetResult(id: string, wait: boolean) {

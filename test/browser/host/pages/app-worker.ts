@@ -45,7 +45,9 @@ export type LogEntry =
   | { readonly type: 'computed'; readonly host: string; readonly runId: string; readonly step: number }
   | { readonly type: 'holding'; readonly host: string; readonly runId: string; readonly step: number }
   | { readonly type: 'hook'; readonly host: string; readonly runId: string; readonly status: string }
-  | { readonly type: 'role'; readonly host: string; readonly role: string; readonly leader: string | null; readonly at: number };
+  | { readonly type: 'role'; readonly host: string; readonly role: string; readonly leader: string | null; readonly at: number }
+  /** A `greet` job started (pages/app-jobs.ts, when its input names the log). */
+  | { readonly type: 'job'; readonly jobId: string };
 
 const config = JSON.parse(self.name) as WorkerConfig;
 const log = new BroadcastChannel(config.log);

@@ -11,6 +11,7 @@
  * to start from scratch. CRASH_RESUME_UNIT_MS sets the length of one unit (default 3000).
  */
 import { fromUtf8, utf8 } from '../src/core/bytes.js';
+import { isTaqubaError } from '../src/core/errors.js';
 import { Queue } from '../src/core/queue/index.js';
 import { StepOutcome, WorkflowRuntime, type RunOutcome, type Step } from '../src/core/workflow/index.js';
 import { FileSystemObjectStore } from '../src/node/index.js';
@@ -53,7 +54,12 @@ async function runStage(step: Step): Promise<StepOutcome> {
 const store = new FileSystemObjectStore({ root: ROOT });
 // Opening the queue recovers whatever an interrupted process held: its claimed step is back in
 // the queue at once, with an interruption counted (not a failed attempt: step.attempt stays).
-const queue = await Queue.open(store, 'examples/crash-resume', { defaultQueueConfig: { maxAttempts: 100, retryBackoffBaseMs: 200 } });
+const queue = await Queue.open(store, 'examples/crash-resume', { defaultQueueConfig: { maxAttempts: 100, retryBackoffBaseMs: 200 } }).catch((e: unknown) => {
+  // One writer process per store: a second `npm start` is refused at once instead of fencing the first.
+  if (!isTaqubaError(e, 'LOCKED')) throw e;
+  console.error(`another process is running this example on ${ROOT} (${String(e.details.holder)}); wait for it to finish or stop it`);
+  process.exit(1);
+});
 console.log(`store: ${ROOT} (writer epoch ${queue.writerEpoch})`);
 
 let finished!: (outcome: RunOutcome) => void;

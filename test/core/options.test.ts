@@ -12,6 +12,7 @@ import { MemoryObjectStore } from '../../src/core/objects/memory-store.js';
 import { checkObjectStore, checkOptions, editDistance, nearestName, numberRule, optionNames } from '../../src/core/options.js';
 import { Queue, QueueReader, runWorker } from '../../src/core/queue/index.js';
 import { NoopTerminalHook, StepOutcome, Trigger, WorkflowRuntime } from '../../src/core/workflow/index.js';
+import { WebhookTerminalHook, WebhookWorker } from '../../src/core/workflow/webhooks/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
 import { IndexedDbObjectStore } from '../../src/stores/indexeddb/indexeddb-store.js';
 import { OpfsObjectStore } from '../../src/stores/opfs/opfs-store.js';
@@ -145,6 +146,11 @@ describe('unknown options are rejected everywhere', () => {
     for (const make of [() => new FileSystemObjectStore(undefined as never), () => new S3ObjectStore(null as never), () => new IndexedDbObjectStore(undefined as never), () => new OpfsObjectStore(null as never)]) {
       expect((await caught(make, 'INVALID_CONFIG')).message).toMatch(/store options must be an object/);
     }
+  });
+
+  it('the webhook hook and worker', async () => {
+    expect((await caught(() => new WebhookTerminalHook({ targetQueue: 'hooks', timeoutMS: 5 } as never), 'INVALID_CONFIG')).details).toMatchObject({ option: 'timeoutMS', suggestion: 'timeoutMs' });
+    expect((await caught(() => new WebhookWorker({ secrets: 'x' } as never), 'INVALID_CONFIG')).details).toMatchObject({ option: 'secrets', suggestion: 'secret' });
   });
 });
 

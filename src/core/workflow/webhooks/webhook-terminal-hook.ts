@@ -35,6 +35,7 @@
 import { utf8 } from '../../bytes.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { InvalidConfigError, isTaqubaError } from '../../errors.js';
+import { checkOptions, optionNames } from '../../options.js';
 import { validateQueueName } from '../../queue/records/validation.js';
 import type { TerminalEffects } from '../effects-handle.js';
 import { StepError } from '../step-error.js';
@@ -107,6 +108,9 @@ export function runTerminatedWebhook(outcome: RunOutcome, nowMs: number): RunTer
  * void runWorker(queue, 'webhooks', new WebhookWorker({ secret: 'whsec_...' }), { signal });
  * ```
  */
+/** Every WebhookTerminalHookOptions name; adding an option, add its name here (the compiler insists). */
+const HOOK_OPTION_NAMES = optionNames<WebhookTerminalHookOptions>({ targetQueue: true, urlHeader: true, timeoutMs: true, headers: true, maxAttempts: true, clock: true });
+
 export class WebhookTerminalHook implements TerminalHook {
   readonly targetQueue: string;
   readonly urlHeader: string;
@@ -118,6 +122,7 @@ export class WebhookTerminalHook implements TerminalHook {
   /** Throws INVALID_CONFIG for a bad queue name, header name, timeout or attempt count. */
   constructor(options: WebhookTerminalHookOptions) {
     if (typeof options !== 'object' || options === null) throw new InvalidConfigError('WebhookTerminalHook needs options with a targetQueue', { option: 'targetQueue' });
+    checkOptions(options, HOOK_OPTION_NAMES, 'WebhookTerminalHook');
     try {
       validateQueueName(options.targetQueue);
     } catch (e) {

@@ -20,6 +20,7 @@
  */
 import { systemClock, type Clock } from '../../clock.js';
 import { InvalidConfigError } from '../../errors.js';
+import { checkOptions, optionNames } from '../../options.js';
 import { PermanentFailure, RetryLater, type JobRecord, type LeaseHandle, type QueueWorker } from '../../queue/index.js';
 import { show } from '../../show.js';
 import { HEADER_WEBHOOK_ID, HEADER_WEBHOOK_SIGNATURE, HEADER_WEBHOOK_TIMESTAMP, signWebhook, webhookSecretKey, type WebhookSecret } from './signing.js';
@@ -70,6 +71,9 @@ class WebhookTimeout extends Error {
   }
 }
 
+/** Every WebhookWorkerOptions name; adding an option, add its name here (the compiler insists). */
+const WORKER_OPTION_NAMES = optionNames<WebhookWorkerOptions>({ fetch: true, defaultTimeoutMs: true, deliveryIdHeader: true, secret: true, clock: true, maxRetryAfterMs: true });
+
 export class WebhookWorker implements QueueWorker {
   private readonly fetchFn: WebhookFetch | undefined;
   private readonly defaultTimeoutMs: number;
@@ -80,6 +84,7 @@ export class WebhookWorker implements QueueWorker {
 
   /** Throws INVALID_CONFIG for a bad option (a non-positive timeout, a bad header name or secret). */
   constructor(options: WebhookWorkerOptions = {}) {
+    checkOptions(options, WORKER_OPTION_NAMES, 'WebhookWorker');
     this.fetchFn = options.fetch;
     if (this.fetchFn !== undefined && typeof this.fetchFn !== 'function') throw new InvalidConfigError('fetch must be a function', { option: 'fetch' });
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;

@@ -8,6 +8,7 @@
  * to it, so every tab can submit, signal, cancel and watch runs.
  */
 import { expose, type Endpoint } from 'comlink';
+import { checkOptions, optionNames } from '../core/options.js';
 import { createHostApi } from './host-api.js';
 import type { HostEvent, HostInfo, HostRole } from './protocol.js';
 import { registerTransferHandlers } from './transfer-handlers.js';
@@ -41,7 +42,14 @@ export interface WorkflowHostHandle {
  * import { StepOutcome } from 'taquba-workflow';
  * serveWorkflowRuntime({ store: 'opfs', name: 'my-app', runner: async (step) => StepOutcome.succeed(step.payload), jobs: [resizeImage] });
  */
+/** Every ServeWorkflowRuntimeOptions name; adding an option, add its name here (the compiler insists). */
+const SERVE_OPTION_NAMES = optionNames<ServeWorkflowRuntimeOptions>({
+  store: true, name: true, runner: true, jobs: true, jobRunnerOptions: true, terminalHook: true,
+  path: true, queueOptions: true, runtimeOptions: true, hostId: true, endpoint: true,
+});
+
 export function serveWorkflowRuntime(options: ServeWorkflowRuntimeOptions): WorkflowHostHandle {
+  checkOptions(options ?? null, SERVE_OPTION_NAMES, 'serveWorkflowRuntime');
   registerTransferHandlers();
   const host = new WorkflowHost(options);
   expose(createHostApi(host), options.endpoint ?? (globalThis as unknown as Endpoint));

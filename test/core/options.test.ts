@@ -12,6 +12,7 @@ import { MemoryObjectStore } from '../../src/core/objects/memory-store.js';
 import { checkObjectStore, checkOptions, editDistance, nearestName, numberRule, optionNames } from '../../src/core/options.js';
 import { Queue, QueueReader, runWorker } from '../../src/core/queue/index.js';
 import { NoopTerminalHook, StepOutcome, Trigger, WorkflowRuntime } from '../../src/core/workflow/index.js';
+import { serveWorkflowRuntime } from '../../src/browser/worker.js';
 import { WebhookTerminalHook, WebhookWorker } from '../../src/core/workflow/webhooks/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
 import { IndexedDbObjectStore } from '../../src/stores/indexeddb/indexeddb-store.js';
@@ -146,6 +147,11 @@ describe('unknown options are rejected everywhere', () => {
     for (const make of [() => new FileSystemObjectStore(undefined as never), () => new S3ObjectStore(null as never), () => new IndexedDbObjectStore(undefined as never), () => new OpfsObjectStore(null as never)]) {
       expect((await caught(make, 'INVALID_CONFIG')).message).toMatch(/store options must be an object/);
     }
+  });
+
+  it('the browser host (checked before anything is exposed)', async () => {
+    const e = await caught(() => serveWorkflowRuntime({ store: 'indexeddb', name: 'app', runner: () => StepOutcome.succeed(new Uint8Array()), terminalhook: undefined } as never), 'INVALID_CONFIG');
+    expect(e.details).toMatchObject({ option: 'terminalhook', suggestion: 'terminalHook' });
   });
 
   it('the webhook hook and worker', async () => {

@@ -87,9 +87,7 @@ export class WalWriter {
   private lazyArmed = false;
   private putsSinceYield = 0;
   private fatal: unknown;
-  /** The id the next batch tries first. */
-  private nextId: number;
-  /** Highest WAL id known stored by this writer (or its fence's end before the first put). */
+  /** Highest WAL id known stored by this writer (or its fence's end before the first put); the next batch tries the id after it. */
   durableId: number;
 
   constructor(
@@ -100,7 +98,6 @@ export class WalWriter {
     private readonly options: WalWriterOptions,
     private readonly onFatal: (error: unknown) => void,
   ) {
-    this.nextId = firstId;
     this.durableId = firstId - 1;
   }
 
@@ -212,7 +209,6 @@ export class WalWriter {
         batch.stored?.resolve(id);
         if (this.fatal !== undefined) break;
         this.durableId = id;
-        this.nextId = id + 1;
         // Same reason as the delete queue: with a store that answers at once, back-to-back
         // puts would be one endless microtask chain; let timers run now and then.
         if (++this.putsSinceYield % YIELD_EVERY_PUTS === 0) await yieldToEventLoop();
@@ -227,7 +223,7 @@ export class WalWriter {
 
   /** The put protocol above; resolves with the id the batch was stored under. */
   private async put(batch: Batch): Promise<number> {
-    for (let id = this.nextId; ; id++) {
+    for (let id = this.durableId + 1; ; id++) {
       const key = walObjectKey(this.path, id);
       await this.options.faults?.('wal:put', { id });
       const result = await createObject(this.store, key, encodeWalObject(this.epoch, id, batch.commits));

@@ -180,13 +180,15 @@ describe('JobRunner', () => {
   });
 
   it('retention sweeps the outcome; a keyed resubmission then runs again under the same id', async () => {
-    const { runner } = await setup({ retentionMs: 1 });
+    // A 1 s window: the first outcome is past it when swept, the second is read well inside it (a
+    // 1 ms window let the background sweep take the second outcome before result() read it).
+    const { runner } = await setup({ retentionMs: 1000 });
     runner.register(add);
     calls = 0;
     const worker = runner.spawn();
     const h = await runner.submit(add, { a: 1, b: 2, key: 'r' });
     await h.result();
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 1100)); // retention is wall-clock time here
     await runner.runtime.sweepMemosNow();
     expect(await h.fetchResult()).toBeNull();
     const again = await runner.submit(add, { a: 1, b: 2, key: 'r' });

@@ -16,6 +16,8 @@ import { validateGetRange, validateListPrefix, validateObjectKey, validatePutDat
 import { checkOptions, optionNames } from '../core/options.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from '../core/objects/object-store.js';
 import { checkPrecondition, hasPrecondition } from '../core/objects/preconditions.js';
+import type { AppendLogStore } from '../core/objects/append-log.js';
+import { FsAppendLogs } from './fs-append-log.js';
 import { lockDirectory, type ProcessLockOptions } from './process-lock.js';
 import { TEMP_DIRECTORY, createTempFile, isOrphanedTemp, removeTempFile, sweepTempDirectory, sweepTempTree, takeTempFile, type TempFile } from './temp-files.js';
 
@@ -29,13 +31,19 @@ export interface FileSystemObjectStoreOptions {
    * and the older writer then fails with FENCED).
    */
   readonly writerLock?: ProcessLockOptions | false;
+  /**
+   * Whether the store offers append logs (default true), where an engine keeps its write-ahead
+   * log: one `write` + `fdatasync` per group commit. `false` makes engines keep one WAL object
+   * per group commit, as on object stores (docs/rfcs/0002-wal-append-log.md).
+   */
+  readonly appendLogs?: boolean;
 }
 
 /**
  * Every FileSystemObjectStoreOptions name. Adding an option: add its name here too (the compiler
  * insists), or the constructor rejects it as unknown (INVALID_CONFIG naming the nearest name).
  */
-const FS_STORE_OPTION_NAMES = optionNames<FileSystemObjectStoreOptions>({ root: true, writerLock: true });
+const FS_STORE_OPTION_NAMES = optionNames<FileSystemObjectStoreOptions>({ root: true, writerLock: true, appendLogs: true });
 
 /** Lock directories of engine writers: `<root>/.locks/<encoded engine path>.lock`. */
 const LOCK_DIRECTORY = '.locks';
@@ -237,6 +245,11 @@ export class FileSystemObjectStore implements ObjectStore {
   /** The sweep of crashed puts' temp files, started by the first call (see `sweepTempFiles`). */
   private sweep: Promise<number> | undefined;
   private readonly writerLock: ProcessLockOptions | false;
+  /**
+   * Objects that grow by appends, each `write` + `fdatasync` on a file kept open (see
+   * fs-append-log.ts); the engine keeps its write-ahead log in them.
+   */
+  readonly appendLogs: AppendLogStore | undefined;
 
   /** Throws INVALID_CONFIG when `root` is missing or empty. Touches nothing on disk. */
   constructor(options: FileSystemObjectStoreOptions) {
@@ -248,6 +261,18 @@ export class FileSystemObjectStore implements ObjectStore {
     this.rootWithSep = this.root.endsWith(path.sep) ? this.root : this.root + path.sep;
     this.tempDir = path.join(this.root, TEMP_DIRECTORY);
     this.writerLock = options.writerLock ?? {};
+    if (options.appendLogs !== undefined && typeof options.appendLogs !== 'boolean') {
+      throw new InvalidConfigError(`appendLogs must be a boolean. option=appendLogs value=${String(options.appendLogs)}`, { option: 'appendLogs' });
+    }
+    this.appendLogs =
+      options.appendLogs === false
+        ? undefined
+        : new FsAppendLogs({
+            fileOf: (key) => this.fileOf(key),
+            makeDirectories: (dir) => this.makeDirectories(dir),
+            syncDirectory: fsyncDirectory,
+            toStoreError,
+          });
   }
 
   /**

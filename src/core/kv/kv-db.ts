@@ -13,9 +13,9 @@
  * when a newer writer took over, else CLOSED with the cause) until it is reopened, and nothing
  * that was not stored is ever acknowledged.
  */
-import { toHex } from '../bytes.js';
+import { EMPTY_BYTES, toHex } from '../bytes.js';
 import { checkObjectStore } from '../options.js';
-import { ClosedError, ConflictError, CorruptDataError, FencedError, InvalidArgumentError, invariant, isTaqubaError } from '../errors.js';
+import { ClosedError, ConflictError, CorruptDataError, FencedError, InvalidArgumentError, InvalidConfigError, invariant, isTaqubaError } from '../errors.js';
 import type { ObjectStore, WriterLock } from '../objects/object-store.js';
 import { mergeRuns, pickCompaction } from './compaction/compaction.js';
 import type { VersionedEntry } from './entry.js';
@@ -23,7 +23,7 @@ import { tableName, tableObjectKey, walObjectKey } from './format.js';
 import { claimEpoch, fenceWal, type TakenId } from './fencing/claim-writer.js';
 import { FenceLedger } from './fencing/fence-ledger.js';
 import { collectGarbage } from './compaction/garbage.js';
-import { resolveKvDbOptions, type KvDbOptions, type ResolvedKvDbOptions } from './kv-options.js';
+import { resolveKvDbOptions, type KvDbOptions, type ResolvedKvDbOptions, type WalKind } from './kv-options.js';
 import { DeleteQueue } from './compaction/delete-queue.js';
 import { KvReader } from './kv-reader.js';
 import { LsmTree, type TableSet } from './lsm-tree.js';
@@ -34,14 +34,36 @@ import { resolveBounds, type Bounds } from './scan-range.js';
 import { writeSortedRun } from './tables/table-writer.js';
 import { Transaction, checkKey, type PendingWrite } from './transaction.js';
 import type { CommitOptions, KvEntry, KvReadable, MergeOperator, ScanRange, WriteOp } from './types.js';
-import { encodeCommit, type WalObject } from './wal/wal-format.js';
+import { encodeCommit, type WalCommit, type WalObject } from './wal/wal-format.js';
+import { comparePositions, logSealKey, logSegmentKey, type LogEnd, type LogPosition } from './wal/log-format.js';
+import { decideLogEnd, listLogSegments, measureLog, readEpochBatches, readLogEnd } from './wal/log-replay.js';
+import { LogWalSink } from './wal/log-sink.js';
+import { appendLogsOf, type AppendLogStore } from '../objects/append-log.js';
+import { createObject } from '../objects/create-object.js';
 import { denseLength, listWalIds, readWal } from './wal/wal-replay.js';
 import { WalWriter } from './wal/wal-writer.js';
 
-/** A memtable frozen for flushing, with the last WAL id that holds any of its commits (known once stored). */
+/**
+ * How far the WAL a memtable holds reaches: the last WAL object id, and the last log segment
+ * (docs/rfcs/0002-wal-append-log.md) when logs were replayed or written. A flush moves the
+ * manifest's `walStart` and `logStart` past them.
+ */
+interface WalMark {
+  readonly walId: number;
+  readonly log?: LogPosition;
+}
+
+/** A memtable frozen for flushing, with the WAL it covers (known once stored). */
 interface FrozenMemtable {
   readonly memtable: Memtable;
-  readonly walEnd: Promise<number>;
+  readonly walEnd: Promise<WalMark>;
+}
+
+/** An older epoch's log to replay at open: its segments and its recorded end. */
+interface LogToReplay {
+  readonly epoch: number;
+  readonly segments: readonly number[];
+  readonly end: LogEnd;
 }
 
 export interface TransactionOptions extends CommitOptions {
@@ -81,6 +103,14 @@ export class KvDb implements KvReadable {
   /** Tables this writer has named so far (names carry the epoch, so writers never collide). */
   private tablesNamed = 0;
   private readonly fences: FenceLedger;
+  /** The log sink when the WAL goes to an append log. */
+  private logSink: LogWalSink | undefined;
+  /** Older epochs' logs not replayed yet (open only), ascending. */
+  private logsToReplay: LogToReplay[] = [];
+  /** Whether open found any log segment (then even an object-WAL writer retires them). */
+  private sawLogs = false;
+  /** How far replay has got (open only); the live writer's marks come after it. */
+  private replayed: WalMark;
 
   private constructor(
     private readonly store: ObjectStore,
@@ -94,6 +124,7 @@ export class KvDb implements KvReadable {
     this.tree.tables = this.tree.buildTableSet(manifest.data.runs);
     this.lastSeq = manifest.data.lastSeq;
     this.fences = new FenceLedger(manifest.data.fences);
+    this.replayed = { walId: manifest.data.walStart - 1, log: undefined };
   }
 
   /** This writer's epoch; a later writer's open raises the stored one and fences this instance. */
@@ -118,14 +149,17 @@ export class KvDb implements KvReadable {
   static async open(store: ObjectStore, options: KvDbOptions = {}): Promise<KvDb> {
     checkObjectStore(store);
     const resolved = resolveKvDbOptions(options);
+    const logs = chooseLogs(store, resolved.wal);
     const lock = await store.lockWriter?.(resolved.path);
+    let db: KvDb | undefined;
     try {
       const manifests = new ManifestStore(store, resolved.path);
       const claimed = await claimEpoch(store, resolved.path, manifests, resolved.faults);
-      const db = new KvDb(store, resolved, manifests, claimed, lock);
-      await db.recover();
+      db = new KvDb(store, resolved, manifests, claimed, lock);
+      await db.recover(logs);
       return db;
     } catch (e) {
+      await db?.logSink?.close();
       await lock?.release();
       throw e;
     }
@@ -136,9 +170,23 @@ export class KvDb implements KvReadable {
     return KvReader.open(store, options);
   }
 
-  /** Steps 4-6 of the open protocol. */
-  private async recover(): Promise<void> {
+  /**
+   * Steps 4-6 of the open protocol, with the log steps of RFC 0002 around them: our first
+   * segment exists before anything is acknowledged, older epochs' logs are sealed and their ends
+   * decided before replay, and replay goes in epoch order across WAL objects and logs.
+   */
+  private async recover(logs: AppendLogStore | undefined): Promise<void> {
     const { path } = this.options;
+    if (logs) {
+      this.logSink = new LogWalSink(this.store, logs, path, this.epoch, this.options.faults);
+      await this.logSink.start();
+      // A newer writer that listed the logs before our first segment existed did not seal us:
+      // it has claimed a newer manifest, which this listing sees (the newest is never deleted).
+      if (await this.manifests.hasNewer(this.manifest.id)) {
+        throw new FencedError(`a newer writer opened while this one was opening. epoch=${this.epoch}`, { epoch: this.epoch });
+      }
+    }
+    await this.sealOlderLogs();
     const walStart = this.manifest.data.walStart;
     const ids = await listWalIds(this.store, path, walStart);
     const dense = denseLength(ids, walStart);
@@ -147,10 +195,54 @@ export class KvDb implements KvReadable {
     this.fences.note(this.epoch, fence.firstOwned);
     // Objects listed past our windows can only be stray fences (see the WAL writer's put).
     await this.replayTaken(ids.slice(dense).filter((id) => id >= fence.nextId).map((id) => ({ id, afterOwn: true })));
-    this.wal = new WalWriter(this.store, path, this.epoch, fence.nextId, this.options, (e) => this.poison(e));
+    await this.replayLogsBefore(this.epoch);
+    const objectsEnd = fence.nextId - 1;
+    // Object WAL on a path with logs: the first flush retires the replayed (and garbage) segments.
+    const logsSeen = this.sawLogs;
+    this.liveMark = this.logSink ? (segment) => ({ walId: objectsEnd, log: [this.epoch, segment] }) : (id) => ({ walId: id, log: logsSeen ? [this.epoch, 0] : undefined });
+    this.wal = new WalWriter(this.store, path, this.epoch, this.logSink ? 1 : fence.nextId, this.options, (e) => this.poison(e), this.logSink);
     this.startFlushes();
     this.startCompaction();
     this.orphanCollection = collectGarbage(this.store, path, this.manifest, this.fences, this.deletes).catch(() => undefined);
+  }
+
+  /** Maps what the WAL writer's cut resolves with (a WAL id or a segment) to a mark. */
+  private liveMark: (id: number) => WalMark = (id) => ({ walId: id });
+
+  /**
+   * RFC 0002, open steps 1-2: every older epoch with a log segment is sealed (its writer then
+   * acknowledges nothing past the recorded end), and its end is read, or measured and recorded.
+   * A log of a newer epoch means a newer writer: FENCED.
+   */
+  private async sealOlderLogs(): Promise<void> {
+    const { path } = this.options;
+    const found = await listLogSegments(this.store, path);
+    this.sawLogs = found.size > 0;
+    for (const epoch of found.keys()) {
+      if (epoch > this.epoch) throw new FencedError(`a newer writer opened while this one was opening. epoch=${this.epoch} log_epoch=${epoch}`, { epoch: this.epoch });
+      if (epoch === this.epoch) continue;
+      await this.options.faults?.('open:seal-log', { epoch });
+      await createObject(this.store, logSealKey(path, epoch), EMPTY_BYTES);
+      // Listed again after the seal: a segment the old writer created before it is seen now.
+      let segments = (await listLogSegments(this.store, path)).get(epoch) ?? [];
+      const end = (await readLogEnd(this.store, path, epoch)) ?? (await decideLogEnd(this.store, path, await measureLog(this.store, path, epoch, segments)));
+      // The old writer may have recorded an end in a segment created after our listing.
+      if (end.segment > (segments.at(-1) ?? 0)) segments = (await listLogSegments(this.store, path)).get(epoch) ?? [];
+      this.logsToReplay.push({ epoch, segments, end });
+    }
+  }
+
+  /** Replays the older epochs' logs below `epoch`, in epoch order (see recover). */
+  private async replayLogsBefore(epoch: number): Promise<void> {
+    const from = this.manifest.data.logStart;
+    while (this.logsToReplay.length > 0 && this.logsToReplay[0].epoch < epoch) {
+      const log = this.logsToReplay.shift()!;
+      for await (const { position, commits } of readEpochBatches(this.store, this.options.path, log.epoch, log.segments, from, log.end)) {
+        this.replayed = { ...this.replayed, log: position };
+        await this.applyCommits(commits);
+      }
+      if (log.end.segment > 0) this.replayed = { ...this.replayed, log: maxPosition(this.replayed.log, [log.epoch, log.end.segment]) };
+    }
   }
 
   /** WAL objects other writers stored inside our fence windows: read at once, applied in order. */
@@ -176,14 +268,21 @@ export class KvDb implements KvReadable {
       const object = walObjectKey(this.options.path, id - 1);
       throw new CorruptDataError(`wal object missing before one that holds commits. object=${object}`, { object, problem: 'wal_gap' });
     }
+    await this.replayLogsBefore(wal.epoch);
     this.fences.note(wal.epoch, id);
-    for (const commit of wal.commits) {
+    this.replayed = { ...this.replayed, walId: id };
+    await this.applyCommits(wal.commits);
+  }
+
+  /** Applies replayed commits (those not in tables yet) and freezes a full memtable at the replay mark. */
+  private async applyCommits(commits: readonly WalCommit[]): Promise<void> {
+    for (const commit of commits) {
       if (commit.seq <= this.manifest.data.lastSeq) continue;
       for (const e of commit.entries) this.tree.memtable.add(e, commit.seq);
       this.lastSeq = Math.max(this.lastSeq, commit.seq);
     }
     if (this.tree.memtable.bytes >= this.options.memtableBytes) {
-      this.freeze(Promise.resolve(id));
+      this.freeze(Promise.resolve(this.replayed));
       // Leave frozen memtables to the background flusher unless too many pile up, which keeps
       // open fast and memory bounded on a long replay.
       if (this.frozen.length >= this.options.maxFrozenMemtables) await this.flushFrozen();
@@ -322,7 +421,9 @@ export class KvDb implements KvReadable {
     }
     const stored = this.wal.append(encodeCommit({ seq, entries }), options.durable !== false);
     if (this.tree.memtable.bytes >= this.options.memtableBytes) {
-      this.freeze(this.wal.cut());
+      const walEnd = this.wal.cut().then(this.liveMark);
+      walEnd.catch(() => undefined); // a failure poisons the engine; the flush that awaits it stops
+      this.freeze(walEnd);
       this.startFlushes();
     }
     if (this.recentWrites.size > this.recentWritesLimit) this.pruneRecentWrites();
@@ -361,7 +462,7 @@ export class KvDb implements KvReadable {
     }
   }
 
-  private freeze(walEnd: Promise<number>): void {
+  private freeze(walEnd: Promise<WalMark>): void {
     if (this.tree.memtable.size === 0) return;
     const memtable = this.tree.memtable;
     this.frozen.unshift({ memtable, walEnd });
@@ -421,7 +522,8 @@ export class KvDb implements KvReadable {
    */
   private async flushFrozen(): Promise<void> {
     const oldest = this.frozen[this.frozen.length - 1];
-    const walEnd = await oldest.walEnd;
+    const mark = await oldest.walEnd;
+    const walEnd = mark.walId;
     await this.options.faults?.('flush:sst-put', { walEnd });
     // A tombstone only hides older versions, and older versions of this memtable's keys can only
     // be in tables (older memtables were flushed first). Most keys of a queue are written and
@@ -443,6 +545,7 @@ export class KvDb implements KvReadable {
       return {
         ...m,
         walStart: walEnd + 1,
+        ...(mark.log ? { logStart: [mark.log[0], mark.log[1] + 1] as const } : {}),
         lastSeq: Math.max(m.lastSeq, oldest.memtable.maxSeq),
         runs: run.length > 0 ? [run, ...m.runs] : m.runs,
       };
@@ -453,6 +556,23 @@ export class KvDb implements KvReadable {
     const retiredWal: string[] = [];
     for (let id = retiredFrom; id <= walEnd; id++) if (!this.fences.isFence(id)) retiredWal.push(walObjectKey(this.options.path, id));
     this.deletes.add(retiredWal);
+    if (mark.log) this.retireLogSegments();
+  }
+
+  /** Deletes the log segments before the manifest's `logStart` (in tables, or past a sealed end). */
+  private retireLogSegments(): void {
+    const start = this.manifest.data.logStart;
+    if (!start) return;
+    const { path } = this.options;
+    const retire = async (): Promise<void> => {
+      const doomed: string[] = [];
+      for (const [epoch, segments] of await listLogSegments(this.store, path)) {
+        for (const segment of segments) if (comparePositions([epoch, segment], start) < 0) doomed.push(logSegmentKey(path, epoch, segment));
+      }
+      this.deletes.add(doomed);
+    };
+    // Best effort: what is missed is retired at the next flush.
+    this.orphanCollection = this.orphanCollection.then(retire).catch(() => undefined);
   }
 
   /**
@@ -565,9 +685,25 @@ export class KvDb implements KvReadable {
     await this.orphanCollection;
     await this.deletes.idle();
     for (const resume of this.stalled.splice(0)) resume();
+    await this.wal.close();
+    if (this.logSink && this.failure === undefined && flushError === undefined) await this.logSink.recordOwnEnd().catch(() => undefined);
     await this.lock?.release();
     if (flushError !== undefined) throw flushError;
   }
+}
+
+/** The store's append logs when the engine should use them (option `wal`). */
+function chooseLogs(store: ObjectStore, kind: WalKind): AppendLogStore | undefined {
+  if (kind === 'objects') return undefined;
+  const logs = appendLogsOf(store);
+  if (!logs && kind === 'log') {
+    throw new InvalidConfigError("wal 'log' needs a store with append logs (the filesystem store); this one has none. option=wal", { option: 'wal' });
+  }
+  return logs;
+}
+
+function maxPosition(a: LogPosition | undefined, b: LogPosition): LogPosition {
+  return a && comparePositions(a, b) >= 0 ? a : b;
 }
 
 /** `entries` without the tombstones of keys `absent` says no table holds. */

@@ -40,7 +40,17 @@ export interface KvDbOptions {
   readonly clock?: Clock;
   /** Test hook at protocol steps. */
   readonly faults?: FaultHook;
+  /**
+   * Where the write-ahead log goes. `'auto'` (default): an append log when the store offers one
+   * (the filesystem store: one `write` + `fdatasync` per group commit), else WAL objects.
+   * `'objects'`: always WAL objects (one create-only object per group commit). `'log'`: an
+   * append log, INVALID_CONFIG when the store has none. See docs/rfcs/0002-wal-append-log.md.
+   */
+  readonly wal?: WalKind;
 }
+
+export type WalKind = 'auto' | 'log' | 'objects';
+const WAL_KINDS: readonly WalKind[] = ['auto', 'log', 'objects'];
 
 /**
  * Every KvDbOptions option name. Adding an option: add its name here too (the compiler insists),
@@ -59,6 +69,7 @@ export const KV_DB_OPTION_NAMES = optionNames<KvDbOptions>({
   maxRuns: true,
   clock: true,
   faults: true,
+  wal: true,
 });
 
 export type ResolvedKvDbOptions = Required<Omit<KvDbOptions, 'mergeOperator' | 'faults'>> & Pick<KvDbOptions, 'mergeOperator' | 'faults'>;
@@ -84,8 +95,12 @@ export function resolveKvDbOptions(options: KvDbOptions = {}): ResolvedKvDbOptio
   if (options.mergeOperator !== undefined && typeof options.mergeOperator !== 'function') {
     throw new InvalidConfigError('mergeOperator must be a function. option=mergeOperator', { option: 'mergeOperator' });
   }
+  if (options.wal !== undefined && !WAL_KINDS.includes(options.wal)) {
+    throw new InvalidConfigError(`wal must be one of ${WAL_KINDS.join(', ')}. option=wal value=${String(options.wal)}`, { option: 'wal' });
+  }
   return {
     path,
+    wal: options.wal ?? 'auto',
     mergeOperator: options.mergeOperator,
     faults: options.faults,
     clock: options.clock ?? systemClock,

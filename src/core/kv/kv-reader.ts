@@ -14,6 +14,9 @@ import { resolveBounds } from './scan-range.js';
 import { checkKey } from './transaction.js';
 import type { KvEntry, KvReadable, ScanRange } from './types.js';
 import { denseLength, listWalIds, readWal } from './wal/wal-replay.js';
+import type { LogEnd, LogPosition } from './wal/log-format.js';
+import { listLogSegments, readEpochBatches, readLogEnd } from './wal/log-replay.js';
+import type { WalCommit } from './wal/wal-format.js';
 
 const REFRESH_ATTEMPTS = 8;
 
@@ -25,6 +28,10 @@ export class KvReader implements KvReadable {
   private lastSeq = 0;
   private epoch = 0;
   private refreshing: Promise<void> | undefined;
+  /** Log segments not yet applied to their end start here (RFC 0002). */
+  private logFrom: LogPosition | undefined;
+  /** Recorded ends of sealed epochs (they never change). */
+  private readonly logEnds = new Map<number, LogEnd>();
 
   private constructor(
     private readonly store: ObjectStore,
@@ -80,17 +87,49 @@ export class KvReader implements KvReadable {
       this.manifestId = current.id;
       this.nextWalId = current.data.walStart;
       this.lastSeq = current.data.lastSeq;
+      this.logFrom = current.data.logStart;
     }
     const tree = this.tree!; // set above on the first refresh (changedManifest returns a manifest until then)
+    const logs = await listLogSegments(this.store, this.options.path);
     for (const id of await this.listWal()) {
       const wal = await readWal(this.store, this.options.path, id);
       if (!wal) throw new NotFoundError(`wal object vanished. id=${id}`, { id });
-      for (const commit of wal.commits) {
-        if (commit.seq <= this.lastSeq) continue;
-        for (const e of commit.entries) tree.memtable.add(e, commit.seq);
-        this.lastSeq = commit.seq;
-      }
+      // Each epoch wrote either WAL objects or a log: apply in epoch order, as the writer replays.
+      await this.applyLogs(tree, logs, wal.epoch);
+      this.apply(tree, wal.commits);
       this.nextWalId = id + 1;
+    }
+    await this.applyLogs(tree, logs, Number.POSITIVE_INFINITY);
+  }
+
+  private apply(tree: LsmTree, commits: readonly WalCommit[]): void {
+    for (const commit of commits) {
+      if (commit.seq <= this.lastSeq) continue;
+      for (const e of commit.entries) tree.memtable.add(e, commit.seq);
+      this.lastSeq = commit.seq;
+    }
+  }
+
+  /**
+   * Applies log segments of epochs below `beforeEpoch`: a sealed epoch up to its recorded end, a
+   * live writer's segments up to their first incomplete record (a record being appended waits
+   * for the next refresh). Segments are read again from the last one touched, and commits at or
+   * below `appliedSeq` are skipped, so a refresh picks up where the previous one stopped.
+   */
+  private async applyLogs(tree: LsmTree, logs: ReadonlyMap<number, readonly number[]>, beforeEpoch: number): Promise<void> {
+    for (const [epoch, segments] of logs) {
+      if (epoch >= beforeEpoch) break;
+      if (this.logFrom && epoch < this.logFrom[0]) continue;
+      let end = this.logEnds.get(epoch);
+      if (!end) {
+        end = await readLogEnd(this.store, this.options.path, epoch);
+        if (end) this.logEnds.set(epoch, end);
+      }
+      for await (const { position, commits } of readEpochBatches(this.store, this.options.path, epoch, segments, this.logFrom, end)) {
+        this.apply(tree, commits);
+        this.logFrom = position;
+      }
+      if (end) this.logFrom = [epoch + 1, 0];
     }
   }
 

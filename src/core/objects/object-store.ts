@@ -5,6 +5,7 @@
  * Keys are non-empty strings of '/'-separated segments (`db/wal/00000000000000000001`). Every
  * adapter must pass the conformance suite in `test/core/objects/object-store.conformance.ts`.
  */
+import type { AppendLogStore } from './append-log.js';
 
 /** An opaque tag that changes on every successful put of a key. */
 export type ObjectVersion = string;
@@ -73,6 +74,12 @@ export interface ObjectStore {
    * Fencing stays the safety net when it is absent or opted out of.
    */
   lockWriter?(path: string): Promise<WriterLock>;
+
+  /**
+   * Optional: objects that grow by durable appends (see append-log.ts). Local stores offer it so
+   * the engine's write-ahead log costs one flush per group commit; wrappers leave it out.
+   */
+  readonly appendLogs?: AppendLogStore;
 }
 
 /** A held writer lock (see ObjectStore.lockWriter). */

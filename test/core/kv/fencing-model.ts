@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import { fromUtf8 } from '../../../src/core/bytes.js';
 import { KvDb } from '../../../src/core/kv/index.js';
-import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../../src/core/objects/index.js';
+import type { AppendLogStore, GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../../src/core/objects/index.js';
 import { SMALL, explain, outcome, put, within, type Outcome } from './fencing.suite.js';
 
 const OPEN_FAULTS = ['open:bump-epoch', 'open:fence-wal'] as const;
@@ -63,6 +63,8 @@ class ScheduledStore implements ObjectStore {
   live = true;
   private paused: { promise: Promise<void>; resume: () => void } | undefined;
   readonly deleteMany?: (keys: readonly string[]) => Promise<void>;
+  /** The inner store's append logs, with every append (and its answer) and seal check scheduled too. */
+  readonly appendLogs?: AppendLogStore;
 
   constructor(
     readonly inner: ObjectStore,
@@ -74,6 +76,34 @@ class ScheduledStore implements ObjectStore {
       this.deleteMany = async (keys) => {
         await this.gate(`deleteMany ${keys.join(',')}`);
         return batch(keys);
+      };
+    }
+    const logs = inner.appendLogs;
+    if (logs) {
+      this.appendLogs = {
+        createLog: async (key) => {
+          await this.gate(`create log ${key}`);
+          const log = await logs.createLog(key);
+          const gate = (label: string): Promise<void> => this.gate(label);
+          return {
+            key,
+            get size() {
+              return log.size;
+            },
+            async append(data) {
+              await gate(`append ${key}`);
+              let error: unknown;
+              await log.append(data).catch((e: unknown) => (error = e));
+              await gate(`answer of append ${key}: ${error === undefined ? 'ok' : String(error)}`);
+              if (error !== undefined) throw error;
+            },
+            close: () => log.close(),
+          };
+        },
+        exists: async (key) => {
+          await this.gate(`exists ${key}`);
+          return logs.exists(key);
+        },
       };
     }
   }

@@ -387,14 +387,16 @@ export function describeKvEngineSuite(name: string, makeStore: StoreFactory, opt
       });
     });
 
-    it('an older writer that stores a WAL object while the new one opens is replayed, then fenced', async () => {
+    it('an older writer that stores a commit while the new one opens is replayed, then fenced', async () => {
       await withStore(async (store) => {
         const a = await KvDb.open(store);
         await a.write([{ type: 'put', key: k('x'), value: k('1') }]);
         let raced = false;
+        // The last step before the older writer is shut out: fencing its WAL ids, or sealing its log.
+        const race = store.appendLogs ? 'open:seal-log' : 'open:fence-wal';
         const b = await KvDb.open(store, {
           faults: async (at) => {
-            if (at === 'open:fence-wal' && !raced) {
+            if (at === race && !raced) {
               raced = true;
               // A is not fenced yet: its commit lands on the id B is about to claim.
               await a.write([{ type: 'put', key: k('y'), value: k('2') }]);
@@ -434,12 +436,12 @@ export function describeKvEngineSuite(name: string, makeStore: StoreFactory, opt
       });
     });
 
-    it('a flipped byte in a WAL object fails the open with CORRUPT_DATA naming the object', async () => {
+    it('a flipped byte in a WAL object or a closed log fails the open with CORRUPT_DATA naming the object', async () => {
       await withStore(async (store) => {
         const db = await KvDb.open(store);
         await db.write([{ type: 'put', key: k('a'), value: k('precious') }]);
         await db.close();
-        const wal = (await listAll(store)).filter((key) => key.startsWith('kv/wal/'));
+        const wal = (await listAll(store)).filter((key) => key.startsWith('kv/wal/') || key.startsWith('kv/log/'));
         let corrupted: string | undefined;
         for (const key of wal) {
           const obj = (await store.get(key))!;

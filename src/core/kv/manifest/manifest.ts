@@ -47,6 +47,11 @@ export interface ManifestData {
    * docs/rfcs/0001-kv-engine.md, "Open as writer").
    */
   readonly fences: readonly (readonly [epoch: number, walId: number])[];
+  /**
+   * The first log segment (`[epoch, segment]`) whose commits are not all in tables yet; absent
+   * before any writer used append logs (docs/rfcs/0002-wal-append-log.md).
+   */
+  readonly logStart?: readonly [epoch: number, segment: number];
 }
 
 /** The state of a store that has never been written: what the first writer's open starts from. */
@@ -82,6 +87,7 @@ function isManifest(m: unknown): m is ManifestData {
     typeof o.lastSeq === 'number' &&
     Array.isArray(o.fences) &&
     o.fences.every((f) => Array.isArray(f) && f.length === 2 && typeof f[0] === 'number' && typeof f[1] === 'number') &&
+    (o.logStart === undefined || (Array.isArray(o.logStart) && o.logStart.length === 2 && o.logStart.every((n) => typeof n === 'number'))) &&
     Array.isArray(o.runs) &&
     o.runs.every((run) => Array.isArray(run) && run.every((t) => typeof t === 'object' && t !== null && (t as SstMeta).minKey instanceof Uint8Array && typeof (t as SstMeta).id === 'string'))
   );

@@ -7,7 +7,7 @@
  *
  * An object with zero commits is a fence written by a new writer at open.
  */
-import { ByteWriter, EMPTY_BYTES } from '../../bytes.js';
+import { ByteWriter, EMPTY_BYTES, type ByteReader } from '../../bytes.js';
 import type { VersionedEntry } from '../entry.js';
 import { FORMAT_VERSION, WAL_MAGIC, corruptReader, openFramed, readKind, sealWithChecksum, writeKind } from '../format.js';
 
@@ -53,18 +53,21 @@ export function decodeWalObject(bytes: Uint8Array, object: string): WalObject {
   const id = r.varint();
   const count = r.varint();
   const commits: WalCommit[] = [];
-  for (let i = 0; i < count; i++) {
-    const seq = r.varint();
-    const n = r.varint();
-    const entries: VersionedEntry[] = [];
-    for (let j = 0; j < n; j++) {
-      const kind = readKind(r, object);
-      const key = r.lenBytes();
-      const value = kind === 'delete' ? EMPTY_BYTES : r.lenBytes();
-      entries.push({ key, seq, kind, value });
-    }
-    commits.push({ seq, entries });
-  }
+  for (let i = 0; i < count; i++) commits.push(readCommit(r, object));
   if (r.remaining !== 0) throw corruptReader(object)('trailing bytes');
   return { epoch, id, commits };
+}
+
+/** One commit as `encodeCommit` wrote it. */
+export function readCommit(r: ByteReader, object: string): WalCommit {
+  const seq = r.varint();
+  const n = r.varint();
+  const entries: VersionedEntry[] = [];
+  for (let j = 0; j < n; j++) {
+    const kind = readKind(r, object);
+    const key = r.lenBytes();
+    const value = kind === 'delete' ? EMPTY_BYTES : r.lenBytes();
+    entries.push({ key, seq, kind, value });
+  }
+  return { seq, entries };
 }

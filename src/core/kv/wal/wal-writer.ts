@@ -54,6 +54,25 @@ interface Batch {
   durable: boolean;
   /** Resolves with the WAL id the batch was stored under (set up by `cut`, on demand). */
   stored?: Deferred<number>;
+  /** Set by `cut`: a memtable ends with this batch, so the next one starts a new log segment. */
+  endsSegment?: boolean;
+}
+
+/**
+ * Where batches go: WAL objects (ObjectWalSink, the put protocol above) or an append log
+ * (log-sink.ts). Batches are handed over one at a time, in order.
+ */
+export interface WalSink {
+  /**
+   * Stores one batch after position `after` (the last stored one). Resolves with the position it
+   * was stored under (a WAL id, or a log segment) once it is durable and may be acknowledged;
+   * `fencedAfter` says the writer is fenced from now on (the batch itself was taken over).
+   */
+  store(commits: readonly Uint8Array[], after: number): Promise<{ readonly id: number; readonly fencedAfter?: unknown }>;
+  /** Called after a batch that ends a memtable is stored: the next batch starts a new segment. */
+  roll?(): Promise<void>;
+  /** Releases what the sink holds open. */
+  close?(): Promise<void>;
 }
 
 interface Deferred<T> {
@@ -97,8 +116,14 @@ export class WalWriter {
     firstId: number,
     private readonly options: WalWriterOptions,
     private readonly onFatal: (error: unknown) => void,
+    private readonly sink: WalSink = new ObjectWalSink(store, path, epoch, options.faults),
   ) {
     this.durableId = firstId - 1;
+  }
+
+  /** Releases the sink (an open log segment). */
+  async close(): Promise<void> {
+    await this.sink.close?.();
   }
 
   /**
@@ -129,18 +154,30 @@ export class WalWriter {
    * writer fails first. Used when a memtable is frozen: its contents end at that id.
    */
   cut(): Promise<number> {
-    if (this.fatal !== undefined) return Promise.reject(this.fatal);
-    if (this.open.commits.length > 0) this.seal();
-    const last = this.sealed.at(-1) ?? this.inFlight;
-    void this.drain();
-    if (!last) return Promise.resolve(this.durableId);
-    last.stored ??= deferred<number>();
-    return last.stored.promise;
+    return this.sealAll(true);
   }
 
   /** Stores everything appended so far. */
   async flush(): Promise<void> {
-    await this.cut();
+    await this.sealAll(false);
+  }
+
+  /**
+   * `endSegment`: the commits so far end a memtable, so the batch holding the last of them also
+   * ends its log segment, and the id resolves only once the next segment exists (a flush may then
+   * retire this one). With nothing pending, an empty batch carries the roll.
+   */
+  private sealAll(endSegment: boolean): Promise<number> {
+    if (this.fatal !== undefined) return Promise.reject(this.fatal);
+    if (this.open.commits.length > 0 || (endSegment && !this.inFlight && this.sealed.length === 0)) this.seal();
+    const last = this.sealed.at(-1) ?? this.inFlight;
+    if (!last) return Promise.resolve(this.durableId);
+    if (endSegment) last.endsSegment = true;
+    last.stored ??= deferred<number>();
+    // An empty batch is durable-worthy too: it only rolls the segment.
+    if (last.commits.length === 0) last.durable = true;
+    void this.drain();
+    return last.stored.promise;
   }
 
   private seal(): void {
@@ -194,21 +231,35 @@ export class WalWriter {
         // Out of `sealed` while in flight: a failure elsewhere leaves this batch to its put.
         const batch = this.sealed.shift()!;
         this.inFlight = batch;
-        let id: number;
+        let id = this.durableId;
+        let fencedAfter: unknown;
         try {
-          id = await this.put(batch);
+          if (batch.commits.length > 0) ({ id, fencedAfter } = await this.sink.store(batch.commits, this.durableId));
         } catch (e) {
+          this.inFlight = undefined;
           for (const w of batch.waiters) w.reject(e);
+          batch.stored?.reject(e);
+          throw e;
+        }
+        // Stored: these commits are durable even if the engine failed meanwhile.
+        for (const w of batch.waiters) w.resolve();
+        if (fencedAfter !== undefined) {
+          this.inFlight = undefined;
+          batch.stored?.resolve(id);
+          throw fencedAfter;
+        }
+        if (this.fatal === undefined) this.durableId = id;
+        try {
+          // Read after the await: a cut may have marked the batch while it was in flight.
+          if (batch.endsSegment && this.fatal === undefined) await this.sink.roll?.();
+        } catch (e) {
           batch.stored?.reject(e);
           throw e;
         } finally {
           this.inFlight = undefined;
         }
-        // Stored: these commits are durable even if the engine failed meanwhile.
-        for (const w of batch.waiters) w.resolve();
         batch.stored?.resolve(id);
         if (this.fatal !== undefined) break;
-        this.durableId = id;
         // Same reason as the delete queue: with a store that answers at once, back-to-back
         // puts would be one endless microtask chain; let timers run now and then.
         if (++this.putsSinceYield % YIELD_EVERY_PUTS === 0) await yieldToEventLoop();
@@ -219,18 +270,6 @@ export class WalWriter {
       this.draining = false;
     }
     if (this.open.commits.length > 0) this.scheduleLazy();
-  }
-
-  /** The put protocol above; resolves with the id the batch was stored under. */
-  private async put(batch: Batch): Promise<number> {
-    for (let id = this.durableId + 1; ; id++) {
-      const key = walObjectKey(this.path, id);
-      await this.options.faults?.('wal:put', { id });
-      const result = await createObject(this.store, key, encodeWalObject(this.epoch, id, batch.commits));
-      if (result.created) return id;
-      if (result.existing && isStrayFence(result.existing.data, key, this.epoch)) continue;
-      throw new FencedError(`a newer writer owns the store. epoch=${this.epoch} wal_id=${id}`, { epoch: this.epoch, walId: id });
-    }
   }
 
   /**
@@ -259,6 +298,27 @@ export class WalWriter {
       batch.stored?.reject(notStored);
     }
     this.onFatal(error);
+  }
+}
+
+/** The put protocol above: each batch a new WAL object, create-only, at the next free id. */
+export class ObjectWalSink implements WalSink {
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly path: string,
+    private readonly epoch: number,
+    private readonly faults: FaultHook | undefined,
+  ) {}
+
+  async store(commits: readonly Uint8Array[], after: number): Promise<{ id: number }> {
+    for (let id = after + 1; ; id++) {
+      const key = walObjectKey(this.path, id);
+      await this.faults?.('wal:put', { id });
+      const result = await createObject(this.objects, key, encodeWalObject(this.epoch, id, commits));
+      if (result.created) return { id };
+      if (result.existing && isStrayFence(result.existing.data, key, this.epoch)) continue;
+      throw new FencedError(`a newer writer owns the store. epoch=${this.epoch} wal_id=${id}`, { epoch: this.epoch, walId: id });
+    }
   }
 }
 

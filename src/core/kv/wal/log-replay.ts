@@ -1,0 +1,104 @@
+/**
+ * Reading the append-log WAL back (docs/rfcs/0002-wal-append-log.md): which epochs have
+ * segments, where each sealed epoch ends, and the batches of one epoch up to its end. Used by the
+ * writer's open (after sealing) and by read-only handles.
+ */
+import { CorruptDataError, NotFoundError } from '../../errors.js';
+import { createObject } from '../../objects/create-object.js';
+import type { ObjectStore } from '../../objects/object-store.js';
+import type { WalCommit } from './wal-format.js';
+import {
+  comparePositions,
+  decodeLogEnd,
+  encodeLogEnd,
+  logEndKey,
+  logSegmentKey,
+  parseLogSegmentKey,
+  scanSegment,
+  type LogEnd,
+  type LogPosition,
+} from './log-format.js';
+
+/** Segment numbers of each epoch that has any, epochs and segments ascending. */
+export async function listLogSegments(store: ObjectStore, path: string): Promise<Map<number, number[]>> {
+  const byEpoch = new Map<number, number[]>();
+  for await (const info of store.list(`${path}/log/`)) {
+    const pos = parseLogSegmentKey(info.key);
+    if (!pos) continue;
+    const list = byEpoch.get(pos[0]) ?? [];
+    list.push(pos[1]);
+    byEpoch.set(pos[0], list);
+  }
+  for (const list of byEpoch.values()) list.sort((a, b) => a - b);
+  return new Map([...byEpoch].sort((a, b) => a[0] - b[0]));
+}
+
+/** The recorded end of `epoch`'s log, or undefined when none was recorded yet. */
+export async function readLogEnd(store: ObjectStore, path: string, epoch: number): Promise<LogEnd | undefined> {
+  const key = logEndKey(path, epoch);
+  const obj = await store.get(key);
+  return obj && checkedEnd(decodeLogEnd(obj.data, key), epoch, key);
+}
+
+/**
+ * Records `proposal` as the end of its epoch's log, create-only, and returns the end that counts:
+ * ours, or the one another party (the old writer, another opener) recorded first.
+ */
+export async function decideLogEnd(store: ObjectStore, path: string, proposal: LogEnd): Promise<LogEnd> {
+  const key = logEndKey(path, proposal.epoch);
+  const result = await createObject(store, key, encodeLogEnd(proposal));
+  if (result.created) return proposal;
+  if (!result.existing) throw new CorruptDataError(`log end vanished; ends are never deleted. object=${key}`, { object: key, problem: 'log_end_missing' });
+  return checkedEnd(decodeLogEnd(result.existing.data, key), proposal.epoch, key);
+}
+
+function checkedEnd(end: LogEnd, epoch: number, key: string): LogEnd {
+  if (end.epoch !== epoch) throw new CorruptDataError(`log end names another epoch. object=${key} epoch=${end.epoch}`, { object: key, problem: 'log_end_epoch' });
+  return end;
+}
+
+/**
+ * What an opener reads as the end of a log nobody recorded an end for: the valid prefix of its
+ * last segment (earlier segments are whole: a writer rolls only after they are durable).
+ */
+export async function measureLog(store: ObjectStore, path: string, epoch: number, segments: readonly number[]): Promise<LogEnd> {
+  const last = segments.at(-1);
+  if (last === undefined) return { epoch, segment: 0, length: 0 };
+  const key = logSegmentKey(path, epoch, last);
+  const obj = await store.get(key);
+  if (!obj) return { epoch, segment: last, length: 0 };
+  return { epoch, segment: last, length: scanSegment(obj.data, key, [epoch, last]).validEnd };
+}
+
+/** True when a record of `epoch` ending at `offset` of `segment` lies within `end`. */
+export function covers(end: LogEnd, segment: number, offset: number): boolean {
+  return segment < end.segment || (segment === end.segment && offset <= end.length);
+}
+
+/**
+ * The batches of one epoch's segments from `from`, in order. With `end`, exactly up to it (a bad
+ * record before it is CORRUPT_DATA); without (a live writer's log, for readers), each segment up
+ * to its first incomplete record.
+ * Rejects with NOT_FOUND when a segment vanished meanwhile (retired after a newer manifest).
+ */
+export async function* readEpochBatches(
+  store: ObjectStore,
+  path: string,
+  epoch: number,
+  segments: readonly number[],
+  from: LogPosition | undefined,
+  end: LogEnd | undefined,
+): AsyncGenerator<{ readonly position: LogPosition; readonly commits: readonly WalCommit[] }> {
+  for (const segment of segments) {
+    const position: LogPosition = [epoch, segment];
+    if (from && comparePositions(position, from) < 0) continue;
+    if (end && segment > end.segment) break;
+    const key = logSegmentKey(path, epoch, segment);
+    const obj = await store.get(key);
+    // Retired by a flush since the listing: the caller starts over from the newer manifest.
+    if (!obj) throw new NotFoundError(`log segment vanished. object=${key}`, { object: key });
+    const limit = !end ? undefined : segment === end.segment ? end.length : obj.data.length;
+    const scanned = scanSegment(obj.data, key, position, limit);
+    for (const commits of scanned.batches) yield { position, commits };
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * An optional capability of local stores: an object that grows by appends, each durable when it
+ * resolves, without a new object (and a directory change) per write. The KV engine keeps its
+ * write-ahead log in such objects when the store offers them (docs/rfcs/0002-wal-append-log.md).
+ * A log is an ordinary object to `get`, `list` and `delete`; only its writer appends.
+ */
+import type { ObjectStore } from './object-store.js';
+
+export interface AppendLog {
+  readonly key: string;
+  /** Bytes appended so far (all durable once the last `append` resolved). */
+  readonly size: number;
+  /**
+   * Appends `data` at the end and resolves once it is durable. One append at a time: the caller
+   * waits for each before the next. A rejected append leaves the log in an unknown state: the
+   * writer must stop using it. Rejects with STORE_UNAVAILABLE or STORE_PERMISSION.
+   */
+  append(data: Uint8Array): Promise<void>;
+  /** Releases the handle; the object stays. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+export interface AppendLogStore {
+  /**
+   * Creates `key` as an empty object, create-only (PRECONDITION_FAILED when it exists), durably
+   * named once this resolves, and opens it for appends.
+   */
+  createLog(key: string): Promise<AppendLog>;
+  /** Whether an object exists at `key`, without reading it: cheap enough for every commit. */
+  exists(key: string): Promise<boolean>;
+}
+
+/** The store's append logs, when it offers them. */
+export function appendLogsOf(store: ObjectStore): AppendLogStore | undefined {
+  return store.appendLogs;
+}

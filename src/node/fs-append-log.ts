@@ -1,0 +1,126 @@
+/**
+ * The filesystem store's append logs (see core/objects/append-log.ts): a log is the key's file,
+ * created with O_EXCL and kept open; an append is `write` + `fdatasync`, with no directory change.
+ * Only creating a log touches its directory (then fsynced, so the name survives a crash).
+ *
+ * Small writes go synchronously (they land in the page cache in microseconds, and a thread-pool
+ * hop costs more); the fdatasync runs on the thread pool so the event loop stays free while the
+ * disk works. Preallocation is left out: measured here it saved under 0.1 ms of 0.2 ms, and an
+ * allocated but unwritten tail would read back as zeros that replay must then tell from a torn
+ * record (it can, but the simpler file is the one whose length is its content).
+ */
+import { closeSync, existsSync, fdatasync, openSync, write, writeSync } from 'node:fs';
+import * as path from 'node:path';
+import { PreconditionFailedError } from '../core/errors.js';
+import type { AppendLog, AppendLogStore } from '../core/objects/append-log.js';
+import { validateObjectKey } from '../core/objects/keys.js';
+
+const SYNC_WRITE_MAX_BYTES = 64 * 1024;
+
+/** What the store lends its logs: key-to-file mapping, directory creation and sync, error mapping. */
+export interface FsLogPlatform {
+  fileOf(key: string): string;
+  makeDirectories(dir: string): Promise<void>;
+  syncDirectory(dir: string): Promise<void>;
+  toStoreError(op: 'get' | 'put', subject: string, e: unknown): Error;
+}
+
+function errnoOf(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function datasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (e) => (e ? reject(e) : resolve())));
+}
+
+
+export class FsAppendLogs implements AppendLogStore {
+  constructor(private readonly platform: FsLogPlatform) {}
+
+  async createLog(key: string): Promise<AppendLog> {
+    validateObjectKey(key);
+    const file = this.platform.fileOf(key);
+    const dir = path.dirname(file);
+    try {
+      let fd: number;
+      try {
+        fd = openExclusive(key, file);
+      } catch (e) {
+        if (errnoOf(e) !== 'ENOENT') throw e;
+        await this.platform.makeDirectories(dir);
+        fd = openExclusive(key, file);
+      }
+      try {
+        await this.platform.syncDirectory(dir);
+      } catch (e) {
+        closeSync(fd);
+        throw e;
+      }
+      return new FsAppendLog(key, fd, this.platform);
+    } catch (e) {
+      throw this.platform.toStoreError('put', `key=${key} (creating a log)`, e);
+    }
+  }
+
+  exists(key: string): Promise<boolean> {
+    validateObjectKey(key);
+    return Promise.resolve(existsSync(this.platform.fileOf(key)));
+  }
+}
+
+function openExclusive(key: string, file: string): number {
+  try {
+    return openSync(file, 'wx', 0o644);
+  } catch (e) {
+    if (errnoOf(e) === 'EEXIST') throw new PreconditionFailedError(`object already exists. key=${key}`, { key }, e);
+    throw e;
+  }
+}
+
+class FsAppendLog implements AppendLog {
+  size = 0;
+  private fd: number | undefined;
+
+  constructor(
+    readonly key: string,
+    fd: number,
+    private readonly platform: FsLogPlatform,
+  ) {
+    this.fd = fd;
+  }
+
+  async append(data: Uint8Array): Promise<void> {
+    const fd = this.fd;
+    if (fd === undefined) throw this.platform.toStoreError('put', `key=${this.key} (log closed)`, Object.assign(new Error('log closed'), { code: 'EBADF' }));
+    try {
+      // Positional writes at our own idea of the end: a torn earlier append cannot shift them.
+      let done = 0;
+      while (done < data.length) {
+        const at = this.size + done;
+        done += data.length - done <= SYNC_WRITE_MAX_BYTES ? writeSync(fd, data, done, data.length - done, at) : await writeAsyncAt(fd, data, done, at);
+      }
+      await datasync(fd);
+      this.size += data.length;
+    } catch (e) {
+      throw this.platform.toStoreError('put', `key=${this.key} (appending)`, e);
+    }
+  }
+
+  close(): Promise<void> {
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd !== undefined) {
+      try {
+        closeSync(fd);
+      } catch {
+        // already unusable; nothing to release
+      }
+    }
+    return Promise.resolve();
+  }
+}
+
+function writeAsyncAt(fd: number, data: Uint8Array, offset: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => write(fd, data, offset, data.length - offset, position, (e, written) => (e ? reject(e) : resolve(written))));
+}

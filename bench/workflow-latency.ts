@@ -71,21 +71,36 @@ async function run(ctx: BenchContext): Promise<void> {
       const latencies: number[] = [];
       const floors: number[] = [];
       const walSized = new Uint8Array(RAW_PUT_BYTES).fill(3);
+      const floorLog = await handle.store.appendLogs?.createLog('raw/append-log');
+      const appendTimes: number[] = [];
       let puts = 0;
+      let appends = 0;
       for (let i = 0; i < RUNS; i++) {
-        const puts0 = store.snapshot().put.calls;
+        const before = store.snapshot();
         latencies.push(await runOnce(`latency-${i}`));
-        puts += store.snapshot().put.calls - puts0;
+        puts += store.snapshot().put.calls - before.put.calls;
+        appends += store.snapshot().append.calls - before.append.calls;
+        for (let p = 0; floorLog && p <= STEPS; p++) {
+          const a0 = now();
+          await floorLog.append(walSized);
+          appendTimes.push(now() - a0);
+        }
         const t0 = now();
         for (let p = 0; p <= STEPS; p++) await handle.store.put(`raw/${i}-${p}`, walSized, { ifNoneMatch: '*' });
         floors.push(now() - t0);
       }
+      await floorLog?.close();
       await worker.shutdown();
       const fields = { runs: RUNS, steps_per_run: STEPS, payload_bytes: PAYLOAD_BYTES, warmup_runs: WARMUP };
-      ctx.emit('p50_ms', percentile(latencies, 50), 'ms', { ...fields, puts_per_run: puts / RUNS });
+      ctx.emit('p50_ms', percentile(latencies, 50), 'ms', { ...fields, puts_per_run: puts / RUNS, appends_per_run: appends / RUNS });
       ctx.emit('p95_ms', percentile(latencies, 95), 'ms', { ...fields, max_ms: Math.max(...latencies) });
       const floor = percentile(floors, 50);
       ctx.emit('p50_over_put_floor', percentile(latencies, 50) / floor, 'x', { ...fields, put_floor_p50_ms: floor, raw_puts: STEPS + 1 });
+      if (floorLog) {
+        const appendP50 = percentile(appendTimes, 50);
+        ctx.emit('p50_over_fsync_floor', percentile(latencies, 50) / ((STEPS + 1) * appendP50), 'x', { ...fields, append_sync_p50_ms: appendP50, appends: STEPS + 1, target: 3 });
+        log(`  append+fdatasync p50 ${appendP50.toFixed(3)} ms`);
+      }
       log(`  submit-to-terminal p50 ${percentile(latencies, 50).toFixed(2)} ms, p95 ${percentile(latencies, 95).toFixed(2)} ms, ${(puts / RUNS).toFixed(2)} puts per run; ${STEPS + 1} raw puts p50 ${floor.toFixed(2)} ms`);
     } finally {
       await queue.close();

@@ -1,3 +1,4 @@
+import type { AppendLog, AppendLogStore } from './append-log.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from './object-store.js';
 import { validatePutData } from './keys.js';
 
@@ -17,7 +18,10 @@ export interface ObjectStoreCounts {
   readonly get: OperationCount;
   /** Gets with a `range`. */
   readonly rangedGet: OperationCount;
+  /** Puts, and the creation of append logs (see append-log.ts). */
   readonly put: OperationCount;
+  /** Appends to append logs (each one durable, like a put). */
+  readonly append: OperationCount;
   readonly delete: OperationCount;
   /** Batch deletes (`deleteMany` requests), plus the keys they named. */
   readonly deleteMany: OperationCount & { readonly objects: number };
@@ -26,11 +30,11 @@ export interface ObjectStoreCounts {
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-type Kind = 'get' | 'rangedGet' | 'put' | 'delete' | 'deleteMany' | 'list';
+type Kind = 'get' | 'rangedGet' | 'put' | 'append' | 'delete' | 'deleteMany' | 'list';
 
 function zeroCounts(): { [K in Kind]: Mutable<OperationCount> } & { list: { objects: number }; deleteMany: { objects: number } } {
   const zero = (): Mutable<OperationCount> => ({ calls: 0, failures: 0, bytes: 0 });
-  return { get: zero(), rangedGet: zero(), put: zero(), delete: zero(), deleteMany: { ...zero(), objects: 0 }, list: { ...zero(), objects: 0 } };
+  return { get: zero(), rangedGet: zero(), put: zero(), append: zero(), delete: zero(), deleteMany: { ...zero(), objects: 0 }, list: { ...zero(), objects: 0 } };
 }
 
 /**
@@ -43,12 +47,23 @@ export class CountingObjectStore implements ObjectStore {
   /** Present exactly when the inner store has it, so callers see the same capabilities. */
   readonly deleteMany?: (keys: readonly string[]) => Promise<void>;
   readonly lockWriter?: (path: string) => Promise<WriterLock>;
+  readonly appendLogs?: AppendLogStore;
 
   constructor(
     /** The wrapped store. */
     readonly inner: ObjectStore,
   ) {
     this.lockWriter = inner.lockWriter?.bind(inner);
+    const logs = inner.appendLogs;
+    if (logs) {
+      this.appendLogs = {
+        createLog: async (key) => {
+          this.counts.put.calls++;
+          return this.countedLog(await this.track(this.counts.put, () => logs.createLog(key)));
+        },
+        exists: (key) => logs.exists(key),
+      };
+    }
     const batch = inner.deleteMany?.bind(inner);
     if (batch) {
       this.deleteMany = async (keys) => {
@@ -61,8 +76,8 @@ export class CountingObjectStore implements ObjectStore {
 
   /** A copy of the counters now; later calls do not change it. */
   snapshot(): ObjectStoreCounts {
-    const { get, rangedGet, put, deleteMany, list } = this.counts;
-    return { get: { ...get }, rangedGet: { ...rangedGet }, put: { ...put }, delete: { ...this.counts.delete }, deleteMany: { ...deleteMany }, list: { ...list } };
+    const { get, rangedGet, put, append, deleteMany, list } = this.counts;
+    return { get: { ...get }, rangedGet: { ...rangedGet }, put: { ...put }, append: { ...append }, delete: { ...this.counts.delete }, deleteMany: { ...deleteMany }, list: { ...list } };
   }
 
   /** Sets every counter back to zero. */
@@ -103,6 +118,25 @@ export class CountingObjectStore implements ObjectStore {
       this.counts.list.failures++;
       throw e;
     }
+  }
+
+  private countedLog(log: AppendLog): AppendLog {
+    // Resolved per call, so a reset() meanwhile counts into the fresh counters.
+    const counts = (): Mutable<OperationCount> => this.counts.append;
+    const track = <T>(count: Mutable<OperationCount>, call: () => Promise<T>): Promise<T> => this.track(count, call);
+    return {
+      key: log.key,
+      get size() {
+        return log.size;
+      },
+      append(data) {
+        const count = counts();
+        count.calls++;
+        count.bytes += data.length;
+        return track(count, () => log.append(data));
+      },
+      close: () => log.close(),
+    };
   }
 
   private async track<T>(count: Mutable<OperationCount>, call: () => Promise<T>): Promise<T> {

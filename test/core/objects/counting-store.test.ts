@@ -20,6 +20,7 @@ describe('CountingObjectStore', () => {
       get: { calls: 2, failures: 0, bytes: 10 },
       rangedGet: { calls: 1, failures: 0, bytes: 3 },
       put: { calls: 2, failures: 0, bytes: 15 },
+      append: { calls: 0, failures: 0, bytes: 0 },
       delete: { calls: 1, failures: 0, bytes: 0 },
       deleteMany: { calls: 0, failures: 0, bytes: 0, objects: 0 },
       list: { calls: 1, failures: 0, bytes: 0, objects: 1 },
@@ -68,7 +69,7 @@ describe('CountingObjectStore', () => {
     expect(before.put.calls).toBe(1);
     store.reset();
     const zero = { calls: 0, failures: 0, bytes: 0 };
-    expect(store.snapshot()).toEqual({ get: zero, rangedGet: zero, put: zero, delete: zero, deleteMany: { ...zero, objects: 0 }, list: { ...zero, objects: 0 } });
+    expect(store.snapshot()).toEqual({ get: zero, rangedGet: zero, put: zero, append: zero, delete: zero, deleteMany: { ...zero, objects: 0 }, list: { ...zero, objects: 0 } });
     expect((await store.inner.get('b'))?.data.length).toBe(3);
   });
 });

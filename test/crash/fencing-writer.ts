@@ -4,7 +4,7 @@
  * prints `ack <key>` after each durable commit resolves. On the first refused write it prints
  * `FENCED` (or `error <code> <message>`) and exits.
  *
- * argv: root name lock|nolock staleMs
+ * argv: root name lock|nolock staleMs [log|objects (the WAL path; default log)]
  */
 import { writeSync } from 'node:fs';
 import { utf8 } from '../../src/core/bytes.js';
@@ -12,7 +12,7 @@ import { isTaqubaError } from '../../src/core/errors.js';
 import { KvDb } from '../../src/core/kv/index.js';
 import { FileSystemObjectStore } from '../../src/node/index.js';
 
-const [root, name, lockMode, staleArg] = process.argv.slice(2);
+const [root, name, lockMode, staleArg, walArg] = process.argv.slice(2);
 const say = (line: string): void => {
   writeSync(1, `${line}\n`);
 };
@@ -24,7 +24,7 @@ const writerLock = lockMode === 'lock' ? { staleMs: Number(staleArg), onCompromi
 
 let db: KvDb;
 try {
-  db = await KvDb.open(new FileSystemObjectStore({ root, writerLock }), { memtableBytes: 1024, flushMaxBytes: 1024, maxRuns: 2, blockBytes: 256 });
+  db = await KvDb.open(new FileSystemObjectStore({ root, writerLock, appendLogs: walArg !== 'objects' }), { memtableBytes: 1024, flushMaxBytes: 1024, maxRuns: 2, blockBytes: 256 });
 } catch (e) {
   say(`error ${describe(e)}`);
   process.exit(0);

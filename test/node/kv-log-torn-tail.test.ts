@@ -1,0 +1,130 @@
+/**
+ * Torn tails of the append-log WAL (docs/rfcs/0002-wal-append-log.md, "Torn tails"): a writer
+ * that died mid-append leaves its last segment cut anywhere. For every byte offset inside its
+ * last records, a reopen must apply exactly the commits whose records are whole before the cut,
+ * never one after it, and record that end so every later open agrees. A damaged record followed by
+ * a whole one ends replay at the damaged one; a damaged record in a log whose end was recorded
+ * (a clean close) is CORRUPT_DATA.
+ */
+import { cp, mkdtemp, readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fromUtf8, utf8 } from '../../src/core/bytes.js';
+import { isTaqubaError } from '../../src/core/errors.js';
+import { KvDb } from '../../src/core/kv/index.js';
+import { FileSystemObjectStore } from '../../src/node/index.js';
+
+const roots: string[] = [];
+afterAll(async () => {
+  for (const r of roots.splice(0)) await rm(r, { recursive: true, force: true });
+});
+
+async function tempRoot(): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'taquba-torn-'));
+  roots.push(root);
+  return root;
+}
+
+const COMMITS = 12;
+const open = (root: string): Promise<KvDb> => KvDb.open(new FileSystemObjectStore({ root, writerLock: false }), { memtableBytes: 1 << 20 });
+
+/** The one log segment file of the writer under `root` (`kv@/log@/<epoch>-<segment>`). */
+async function segmentFile(root: string): Promise<string> {
+  const dir = join(root, 'kv@', 'log@');
+  const names = (await readdir(dir)).filter((n) => !n.startsWith('.'));
+  expect(names).toHaveLength(1);
+  return join(dir, names[0]);
+}
+
+/** Offsets where each record ends (the header record first), read from the length prefixes. */
+function recordEnds(bytes: Uint8Array): number[] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const ends: number[] = [];
+  for (let at = 0; at < bytes.length; ) {
+    at += 8 + view.getUint32(at);
+    ends.push(at);
+  }
+  return ends;
+}
+
+/** A writer that commits k0..k(COMMITS-1), one record each, and "dies" (never closes). */
+async function crashedWriter(): Promise<{ root: string; file: string; bytes: Uint8Array; ends: number[] }> {
+  const root = await tempRoot();
+  const db = await open(root);
+  for (let i = 0; i < COMMITS; i++) await db.write([{ type: 'put', key: utf8(`k${i}`), value: utf8(`v${i}-${'x'.repeat(i)}`) }]);
+  const file = await segmentFile(root);
+  const bytes = new Uint8Array(await readFile(file));
+  const ends = recordEnds(bytes);
+  expect(ends).toHaveLength(COMMITS + 1);
+  expect(ends.at(-1)).toBe(bytes.length);
+  return { root, file, bytes, ends };
+}
+
+async function presentKeys(db: KvDb): Promise<number[]> {
+  const present: number[] = [];
+  for (let i = 0; i < COMMITS; i++) {
+    const v = await db.get(utf8(`k${i}`));
+    if (v !== undefined) {
+      expect(fromUtf8(v)).toBe(`v${i}-${'x'.repeat(i)}`);
+      present.push(i);
+    }
+  }
+  return present;
+}
+
+describe('append-log WAL: torn tails', () => {
+  it('a cut at every byte offset of the last three records replays exactly the whole records before it, and every later open agrees', async () => {
+    const { root, file, bytes, ends } = await crashedWriter();
+    const from = ends[ends.length - 4];
+    let checked = 0;
+    for (let cut = from; cut <= bytes.length; cut++) {
+      const copy = await tempRoot();
+      await cp(root, copy, { recursive: true });
+      await truncate(join(copy, file.slice(root.length)), cut);
+      const whole = ends.slice(1).filter((end) => end <= cut).length;
+      const expected = Array.from({ length: whole }, (_, i) => i);
+      const db = await open(copy);
+      expect(await presentKeys(db), `cut at ${cut} of ${bytes.length}`).toEqual(expected);
+      // The reopened writer appends after the recorded end of the cut log, in a log of its own.
+      await db.write([{ type: 'put', key: utf8('after'), value: utf8('1') }]);
+      await db.close();
+      const again = await open(copy);
+      expect(await presentKeys(again), `cut at ${cut}, second reopen`).toEqual(expected);
+      expect(await again.get(utf8('after'))).toBeDefined();
+      await again.close();
+      await rm(copy, { recursive: true, force: true });
+      checked++;
+    }
+    expect(checked).toBe(bytes.length - from + 1);
+  }, 120_000);
+
+  it('a damaged record ends replay there, even when whole records follow it', async () => {
+    const { root, file, ends } = await crashedWriter();
+    const bytes = new Uint8Array(await readFile(file));
+    // Damage the body of commit 7 (record index 8); records 9.. stay whole and valid.
+    bytes[ends[7] + 9] ^= 0xff;
+    await writeFile(file, bytes);
+    const db = await open(root);
+    expect(await presentKeys(db)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    await db.close();
+  });
+
+  it('a damaged record in a log whose end was recorded at a clean close is CORRUPT_DATA naming the segment', async () => {
+    const root = await tempRoot();
+    const db = await open(root);
+    for (let i = 0; i < 4; i++) await db.write([{ type: 'put', key: utf8(`k${i}`), value: utf8(`v${i}`) }]);
+    await db.close();
+    const file = await segmentFile(root);
+    const bytes = new Uint8Array(await readFile(file));
+    const ends = recordEnds(bytes);
+    bytes[ends[2] + 9] ^= 0xff;
+    await writeFile(file, bytes);
+    const error = await open(root).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isTaqubaError(error, 'CORRUPT_DATA'), String(error)).toBe(true);
+    expect((error as Error).message).toContain('kv/log/');
+  });
+});

@@ -11,6 +11,9 @@
  *   runs_per_s       runs completed per second (worker phase)
  *   steps_per_s      steps completed per second (worker phase); one durable ack per step
  *   raw_puts_per_s   the store's own sequential durable puts of 100-byte objects, same run
+ *   steps_per_s_objects, log_over_objects   on a store with append logs (fs): the same workload
+ *                    with the WAL as objects (`appendLogs: false`), windows alternating with the
+ *                    main ones, and the ratio of the two (docs/rfcs/0002-wal-append-log.md)
  *
  * Per step the queue does one claim (non-durable commit, batched per claim call) and one ack
  * with the next step's enqueue and the step pointer in the same durable commit.
@@ -18,7 +21,8 @@
 import type { ObjectStore } from '../src/core/objects/object-store.js';
 import { Queue } from '../src/core/queue/index.js';
 import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain } from './chain-workload.js';
-import { durationMs, log, now, percentile, runFor, type BenchContext, type Benchmark } from './harness.js';
+import { FileSystemObjectStore } from '../src/node/fs-store.js';
+import { durationMs, log, now, percentile, runFor, tempDir, type BenchContext, type Benchmark } from './harness.js';
 
 const RUNS = 2000;
 const WINDOWS = 3;
@@ -35,21 +39,31 @@ async function rawPuts(store: ObjectStore, ms: number) {
 async function run(ctx: BenchContext): Promise<void> {
   let submitMs = 0;
   let workMs = 0;
+  let objectsMs = 0;
   const windowRates: number[] = [];
   const handle = await ctx.freshStore('workflow');
+  // On a store with append logs (fs) the same workload also runs with the WAL as objects
+  // (`appendLogs: false`), its windows alternating with the main ones so that load from other
+  // processes hits both alike: the log must not be slower than the object path it replaces.
+  const objectsStore = handle.store instanceof FileSystemObjectStore && handle.store.appendLogs ? new FileSystemObjectStore({ root: tempDir('workflow-objects'), appendLogs: false }) : undefined;
   try {
     const queue = await Queue.open(handle.store, 'bench', { logger: quiet });
+    const objectsQueue = objectsStore && (await Queue.open(objectsStore, 'bench', { logger: quiet }));
     try {
       const acks = countAcks(queue);
+      const objectsAcks = objectsQueue && countAcks(objectsQueue);
       await runChain(queue, acks, handle.store, WARMUP_RUNS, 'warm'); // JIT warm-up, not reported
+      if (objectsQueue) await runChain(objectsQueue, objectsAcks!, objectsStore!, WARMUP_RUNS, 'warm');
       for (let w = 0; w < WINDOWS; w++) {
         const window = await runChain(queue, acks, handle.store, RUNS, `run${w}`);
         submitMs += window.submitMs;
         workMs += window.workMs;
         windowRates.push((RUNS * STEPS * 1000) / window.workMs);
+        if (objectsQueue) objectsMs += (await runChain(objectsQueue, objectsAcks!, objectsStore!, RUNS, `run${w}`)).workMs;
       }
     } finally {
       await queue.close();
+      await objectsQueue?.close();
     }
   } finally {
     await handle.dispose();
@@ -70,6 +84,12 @@ async function run(ctx: BenchContext): Promise<void> {
     window_steps_per_s_min: Math.round(Math.min(...windowRates)),
     window_steps_per_s_max: Math.round(Math.max(...windowRates)),
   });
+  if (objectsMs > 0) {
+    const objectsRate = (runs * STEPS * 1000) / objectsMs;
+    ctx.emit('steps_per_s_objects', objectsRate, 'steps/s', { ...fields, duration_ms: Math.round(objectsMs), wal: 'objects' });
+    ctx.emit('log_over_objects', stepsPerS / objectsRate, 'x', { target: 1 });
+    log(`  same workload with WAL objects: ${objectsRate.toFixed(0)} steps/s`);
+  }
   ctx.emit('raw_puts_per_s', plain.perSecond, 'ops/s', { value_bytes: PAYLOAD_BYTES, ops: plain.ops, p50_ms: percentile(plain.latencies, 50) });
   log(`  chain ${stepsPerS.toFixed(0)} steps/s in ${workMs.toFixed(0)} ms; submit ${((runs * 1000) / submitMs).toFixed(0)} runs/s; raw puts ${plain.perSecond.toFixed(0)}/s`);
 }

@@ -56,6 +56,7 @@ export {
   type StoredObject,
   type WriterLock,
 } from './core/objects/index.js';
+export type { AppendLog, AppendLogStore } from './core/objects/index.js';
 
 // Engine (layer 2): the transactional ordered KV store.
 export {
@@ -74,6 +75,7 @@ export {
   type TransactionOptions,
   type WriteOp,
 } from './core/kv/index.js';
+export type { WalKind } from './core/kv/index.js';
 
 // Queue (layer 3): durable jobs, claims and leases, worker loops, a read-only observer.
 export {

@@ -3,7 +3,8 @@
  *
  * Owns: the WAL (group commit, fencing), memtables, sorted tables, the manifest, compaction and
  * garbage collection. Every durable byte is a create-only object: `<path>/manifest/<id>`,
- * `<path>/wal/<id>`, `<path>/sst/<epoch>-<n>.sst`. Folders follow the protocol: fencing/ (open as
+ * `<path>/wal/<id>`, `<path>/sst/<epoch>-<n>.sst`; except on stores with append logs, where the
+ * WAL is `<path>/log/<epoch>-<n>` segments grown by appends (docs/rfcs/0002-wal-append-log.md). Folders follow the protocol: fencing/ (open as
  * writer, kept fences), manifest/ (the manifest sequence, publish), wal/ (group commit, replay),
  * tables/ (sorted tables, block cache), compaction/ (merges, deletes, garbage). Errors: CONFLICT (retry the transaction), FENCED (a newer writer owns
  * the store), CLOSED (closed or failed; reopen), CORRUPT_DATA (names the object),
@@ -13,5 +14,5 @@
 export { KvDb, type TransactionOptions } from './kv-db.js';
 export { KvReader } from './kv-reader.js';
 export { Transaction, MAX_KEY_BYTES, MAX_VALUE_BYTES } from './transaction.js';
-export type { KvDbOptions, FaultHook } from './kv-options.js';
+export type { KvDbOptions, FaultHook, WalKind } from './kv-options.js';
 export type { CommitOptions, KvEntry, KvReadable, MergeOperator, KvWriteOptions, ScanRange, WriteOp } from './types.js';

@@ -19,7 +19,7 @@ import { checkPrecondition, hasPrecondition } from '../core/objects/precondition
 import type { AppendLogStore } from '../core/objects/append-log.js';
 import { FsAppendLogs } from './fs-append-log.js';
 import { lockDirectory, type ProcessLockOptions } from './process-lock.js';
-import { TEMP_DIRECTORY, createTempFile, isOrphanedTemp, removeTempFile, sweepTempDirectory, sweepTempTree, takeTempFile, type TempFile } from './temp-files.js';
+import { TEMP_DIRECTORY, createTempFile, isOrphanedTemp, removeTempFile, sweepTempDirectory, sweepTempTree, type TempFile } from './temp-files.js';
 
 export interface FileSystemObjectStoreOptions {
   /** Directory holding the objects; created (with its parents) on the first put. */
@@ -371,7 +371,7 @@ export class FileSystemObjectStore implements ObjectStore {
       // lock). A create-only put does not check first: `link` refuses an existing target
       // atomically, and a create-only put (a WAL object) almost never meets one.
       if (!createOnly) await this.checkVersion(key, file, options);
-      const { temp, version } = await this.writeTemp(data, createOnly);
+      const { temp, version } = await this.writeTemp(data);
       let renamed = false;
       try {
         await fileLocks.run(file, async () => {
@@ -457,13 +457,12 @@ export class FileSystemObjectStore implements ObjectStore {
 
   /**
    * Writes, stamps and fsyncs a temp file in the temp directory (creating it, and the root, if
-   * needed); returns its name and version. A create-only put may get a spare made ahead of time
-   * (see temp-files.ts).
+   * needed); returns its name and version.
    */
-  private async writeTemp(data: Uint8Array, createOnly: boolean): Promise<{ temp: string; version: ObjectVersion }> {
+  private async writeTemp(data: Uint8Array): Promise<{ temp: string; version: ObjectVersion }> {
     let file: TempFile;
     try {
-      file = createOnly ? await takeTempFile(this.tempDir) : await createTempFile(this.tempDir);
+      file = await createTempFile(this.tempDir);
     } catch (e) {
       if (errnoOf(e) !== 'ENOENT') throw e;
       // Through makeDirectories, so that a root created here is fsynced into its parent before

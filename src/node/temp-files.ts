@@ -8,19 +8,12 @@
  * of needing a listing of every directory a put ever wrote to (memo directories are never
  * listed). Names carry the writer's process id, and a live process's temp file is never touched.
  *
- * Create-only puts get a spare: the next temp file is created while the current put writes and
- * fsyncs, so that put's successor starts with an open file. Creating an inode is usually a few
- * microseconds, but on the test machine's ext4 it took 0.4-0.6 ms in every fresh subdirectory of
- * /tmp (0.01-0.05 ms elsewhere on the same disk), and a WAL put would wait for it every time.
- * (Making the spare beside the put slows that put's fsync a little; making it after the put
- * instead helped sequential runs but cost the WAL under load 2-28% in measured pairs, so it stays
- * beside.) A temp directory gets a spare from its second create-only put on; other puts (a
- * manifest's compare-and-swap, a memo entry) never make one. At most MAX_HOT_DIRECTORIES temp
- * directories (store roots) in a process keep a spare. A spare left by a process that died is
- * swept like any other temp file.
+ * (Create-only puts used to get a spare temp file made ahead of time, because the object WAL
+ * waited for an inode creation on every put; the WAL is now an append log on this store
+ * (docs/rfcs/0002-wal-append-log.md) and the remaining create-only puts are rare.)
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, open, promises as fsp, unlinkSync } from 'node:fs';
+import { open, promises as fsp, unlinkSync } from 'node:fs';
 import * as path from 'node:path';
 
 /** Every temp file name starts with this; it never decodes as an object name. */
@@ -36,8 +29,6 @@ export const TEMP_DIRECTORY = '.tmp';
 const tempTag = `${TEMP_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-`;
 let tempCounter = 0;
 
-const MAX_HOT_DIRECTORIES = 4;
-
 export interface TempFile {
   readonly path: string;
   readonly fd: number;
@@ -49,31 +40,6 @@ export function createTempFile(dir: string): Promise<TempFile> {
   return new Promise((resolve, reject) => open(file, 'wx', 0o644, (e, fd) => (e ? reject(e) : resolve({ path: file, fd }))));
 }
 
-/** Recently used directories, least recent first, each with its spare (if one is being made or ready). */
-const hot = new Map<string, Promise<TempFile | undefined> | undefined>();
-
-/**
- * A temp file in `dir` for a create-only put, open for writing: the directory's spare when it
- * has one, else a new one. A directory used before (and still among the recent ones) starts its
- * next spare now. Rejects like `createTempFile`.
- */
-export async function takeTempFile(dir: string): Promise<TempFile> {
-  const seenBefore = hot.has(dir);
-  const spare = hot.get(dir);
-  hot.delete(dir);
-  hot.set(dir, seenBefore ? createTempFile(dir).catch(() => undefined) : undefined);
-  if (hot.size > MAX_HOT_DIRECTORIES) {
-    const [coldest, coldSpare] = hot.entries().next().value!;
-    hot.delete(coldest);
-    void coldSpare?.then((file) => file && discard(file));
-  }
-  const file = await spare;
-  if (file && fstatSync(file.fd).nlink > 0) return file;
-  // No spare, or it was deleted meanwhile (the directory was removed, perhaps recreated).
-  if (file) discard(file);
-  return createTempFile(dir);
-}
-
 /** Removes a temp file, ignoring failures: it is gone already, or a later listing sweeps it. */
 export function removeTempFile(file: string): void {
   try {
@@ -81,15 +47,6 @@ export function removeTempFile(file: string): void {
   } catch {
     // already gone, or the directory is unusable (the caller reports the error that matters)
   }
-}
-
-function discard(file: TempFile): void {
-  try {
-    closeSync(file.fd);
-  } catch {
-    // closed with its directory's teardown; the name may still need removing
-  }
-  removeTempFile(file.path);
 }
 
 function errnoOf(e: unknown): string | undefined {

@@ -91,7 +91,7 @@ describe('FileSystemObjectStore', () => {
     expect((await fsp.readdir(dir)).sort()).toEqual([`.tmp-${process.pid}-9-live`, '.tmp-notapid', 'a']);
   });
 
-  it('leaves no temp file behind after puts, failed preconditions and deletes, but one empty spare', async () => {
+  it('leaves no temp file behind after puts, failed preconditions and deletes', async () => {
     await store.put('c/x', text('1'), { ifNoneMatch: '*' });
     await rejectionCode(store.put('c/x', text('2'), { ifNoneMatch: '*' }));
     const { version } = await store.put('c/x', text('3'));
@@ -99,48 +99,29 @@ describe('FileSystemObjectStore', () => {
     await store.put('c/x', text('5'), { ifMatch: version });
     await store.put('c/y', text('6'));
     await store.delete('c/y');
-    const files = await filesUnder(root);
-    // Repeated create-only puts keep one spare temp file, empty, in the temp directory for the next one.
-    const spares = files.filter((f) => path.basename(f).startsWith(`.tmp-${process.pid}-`));
-    expect(spares).toHaveLength(1);
-    expect(path.dirname(spares[0])).toBe(TEMP_DIRECTORY);
-    expect((await fsp.stat(path.join(root, spares[0]))).size).toBe(0);
-    expect(files.filter((f) => !spares.includes(f))).toEqual([path.join('c@', 'x')]);
+    expect(await filesUnder(root)).toEqual([path.join('c@', 'x')]);
     expect(await keys(store)).toEqual(['c/x']);
     expect(await store.get('c/x')).toMatchObject({ data: text('5') });
   });
 
-  it('a spare deleted with its directory is not used: the next put recreates the directory', async () => {
+  it('a root removed under the store: the next put recreates the directories', async () => {
     await store.put('w/1', text('1'), { ifNoneMatch: '*' });
-    await store.put('w/2', text('2'), { ifNoneMatch: '*' }); // makes a spare in w@
+    await store.put('w/2', text('2'), { ifNoneMatch: '*' });
     await fsp.rm(root, { recursive: true, force: true });
     await store.put('w/3', text('3'), { ifNoneMatch: '*' });
     expect(await keys(store)).toEqual(['w/3']);
     expect(await store.get('w/3')).toMatchObject({ data: text('3') });
   });
 
-  it('keeps one spare per root, in its temp directory, whatever directories the puts go to', async () => {
+  it('leaves no temp file in any key directory, whatever directories the puts go to', async () => {
     await store.put('plain/a', text('a'));
-    await store.put('plain/b', text('b')); // not create-only: never a spare
+    await store.put('plain/b', text('b'));
     for (let d = 0; d < 8; d++) {
       await store.put(`d${d}/a`, text('a'), { ifNoneMatch: '*' });
       await store.put(`d${d}/b`, text('b'), { ifNoneMatch: '*' });
     }
-    const temps = (await filesUnder(root)).filter((f) => path.basename(f).startsWith(TEMP_PREFIX));
-    expect(temps.map((f) => path.dirname(f))).toEqual([TEMP_DIRECTORY]);
+    expect((await filesUnder(root)).filter((f) => path.basename(f).startsWith(TEMP_PREFIX))).toEqual([]);
     expect((await keys(store)).length).toBe(18);
-  });
-
-  it('keeps spares for at most four roots, removing the spare of the least recently used', async () => {
-    const roots = Array.from({ length: 8 }, (_, i) => path.join(root, `root${i}`));
-    for (const r of roots) {
-      const s = new FileSystemObjectStore({ root: r });
-      await s.put('w/a', text('a'), { ifNoneMatch: '*' });
-      await s.put('w/b', text('b'), { ifNoneMatch: '*' }); // the second one starts the root's spare
-    }
-    const sparesNow = async (): Promise<string[]> => (await filesUnder(root)).filter((f) => path.basename(f).startsWith(TEMP_PREFIX));
-    await vi.waitFor(async () => expect((await sparesNow()).length).toBeLessThanOrEqual(4));
-    for (const spare of await sparesNow()) expect(['root4', 'root5', 'root6', 'root7']).toContain(spare.split(path.sep)[0]);
   });
 
   it('never touches a path outside the root', async () => {

@@ -35,7 +35,7 @@ export function indexedDbStore(label = 'test'): StoreFixture<IndexedDbObjectStor
  * OpfsObjectStore in a dedicated worker (the sync-access-handle path; see opfs-worker-client.ts),
  * on a fresh directory per store. `client` is the file's worker, for raw file operations.
  */
-export function opfsStore(label = 'test'): StoreFixture<WorkerOpfsStore> & { readonly client: OpfsWorkerClient } {
+export function opfsStore(label = 'test', options: { readonly appendLogs?: boolean } = {}): StoreFixture<WorkerOpfsStore> & { readonly client: OpfsWorkerClient } {
   const client = new OpfsWorkerClient();
   const opened: { store: WorkerOpfsStore; directory: string }[] = [];
   afterAll(async () => {
@@ -50,7 +50,7 @@ export function opfsStore(label = 'test'): StoreFixture<WorkerOpfsStore> & { rea
     client,
     factory: async () => {
       const directory = `taquba-test/${unique(label)}`;
-      const store = await client.open(directory);
+      const store = await client.open(directory, undefined, options);
       opened.push({ store, directory });
       return store;
     },

@@ -12,11 +12,12 @@ import { DIR_SUFFIX, listStart, segmentCodec } from '../../core/objects/director
 import { walkDirectory, type DirectoryWalkPlatform } from '../../core/objects/directory-walk.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
 import { checkOptions, optionNames } from '../../core/options.js';
+import type { AppendLog, AppendLogStore } from '../../core/objects/append-log.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../core/objects/object-store.js';
 import { checkPrecondition, hasPrecondition } from '../../core/objects/preconditions.js';
 import { domErrorName } from '../shared/dom-errors.js';
 import { toOpfsError } from './opfs-errors.js';
-import { hasSyncAccessHandles, originPrivateRoot, type OpfsDirectoryHandle, type OpfsFileHandle } from './opfs-types.js';
+import { hasSyncAccessHandles, originPrivateRoot, type OpfsDirectoryHandle, type OpfsFileHandle, type SyncAccessHandle } from './opfs-types.js';
 
 export interface OpfsObjectStoreOptions {
   /**
@@ -271,6 +272,18 @@ export class OpfsObjectStore implements ObjectStore {
   private readonly dirs = new Map<string, OpfsDirectoryHandle>();
   private closed = false;
 
+  /**
+   * Objects that grow by appends (core/objects/append-log.ts), where the engine keeps its
+   * write-ahead log: the file is created like a create-only put (header written, flushed, moved
+   * into place), then one sync access handle stays open on it and an append is `write` +
+   * `flush()`. Reads (`getFile()`) work while it is open; removing the file does not (a newer
+   * writer's cleanup retries later).
+   */
+  readonly appendLogs: AppendLogStore = {
+    createLog: (key) => this.createLog(key),
+    exists: (key) => this.exists(key),
+  };
+
   /** Throws INVALID_CONFIG when `directory` is missing or malformed. Touches no browser API. */
   constructor(options: OpfsObjectStoreOptions) {
     checkOptions(options ?? null, OPFS_STORE_OPTION_NAMES, 'opfs store');
@@ -440,6 +453,49 @@ export class OpfsObjectStore implements ObjectStore {
     this.forgetDirectories();
   }
 
+  private async createLog(key: string): Promise<AppendLog> {
+    validateObjectKey(key);
+    const { dirNames, name } = this.locate(key);
+    const header = new Uint8Array(OPFS_HEADER_BYTES);
+    header.set(MAGIC);
+    header.set(crypto.getRandomValues(new Uint8Array(VERSION_BYTES)), MAGIC.length);
+    try {
+      const dir = (await this.dirFor(dirNames, true))!;
+      const tempName = TEMP_PREFIX + toHex(crypto.getRandomValues(new Uint8Array(8)));
+      tempsInFlight.add(tempName);
+      try {
+        const file = await this.writeTemp(dir, tempName, header);
+        let moved = false;
+        try {
+          await keyLocks.run(this.lockKey(key), async () => {
+            await this.checkPrecondition(dir, name, key, { ifNoneMatch: '*' });
+            await file.move(name);
+            moved = true;
+          });
+        } finally {
+          if (!moved) await dir.removeEntry(tempName).catch(() => undefined);
+        }
+        return new OpfsAppendLog(key, await file.createSyncAccessHandle!());
+      } finally {
+        tempsInFlight.delete(tempName);
+      }
+    } catch (e) {
+      if (domErrorName(e) === 'NotFoundError') this.forgetDirectories();
+      throw toOpfsError('put', `key=${key} (creating a log)`, e);
+    }
+  }
+
+  private async exists(key: string): Promise<boolean> {
+    validateObjectKey(key);
+    const { dirNames, name } = this.locate(key);
+    try {
+      const dir = await this.dirFor(dirNames, false);
+      return dir !== undefined && (await fileHandleIfExists(dir, name)) !== undefined;
+    } catch (e) {
+      throw toOpfsError('get', `key=${key}`, e);
+    }
+  }
+
   private async checkPrecondition(dir: OpfsDirectoryHandle, name: string, key: string, options: PutOptions | undefined): Promise<void> {
     if (!hasPrecondition(options)) return;
     const handle = await fileHandleIfExists(dir, name);
@@ -534,5 +590,47 @@ export class OpfsObjectStore implements ObjectStore {
 
   private lockKey(key: string): string {
     return `${this.directory}\n${key}`;
+  }
+}
+
+/** An append log on one open sync access handle (see OpfsObjectStore.appendLogs). */
+class OpfsAppendLog implements AppendLog {
+  size = 0;
+  private access: SyncAccessHandle | undefined;
+
+  constructor(
+    readonly key: string,
+    access: SyncAccessHandle,
+  ) {
+    this.access = access;
+  }
+
+  append(data: Uint8Array): Promise<void> {
+    const access = this.access;
+    if (!access) return Promise.reject(new StoreUnavailableError(`log is closed. key=${this.key}`, { key: this.key }));
+    try {
+      const base = OPFS_HEADER_BYTES + this.size;
+      for (let done = 0; done < data.length; ) {
+        const written = access.write(data.subarray(done), { at: base + done });
+        if (!(written > 0 && written <= data.length - done)) throw writeFailure(written, this.key, base + done);
+        done += written;
+      }
+      access.flush();
+      this.size += data.length;
+      return Promise.resolve();
+    } catch (e) {
+      return Promise.reject(toOpfsError('put', `key=${this.key} (appending)`, e));
+    }
+  }
+
+  close(): Promise<void> {
+    const access = this.access;
+    this.access = undefined;
+    try {
+      access?.close();
+    } catch {
+      // already unusable; nothing to release
+    }
+    return Promise.resolve();
   }
 }

@@ -253,6 +253,35 @@ describe('OpfsObjectStore in a dedicated worker', () => {
     expect(await client.call('listRaw', directory.split('/'))).toEqual(['held']);
   });
 
+  it('append logs: created create-only, appended with write + flush, read and listed as an object while open, read from another worker', async () => {
+    const { store, directory } = await open('log');
+    const logs = store.appendLogs!;
+    const log = await logs.createLog('w/log/1');
+    expect(log.size).toBe(0);
+    await log.append(text('hello '));
+    await log.append(text('world'));
+    expect(log.size).toBe(11);
+    expect(fromText((await store.get('w/log/1'))!.data)).toBe('hello world');
+    expect(await collect(store, 'w/')).toEqual(['w/log/1']);
+    expect(await logs.exists('w/log/1')).toBe(true);
+    expect(await logs.exists('w/log/2')).toBe(false);
+    expect(await rejectionCode(logs.createLog('w/log/1'))).toBe('PRECONDITION_FAILED');
+    await store.put('w/plain', text('x'));
+    expect(await rejectionCode(logs.createLog('w/plain'))).toBe('PRECONDITION_FAILED');
+    // Another worker (another tab's writer) reads the log while this one holds it open.
+    const otherClient = new OpfsWorkerClient();
+    try {
+      const other = await otherClient.open(directory);
+      expect(fromText((await other.get('w/log/1'))!.data)).toBe('hello world');
+      await other.close();
+    } finally {
+      otherClient.terminate();
+    }
+    await log.close();
+    expect(await rejectionCode(log.append(text('late')))).toBe('STORE_UNAVAILABLE');
+    expect(fromText((await store.get('w/log/1'))!.data)).toBe('hello world');
+  });
+
   it('two stores on one directory in one worker share the per-key lock: 16 racing create-only puts, one winner', async () => {
     const { store, directory } = await open('two');
     const other = await client.open(directory);

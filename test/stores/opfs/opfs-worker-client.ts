@@ -7,6 +7,7 @@
  */
 import { wrap, type Remote } from 'comlink';
 import { registerTransferHandlers } from '../../../src/browser/transfer-handlers.js';
+import type { AppendLogStore } from '../../../src/core/objects/append-log.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../../src/core/objects/object-store.js';
 import type { OpfsHarness } from './opfs-worker-harness.js';
 
@@ -30,8 +31,8 @@ export class OpfsWorkerClient {
   }
 
   /** Opens an OpfsObjectStore on `directory` in the worker (optionally in a storage bucket with a quota). */
-  async open(directory: string, bucket?: { name: string; quota: number }): Promise<WorkerOpfsStore> {
-    return new WorkerOpfsStore(this, await this.call('open', directory, bucket));
+  async open(directory: string, bucket?: { name: string; quota: number }, options?: { readonly appendLogs?: boolean }): Promise<WorkerOpfsStore> {
+    return new WorkerOpfsStore(this, await this.call('open', directory, bucket), options);
   }
 
   terminate(): void {
@@ -40,10 +41,32 @@ export class OpfsWorkerClient {
 }
 
 export class WorkerOpfsStore implements ObjectStore {
+  /** The worker store's append logs, each log held open in the worker (undefined with `appendLogs: false`). */
+  readonly appendLogs: AppendLogStore | undefined;
+
   constructor(
     readonly client: OpfsWorkerClient,
     readonly id: number,
-  ) {}
+    options: { readonly appendLogs?: boolean } = {},
+  ) {
+    this.appendLogs = options.appendLogs === false ? undefined : {
+      createLog: async (key) => {
+        const logId = await client.call('createLog', id, key);
+        let size = 0;
+        return {
+          key,
+          get size() {
+            return size;
+          },
+          append: async (data) => {
+            size = await client.call('appendLog', logId, data);
+          },
+          close: () => client.call('closeLog', logId),
+        };
+      },
+      exists: (key) => client.call('logExists', id, key),
+    };
+  }
 
   get(key: string, options?: GetOptions): Promise<StoredObject | undefined> {
     return this.client.call('get', this.id, key, options);

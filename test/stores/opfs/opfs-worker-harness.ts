@@ -7,6 +7,7 @@
  */
 import { expose } from 'comlink';
 import { exportBytes, registerTransferHandlers, withTransfer } from '../../../src/browser/transfer-handlers.js';
+import type { AppendLog } from '../../../src/core/objects/append-log.js';
 import type { GetOptions, ListOptions, ObjectInfo, PutOptions } from '../../../src/core/objects/object-store.js';
 import { OpfsObjectStore } from '../../../src/stores/opfs/index.js';
 import type { OpfsDirectoryHandle } from '../../../src/stores/opfs/opfs-types.js';
@@ -22,6 +23,7 @@ interface StorageBuckets {
 
 const stores = new Map<number, OpfsObjectStore>();
 const iterators = new Map<number, AsyncIterator<ObjectInfo>>();
+const logs = new Map<number, AppendLog>();
 let nextId = 1;
 
 async function rootOf(): Promise<OpfsDirectoryHandle> {
@@ -95,6 +97,20 @@ const harness = {
     iterators.delete(iterId);
   },
   sweepTempFiles: (id: number) => store(id).sweepTempFiles(),
+  // Append logs: each open log lives here under an id; the page holds only the id.
+  async createLog(id: number, key: string) {
+    const logId = nextId++;
+    logs.set(logId, await store(id).appendLogs.createLog(key));
+    return logId;
+  },
+  async appendLog(logId: number, data: Uint8Array) {
+    const log = logs.get(logId)!;
+    await log.append(data);
+    return log.size;
+  },
+  // A closed log stays registered, so a later append reaches it and rejects as the store says.
+  closeLog: (logId: number) => logs.get(logId)?.close(),
+  logExists: (id: number, key: string) => store(id).appendLogs.exists(key),
   // Closed stores stay registered, so later calls reach them and reject with CLOSED.
   close: (id: number) => store(id).close(),
   async deleteDirectory(directory: string, bucket?: string) {

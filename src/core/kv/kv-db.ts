@@ -6,8 +6,8 @@
  * published through manifest/manifest-store.ts), garbage (compaction/garbage.ts). The numbered
  * protocols are in docs/rfcs/0001-kv-engine.md.
  *
- * Durability contract: a durable commit (the default) resolves once the WAL object holding it is
- * stored; a non-durable one resolves at once and becomes durable with the next flush (any later
+ * Durability contract: a durable commit (the default) resolves once the WAL object (or, on a
+ * store with append logs, the log record) holding it is stored; a non-durable one resolves at once and becomes durable with the next flush (any later
  * durable commit flushes it first). Every commit is visible to readers in this process as soon
  * as `commit()` is called. A failed WAL put poisons the engine: all later calls reject (FENCED
  * when a newer writer took over, else CLOSED with the cause) until it is reopened, and nothing

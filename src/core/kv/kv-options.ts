@@ -5,8 +5,9 @@ import { checkOptions, numberRule, optionNames } from '../options.js';
 import type { MergeOperator } from './types.js';
 
 /**
- * Named protocol steps (`open:bump-epoch`, `open:fence-wal`, `wal:put`, `flush:sst-put`,
- * `flush:manifest-put`, `compact:manifest-put`; see docs/rfcs/0001-kv-engine.md) call this hook
+ * Named protocol steps (`open:bump-epoch`, `open:fence-wal`, `open:seal-log`, `wal:put` (also
+ * before each log append), `flush:sst-put`, `flush:manifest-put`, `compact:manifest-put`; see
+ * docs/rfcs/0001-kv-engine.md and 0002-wal-append-log.md) call this hook
  * before acting. Tests use it to
  * pause, fail or "crash" at a precise step; by default it is absent.
  */

@@ -1,6 +1,7 @@
 /**
- * Group commit. Commits append their encoded bytes to the open batch; a flush seals the batch into
- * the next WAL object and stores it with a create-only put. One put is in flight at a time, and
+ * Group commit. Commits append their encoded bytes to the open batch; a flush seals the batch and
+ * hands it to the sink: the next WAL object, stored with a create-only put (ObjectWalSink, the
+ * protocol below), or one record appended to the writer's log segment (log-sink.ts, RFC 0002). One put is in flight at a time, and
  * everything that arrives meanwhile rides the next put together, so N concurrent durable commits
  * cost about one put per store round trip rather than N.
  *

@@ -5,9 +5,10 @@
  *
  * Small writes go synchronously (they land in the page cache in microseconds, and a thread-pool
  * hop costs more); the fdatasync runs on the thread pool so the event loop stays free while the
- * disk works. Preallocation is left out: measured here it saved under 0.1 ms of 0.2 ms, and an
- * allocated but unwritten tail would read back as zeros that replay must then tell from a torn
- * record (it can, but the simpler file is the one whose length is its content).
+ * disk works. Preallocation is left out: measured here (2,000 interleaved 100-byte appends, two
+ * runs, a loaded machine) `fdatasync` into a pre-extended file was 0.11-0.12 ms at p50 against
+ * 0.13-0.14 ms for a growing one, with no better tail; and a pre-extended tail reads back as zeros
+ * that replay would have to tell from records, while a plain file's length is its content.
  */
 import { closeSync, existsSync, fdatasync, openSync, write, writeSync } from 'node:fs';
 import * as path from 'node:path';

@@ -5,6 +5,13 @@
  */
 import { runCli } from './program.js';
 
+// Node prints process warnings over several lines; the CLI keeps stderr to one line per event and
+// drops the AWS SDK's notice about future Node versions (nothing a CLI user can act on here).
+process.removeAllListeners('warning');
+process.on('warning', (w) => {
+  if (w.name !== 'NodeVersionSupportWarning' && !w.message.startsWith('NodeVersionSupportWarning')) process.stderr.write(`taquba: warning: ${w.name}: ${w.message.replace(/\s*\n\s*/g, ' ')}\n`);
+});
+
 const stop = new AbortController();
 const onSignal = (): void => stop.abort();
 process.once('SIGINT', onSignal);

@@ -5,7 +5,7 @@
  */
 import { isTaqubaError } from '../core/errors.js';
 
-/** Exit codes: 1 for any failure at run time, 2 for bad arguments. */
+/** Exit codes: 1 for any failure at run time, 2 for bad arguments (USAGE, INVALID_ARGUMENT, INVALID_CONFIG). */
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
@@ -41,8 +41,8 @@ function hintFor(code: string): string | null {
 /** Any thrown value as a CliError (library errors keep their code; anything else is INTERNAL). */
 export function toCliError(e: unknown): CliError {
   if (e instanceof CliError) return e;
-  // A bad value the user typed (a run id, a key) is a usage error like a bad option.
-  if (isTaqubaError(e)) return new CliError(e.code, e.message, hintFor(e.code), e.code === 'INVALID_ARGUMENT' ? EXIT_USAGE : EXIT_FAILURE, { cause: e });
+  // A bad value the user typed (a run id, a path, a bucket that does not exist) is a usage error like a bad option.
+  if (isTaqubaError(e)) return new CliError(e.code, e.message, hintFor(e.code), e.code === 'INVALID_ARGUMENT' || e.code === 'INVALID_CONFIG' ? EXIT_USAGE : EXIT_FAILURE, { cause: e });
   const message = e instanceof Error ? e.message : String(e);
   return new CliError('INTERNAL', message, 'run again with --debug for the stack', EXIT_FAILURE, { cause: e });
 }

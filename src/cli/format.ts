@@ -39,7 +39,6 @@ export function relativeTime(atMs: number, nowMs: number): string {
 }
 
 // Escape sequences do not take up columns.
-// eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
 const width = (s: string): number => s.replace(ANSI, '').length;
 
@@ -51,7 +50,6 @@ export function table(header: readonly string[], rows: readonly (readonly string
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/;
 
 /** The bytes as text when they are UTF-8 without control characters, else undefined. */

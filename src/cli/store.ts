@@ -106,7 +106,6 @@ export async function openReader(opened: OpenedStore, options: StoreOptions): Pr
     return { reader, path };
   } catch (e) {
     if (isTaqubaError(e, 'NOT_FOUND')) throw notAStore(opened.location, path);
-    if (isTaqubaError(e, 'INVALID_CONFIG')) throw usageError(e.message);
     throw e;
   }
 }

@@ -171,6 +171,7 @@ export {
   type RunSummary,
   type RunWait,
   type RunTimeline,
+  type DeadJobRetry,
   type RunTimelineOptions,
   type RunTimelineSource,
   type TimelineJob,

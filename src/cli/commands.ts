@@ -8,7 +8,8 @@ import { WorkflowRuntime } from '../core/workflow/runtime.js';
 import { StepError } from '../core/workflow/step-error.js';
 import { DEAD_STEP_PAGE_MAX, type DurableRunState, type RunSummary } from '../core/workflow/inspection.js';
 import type { WorkflowReader } from '../core/workflow/workflow-reader.js';
-import { CliError, usageError } from './cli-error.js';
+import { isTaqubaError } from '../core/errors.js';
+import { CliError, EXIT_FAILURE, usageError } from './cli-error.js';
 import { colorEnabled, makeColors } from './format.js';
 import { document, jsonDead, jsonQueue, jsonRun, jsonTimeline, type JsonRun } from './json.js';
 import { openReader, openStore, openWriter, type StoreOptions } from './store.js';
@@ -222,12 +223,13 @@ export async function cancelCommand(io: Io, options: GlobalOptions, runId: strin
 }
 
 export async function retryCommand(io: Io, options: GlobalOptions, jobId: string, local: { force?: boolean }): Promise<void> {
-  await withWriter(options, local.force ?? false, async ({ queue, path }) => {
-    const job = await queue.getJob(jobId);
-    if (job === undefined || job.status !== 'dead' || job.queue !== options.queue) {
-      throw new CliError('NOT_FOUND', `no dead job with this id on queue ${JSON.stringify(options.queue)}. jobId=${JSON.stringify(jobId)}`, 'list dead steps with: taquba dead');
-    }
-    await queue.requeueDeadJob(jobId);
-    io.out(options.json ? document('retry', context(io, options, path), { jobId, requeued: true }) : `job ${jobId} re-enqueued (attempts reset); the writer's next worker pass runs it`);
+  await withWriter(options, local.force ?? false, async ({ runtime, path }) => {
+    const kind = await runtime.retryDeadJob(jobId).catch((e: unknown) => {
+      if (isTaqubaError(e, 'NOT_FOUND')) throw new CliError('NOT_FOUND', e.message, 'list dead jobs with: taquba dead', EXIT_FAILURE, { cause: e });
+      if (isTaqubaError(e, 'CONFLICT')) throw new CliError('CONFLICT', e.message, 'the run failed with this step; submit the run again to redo it', EXIT_FAILURE, { cause: e });
+      throw e;
+    });
+    const what = kind === 'step' ? 'the run resumes from this step' : kind === 'notification' ? "the run's terminal hook is called again" : 'requeued as is';
+    io.out(options.json ? document('retry', context(io, options, path), { jobId, requeued: true, kind }) : `job ${jobId} re-enqueued with fresh attempts: ${what} at the writer's next worker pass`);
   });
 }

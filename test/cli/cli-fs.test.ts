@@ -89,10 +89,13 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
     expect(json(broken).run.terminal).toMatchObject({ status: 'failed', error: 'model endpoint refused: 503' });
     expect(json(broken).run.steps[0].jobs[0].tries.map((t: any) => t.outcome)).toEqual(['retried', 'dead_lettered']);
     const deadDoc = json(dead);
-    expect(deadDoc.deadSteps).toEqual([expect.objectContaining({ runId: 'broken-1', step: 0, notification: false, attempts: 2, lastError: 'model endpoint refused: 503', payloadError: null })]);
+    expect(deadDoc.deadSteps).toEqual([
+      expect.objectContaining({ runId: 'broken-1', step: 0, notification: false, attempts: 2, lastError: 'model endpoint refused: 503', payloadError: null }),
+      expect.objectContaining({ runId: 'hookfail-1', step: null, notification: true, lastError: 'webhook receiver down' }),
+    ]);
     expect(deadDoc.nextAfter).toBeNull();
     const q = json(queues);
-    expect(q.queues).toEqual([expect.objectContaining({ queue: 'workflow-steps', dead: 1 })]);
+    expect(q.queues).toEqual([expect.objectContaining({ queue: 'workflow-steps', dead: 2 })]);
     expect(q.queues[0].scheduled).toBeGreaterThanOrEqual(2);
     expect(q.writer.heartbeat).toMatchObject({ closed: false });
   }, 60_000);
@@ -145,23 +148,27 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
   }, 90_000);
 
   it('applies signal, cancel and retry once no process holds the store', async () => {
-    const deadJob = json(await cli(at('dead', '--json'))).deadSteps[0].jobId as string;
+    const [deadStep, deadNotification] = json(await cli(at('dead', '--json'))).deadSteps.map((d: any) => d.jobId as string);
     await writer.stop();
     const signal = json(await cli(at('signal', 'approve:approval-1', 'approved by cli', '--json')));
     expect(signal).toMatchObject({ command: 'signal', correlationKey: 'approve:approval-1', outcome: 'delivered' });
     expect(json(await cli(at('cancel', 'timer-1', '--json')))).toMatchObject({ command: 'cancel', runId: 'timer-1', cancelled: true });
-    expect(json(await cli(at('retry', deadJob, '--json')))).toMatchObject({ command: 'retry', jobId: deadJob, requeued: true });
+    expect(json(await cli(at('retry', deadNotification, '--json')))).toMatchObject({ command: 'retry', jobId: deadNotification, requeued: true, kind: 'notification' });
+    // broken-1 failed with its dead step: requeueing it would run a step of a finished run.
+    const ended = await cli(at('retry', deadStep));
+    expect(ended.code).toBe(1);
+    expect(oneLine(ended)).toMatch(/^taquba: CONFLICT: the run of this dead step already ended.* \(hint: the run failed with this step; submit the run again/);
 
     const [approval, runs, dead, again] = await Promise.all([cli(at('run', 'approval-1', '--json')), cli(at('runs', '--json')), cli(at('dead', '--json')), cli(at('cancel', 'timer-1'))]);
     expect(json(approval).run.steps[1].signal).toMatchObject({ arrival: 'woken', payload: { text: 'approved by cli' } });
     expect(json(approval).run.state).toBe('pending');
     expect(json(runs).runs.map((r: any) => r.runId)).not.toContain('timer-1');
-    expect(json(dead).deadSteps).toEqual([]);
+    expect(json(dead).deadSteps.map((d: any) => d.jobId)).toEqual([deadStep]);
     // A second cancel finds no active run: one line, non-zero.
     expect(again.code).toBe(1);
     expect(oneLine(again)).toMatch(/^taquba: NOT_FOUND: no active run to cancel/);
-    const missing = await cli(at('retry', deadJob));
+    const missing = await cli(at('retry', deadNotification));
     expect(missing.code).toBe(1);
-    expect(oneLine(missing)).toMatch(/^taquba: NOT_FOUND: no dead job with this id/);
+    expect(oneLine(missing)).toMatch(/^taquba: NOT_FOUND: no dead job with this id.*\(hint: list dead jobs with: taquba dead\)$/);
   }, 120_000);
 });

@@ -35,7 +35,10 @@ describe('taquba CLI on S3 beside a live writer', () => {
     expect(timeline).toMatchObject({ status: 'active', state: 'waiting-for-signal', headers: { team: 'cli-tests' } });
     expect(timeline.steps[0].memo).toHaveLength(1);
     expect(timeline.steps[0].outcome.kvWrites[0].key.text).toBe('drafts/approval-1');
-    expect(json(dead).deadSteps.map((d: any) => d.runId)).toEqual(['broken-1']);
+    expect(json(dead).deadSteps.map((d: any) => [d.runId, d.notification])).toEqual([
+      ['broken-1', false],
+      ['hookfail-1', true],
+    ]);
     expect(json(queues).writer.heartbeat).toMatchObject({ closed: false });
   }, 90_000);
 

@@ -6,6 +6,7 @@
  *   timer-1     step 0 continues after 1 h
  *   broken-1    every try throws (2 attempts), so its step is dead-lettered and the run fails
  *   done-1      two steps, succeeds with `finished`
+ *   hookfail-1  succeeds, but the terminal hook throws for it: its notification job goes dead
  *   ticker      a new step every 100 ms, for as long as the process lives (the store keeps changing)
  * Prints `ready` once the runs are in those states, then works until SIGTERM, when it shuts down
  * cleanly (releasing the writer lock, writing a closing heartbeat) and prints `closed`.
@@ -33,6 +34,7 @@ async function step(s: Step): Promise<StepOutcome> {
   if (run === 'broken-1') throw new Error('model endpoint refused: 503');
   if (run === 'ticker') return StepOutcome.continueAfter(s.payload, 100);
   if (run === 'timer-1') return s.stepNumber === 0 ? StepOutcome.continueAfter(s.payload, 3600_000) : StepOutcome.succeed(utf8('late'));
+  if (run === 'hookfail-1') return StepOutcome.succeed(utf8('ok'));
   if (run === 'done-1') return s.stepNumber === 0 ? StepOutcome.continueNow(s.payload) : StepOutcome.succeed(utf8('finished'));
   // approval-*
   if (s.stepNumber === 0) {
@@ -50,9 +52,14 @@ const queue = await Queue.open(store, 'app', {
   schedulerIntervalMs: 50,
   queueConfigs: { 'workflow-steps': { keepDoneMs: 3600_000, maxAttempts: 2, retryBackoffBaseMs: 20, retryBackoffMaxMs: 20 } },
 });
-const runtime = new WorkflowRuntime(queue, store, step, { onTermination: async () => undefined }, { stepOutputReplay: true, pollIntervalMs: 50, logger: quiet });
+const hook = {
+  async onTermination(outcome: { runId: string }): Promise<void> {
+    if (outcome.runId === 'hookfail-1') throw new Error('webhook receiver down');
+  },
+};
+const runtime = new WorkflowRuntime(queue, store, step, hook, { stepOutputReplay: true, pollIntervalMs: 50, logger: quiet });
 const worker = runtime.spawn();
-for (const runId of ['approval-1', 'timer-1', 'broken-1', 'done-1', 'ticker']) await runtime.submit({ runId, input: utf8(runId), headers: { team: 'cli-tests' } });
+for (const runId of ['approval-1', 'timer-1', 'broken-1', 'done-1', 'hookfail-1', 'ticker']) await runtime.submit({ runId, input: utf8(runId), headers: { team: 'cli-tests' } });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 for (;;) {
@@ -61,7 +68,7 @@ for (;;) {
   const dead = await runtime.listDeadSteps();
   const done = await runtime.getRun('done-1');
   const broken = await runtime.getRun('broken-1');
-  if (approval?.state === 'waiting-for-signal' && timer?.state === 'scheduled' && dead.some((d) => d.runId === 'broken-1') && done === null && broken === null) break;
+  if (approval?.state === 'waiting-for-signal' && timer?.state === 'scheduled' && dead.some((d) => d.runId === 'broken-1') && dead.some((d) => d.runId === 'hookfail-1') && done === null && broken === null) break;
   await sleep(50);
 }
 say('ready');

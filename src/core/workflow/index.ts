@@ -40,6 +40,7 @@ export type {
   WorkflowReadSource,
 } from './inspection.js';
 export { WorkflowReader, type WorkflowReaderOptions } from './workflow-reader.js';
+export type { DeadJobRetry } from './dead-step-retry.js';
 export {
   getRunTimeline,
   type RunTimeline,

@@ -74,10 +74,20 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
   return fsStore(location);
 }
 
-/** Engine paths in the store (each has a manifest sequence), sorted. Lists every key: use `--path` on big stores. */
+/** Keys a search for engines reads before giving up (a wrong --store can name a huge tree). */
+const SEARCH_LIMIT = 200_000;
+
+async function hasEngine(store: ObjectStore, path: string): Promise<boolean> {
+  for await (const info of store.list(`${path}/manifest/`)) if (MANIFEST_KEY.test(info.key)) return true;
+  return false;
+}
+
+/** Engine paths in the store (each has a manifest sequence), sorted. USAGE when the store is too big to search. */
 export async function findEngines(store: ObjectStore): Promise<string[]> {
   const found = new Set<string>();
+  let seen = 0;
   for await (const info of store.list('')) {
+    if (++seen > SEARCH_LIMIT) throw usageError(`too many objects to search for engines (over ${SEARCH_LIMIT})`, 'name the engine with --path');
     const match = MANIFEST_KEY.exec(info.key);
     if (match) found.add(match[1]);
   }
@@ -87,8 +97,9 @@ export async function findEngines(store: ObjectStore): Promise<string[]> {
 /** `--path`, else `app` when it is an engine, else the store's only engine. NOT_A_STORE / USAGE otherwise. */
 export async function resolveEnginePath(opened: OpenedStore, path: string | undefined): Promise<string> {
   if (path !== undefined) return path;
+  if (await hasEngine(opened.store, README_PATH)) return README_PATH;
   const engines = await findEngines(opened.store);
-  if (engines.includes(README_PATH) || engines.length === 1) return engines.includes(README_PATH) ? README_PATH : engines[0];
+  if (engines.length === 1) return engines[0];
   if (engines.length === 0) throw notAStore(opened.location);
   throw usageError(`the store holds several engines; pick one with --path. engines=${engines.join(',')}`);
 }

@@ -11,7 +11,17 @@ import { utf8 } from '../../src/core/bytes.js';
 import { Queue } from '../../src/core/queue/index.js';
 import { StepOutcome, WorkflowRuntime } from '../../src/core/workflow/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
+import { runCli } from '../../src/cli/program.js';
 import { cli, json, oneLine } from './cli-harness.js';
+
+/** The CLI in this process: what it wrote to stdout and stderr, and its exit code. */
+async function inProcess(argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io = { out: (t: string) => void out.push(t), env: {}, isTty: false, stop: new AbortController().signal, now: () => Date.now() };
+  const code = await runCli(argv, io, (line) => void err.push(line));
+  return { code, out, err };
+}
 
 let dir: string;
 
@@ -54,36 +64,44 @@ afterAll(async () => {
 });
 
 describe('taquba CLI failures', () => {
-  it('bad arguments: one usage line and exit code 2', async () => {
+  it('bad arguments: one usage line and exit code 2 (as a process)', async () => {
     const store = join(dir, 'good');
-    const cases = [
-      ['--store', store, 'bogus'],
-      ['--store', store, 'runs', '--limit', 'many'],
-      ['--store', store, 'runs', '--status', 'sleeping'],
-      ['--store', store, 'runs', '--bogus'],
-      ['--store', store, 'run'],
-      ['--store', store, 'run', 'not a run id!'],
-      ['--store', store, 'dead', '--limit', '0'],
-      ['--store', store, 'runs', '--after', 'not/a/cursor'],
-      ['--store', 'ftp://host/x', 'runs'],
-      [],
-    ];
-    const results = await Promise.all(cases.map((args) => cli(args)));
-    for (const [i, r] of results.entries()) expect(r.code, cases[i].join(' ')).toBe(2);
-    const lines = results.slice(0, -1).map(oneLine);
-    expect(lines[0]).toBe("taquba: USAGE: unknown command 'bogus' (hint: see taquba --help)");
-    expect(lines[1]).toMatch(/^taquba: USAGE: option '--limit <n>' argument 'many' is invalid/);
-    expect(lines[2]).toMatch(/^taquba: USAGE: unknown run state\. status="sleeping" \(hint: one of pending, scheduled, waiting-for-signal/);
-    expect(lines[3]).toMatch(/^taquba: USAGE: unknown option '--bogus'/);
-    expect(lines[4]).toMatch(/^taquba: USAGE: missing required argument 'id'/);
-    expect(lines[5]).toMatch(/^taquba: INVALID_ARGUMENT: invalid run id/);
-    expect(lines[6]).toMatch(/^taquba: USAGE: option '--limit <n>' argument '0' is invalid/);
-    expect(lines[7]).toMatch(/^taquba: USAGE: not a cursor printed by taquba runs/);
-    expect(lines[8]).toMatch(/^taquba: USAGE: unsupported store location/);
+    const [unknown, badLimit, none] = await Promise.all([cli(['--store', store, 'bogus']), cli(['--store', store, 'runs', '--limit', 'many']), cli([])]);
+    for (const r of [unknown, badLimit, none]) expect(r.code).toBe(2);
+    expect(oneLine(unknown)).toBe("taquba: USAGE: unknown command 'bogus' (hint: see taquba --help)");
+    expect(oneLine(badLimit)).toMatch(/^taquba: USAGE: option '--limit <n>' argument 'many' is invalid/);
     // No arguments at all: the help on stdout (nothing on stderr), and the usage exit code.
-    expect(results[9].stdout).toContain('Usage: taquba');
-    expect(results[9].stderr).toBe('');
-  }, 90_000);
+    expect(none.stdout).toContain('Usage: taquba');
+    expect(none.stderr).toBe('');
+  }, 60_000);
+
+  it('bad arguments: every rule gives its own usage line (in process, through runCli)', async () => {
+    const store = join(dir, 'good');
+    const cases: [string[], RegExp][] = [
+      [['runs', '--status', 'sleeping'], /^taquba: USAGE: unknown run state\. status="sleeping" \(hint: one of pending, scheduled, waiting-for-signal/],
+      [['runs', '--bogus'], /^taquba: USAGE: unknown option '--bogus'/],
+      [['run'], /^taquba: USAGE: missing required argument 'id'/],
+      [['run', 'not a run id!'], /^taquba: INVALID_ARGUMENT: invalid run id/],
+      [['dead', '--limit', '0'], /^taquba: USAGE: option '--limit <n>' argument '0' is invalid/],
+      [['dead', '--limit', '1001'], /^taquba: USAGE: option '--limit <n>' argument '1001' is invalid/],
+      [['watch', '--interval', '5'], /^taquba: USAGE: option '--interval <ms>' argument '5' is invalid/],
+      [['runs', '--after', 'not/a/cursor'], /^taquba: USAGE: not a cursor printed by taquba runs/],
+      [['signal', 'k', '%%%', '--base64'], /^taquba: USAGE: payload is not base64/],
+      [['--path', 'bad//path', 'runs'], /^taquba: INVALID_CONFIG: path must be an object-key prefix/],
+      [['--queue', '', 'runs'], /^taquba: INVALID_CONFIG: queueName must be a non-empty string/],
+    ];
+    for (const [args, expected] of cases) {
+      const r = await inProcess(['--store', store, ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err, args.join(' ')).toHaveLength(1);
+      expect(r.err[0], args.join(' ')).toMatch(expected);
+      expect(r.out, args.join(' ')).toEqual([]);
+    }
+    const location = await inProcess(['--store', 'ftp://host/x', 'runs']);
+    expect([location.code, location.err]).toEqual([2, ['taquba: USAGE: unsupported store location. store="ftp://host/x" (hint: use a directory or s3://bucket/prefix)']]);
+    const bucket = await inProcess(['--store', 's3://', 'runs']);
+    expect(bucket.err[0]).toMatch(/^taquba: USAGE: an S3 location needs a bucket/);
+  }, 60_000);
 
   it('a path that is not a store: one line naming it, exit code 1', async () => {
     const empty = await mkdtemp(join(dir, 'empty-'));

@@ -3,10 +3,12 @@
  * (`signal`, `cancel`, `retry`) open the queue as the writer for one operation, failing with
  * LOCKED when a live process holds the store.
  */
+import type { ObjectStore } from '../core/objects/object-store.js';
+import type { Queue } from '../core/queue/index.js';
 import type { TerminalHook } from '../core/workflow/terminal-hook.js';
 import { WorkflowRuntime } from '../core/workflow/runtime.js';
 import { StepError } from '../core/workflow/step-error.js';
-import { DEAD_STEP_PAGE_MAX, type DurableRunState, type RunSummary } from '../core/workflow/inspection.js';
+import type { DurableRunState, RunSummary } from '../core/workflow/inspection.js';
 import type { WorkflowReader } from '../core/workflow/workflow-reader.js';
 import { isTaqubaError } from '../core/errors.js';
 import { CliError, EXIT_FAILURE, usageError } from './cli-error.js';
@@ -94,9 +96,8 @@ export async function runCommand(io: Io, options: GlobalOptions, runId: string):
 }
 
 export async function deadCommand(io: Io, options: GlobalOptions, local: { limit: number; after?: string }): Promise<void> {
-  if (local.limit > DEAD_STEP_PAGE_MAX) throw usageError(`limit must be at most ${DEAD_STEP_PAGE_MAX}. limit=${local.limit}`);
   await withReader(io, options, async (s) => {
-    const dead = await s.reader.listDeadSteps({ limit: Math.max(1, local.limit), afterJobId: local.after });
+    const dead = await s.reader.listDeadSteps({ limit: local.limit, afterJobId: local.after });
     const next = dead.length === local.limit ? dead[dead.length - 1].jobId : null;
     io.out(options.json ? s.doc('dead', { deadSteps: dead.map(jsonDead), nextAfter: next }) : deadView(dead, s.view));
   });
@@ -179,7 +180,7 @@ export async function watchCommand(io: Io, options: GlobalOptions, local: { inte
  * neither the runner nor the hook is called. The hook observes every outcome, so a cancel enqueues
  * the run's notification and the application's own runtime delivers it to its hook.
  */
-function operatorRuntime(queue: ConstructorParameters<typeof WorkflowRuntime>[0], store: ConstructorParameters<typeof WorkflowRuntime>[1], options: GlobalOptions): WorkflowRuntime {
+function operatorRuntime(queue: Queue, store: ObjectStore, options: GlobalOptions): WorkflowRuntime {
   const refuse = async (): Promise<never> => {
     throw StepError.transient('the taquba CLI does not run steps');
   };
@@ -187,12 +188,13 @@ function operatorRuntime(queue: ConstructorParameters<typeof WorkflowRuntime>[0]
   return new WorkflowRuntime(queue, store, refuse, hook, { queueName: options.queue, memoPrefix: options.memoPrefix, logger: false });
 }
 
-async function withWriter<T>(options: GlobalOptions, force: boolean, use: (w: { runtime: WorkflowRuntime; queue: Awaited<ReturnType<typeof openWriter>>['queue']; path: string; store: Awaited<ReturnType<typeof openStore>>['store'] }) => Promise<T>): Promise<T> {
+/** Opens the store as its writer, runs `use` with an operator runtime, and closes (releasing the lock). */
+async function withWriter<T>(options: GlobalOptions, force: boolean, use: (w: { runtime: WorkflowRuntime; path: string }) => Promise<T>): Promise<T> {
   const opened = await openStore(options);
   try {
     const { queue, path } = await openWriter(opened, options, force);
     try {
-      return await use({ runtime: operatorRuntime(queue, opened.store, options), queue, path, store: opened.store });
+      return await use({ runtime: operatorRuntime(queue, opened.store, options), path });
     } finally {
       await queue.close();
     }

@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_MEMO_PREFIX, DEFAULT_QUEUE_NAME } from '../core/workflow/constants.js';
+import { DEAD_STEP_PAGE_MAX } from '../core/workflow/inspection.js';
 import { CliError, errorLine, EXIT_USAGE, toCliError, usageError } from './cli-error.js';
 import { cancelCommand, deadCommand, queuesCommand, retryCommand, runCommand, runsCommand, signalCommand, watchCommand, type GlobalOptions, type Io } from './commands.js';
 import { errorDocument } from './json.js';
@@ -53,7 +54,7 @@ export function buildProgram(io: Io): Command {
   program
     .command('dead')
     .description('dead steps (out of attempts, permanent errors, failed notifications) with their last error')
-    .option('--limit <n>', 'page size (1..1000)', integer(1, 1000), 50)
+    .option('--limit <n>', 'page size (1..1000)', integer(1, DEAD_STEP_PAGE_MAX), 50)
     .option('--after <jobId>', 'the last job id of the previous page')
     .action((local, cmd: Command) => deadCommand(io, globals(cmd), local));
 

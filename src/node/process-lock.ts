@@ -10,7 +10,7 @@
  * safety net behind it).
  */
 import * as fs from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -77,7 +77,12 @@ export async function lockDirectory(name: string, lockPath: string, what: string
     throw new StoreUnavailableError(`could not lock the store. ${what}`, { what }, e);
   }
   // Inside the lock directory, so it goes with it; readers of a half-written file see no holder.
+  // Adding the file changes the directory's mtime, which proper-lockfile would take for another
+  // process's refresh at its next update: it would stop refreshing, and the lock would go stale
+  // (and be taken over) while we still hold it. So the mtime it recorded is put back.
+  const recorded = await stat(lockPath).then((st) => st.mtime, () => undefined);
   await writeFile(join(lockPath, 'holder'), `${hostname()}:${process.pid}`).catch(() => undefined);
+  if (recorded) await utimes(lockPath, recorded, recorded).catch(() => undefined);
   heldHere.add(lockPath);
   let released = false;
   return {

@@ -55,6 +55,17 @@ describe('process lock (one Node writer per store directory)', () => {
     expect((await startHolder(root, 10_000)).line).toBe('locked');
   });
 
+  it('a live holder keeps its lock past the stale threshold (its refreshes keep working)', async () => {
+    const root = await tempRoot();
+    const lost: Error[] = [];
+    const lock = await acquireProcessLock(root, { staleMs: 2000, onCompromised: (e) => void lost.push(e) });
+    // Refreshes every second; a lock that stopped refreshing would be stale (taken over) after 2 s.
+    await new Promise((r) => setTimeout(r, 5000));
+    expect((await startHolder(root, 2000)).line).toBe('error LOCKED');
+    expect(lost).toEqual([]);
+    await lock.release();
+  }, 30_000);
+
   it('in one process, a second acquire rejects with LOCKED naming the directory', async () => {
     const root = await tempRoot();
     const lock = await acquireProcessLock(root);

@@ -48,6 +48,18 @@ describe('the packed tarball', () => {
     expect(JSON.parse(out.trim())).toEqual({ runId: 'package-run', status: 'succeeded', result: 'done:hello' });
   });
 
+  it('installs the taquba bin: npx taquba --help, and runs --json / queues --json on a store the package wrote', async () => {
+    const help = await exec('npx', ['--no-install', 'taquba', '--help'], project.dir);
+    expect(help).toContain('Usage: taquba');
+    const store = join(project.dir, 'cli-store');
+    await exec(process.execPath, ['node-consumer.mjs', store], project.dir);
+    const runs = JSON.parse(await exec('npx', ['--no-install', 'taquba', '--store', store, 'runs', '--json'], project.dir)) as Record<string, unknown>;
+    expect(runs).toMatchObject({ schema: 'taquba-cli/1', command: 'runs', path: 'app', runs: [], nextCursor: null });
+    const queues = JSON.parse(await exec('npx', ['--no-install', 'taquba', '--store', store, 'queues', '--json'], project.dir)) as { queues: { queue: string; done: number }[] };
+    // Two steps and the terminal notification were acknowledged.
+    expect(queues.queues).toEqual([expect.objectContaining({ queue: 'workflow-steps', done: 3, dead: 0 })]);
+  }, 120_000);
+
   it('imports the S3 store without @aws-sdk/client-s3, whose first call rejects with UNSUPPORTED_PLATFORM naming the install; with the SDK it sends', async () => {
     const missing = JSON.parse((await exec(process.execPath, ['s3-consumer.mjs'], project.dir)).trim()) as Record<string, unknown>;
     expect(missing).toMatchObject({ taquba: true, name: 'UnsupportedPlatformError', code: 'UNSUPPORTED_PLATFORM', details: { missing: '@aws-sdk/client-s3' } });

@@ -40,6 +40,19 @@ export type {
   WorkflowReadSource,
 } from './inspection.js';
 export { WorkflowReader, type WorkflowReaderOptions } from './workflow-reader.js';
+export type { DeadJobRetry } from './dead-step-retry.js';
+export {
+  getRunTimeline,
+  type RunTimeline,
+  type RunTimelineOptions,
+  type RunTimelineSource,
+  type TimelineJob,
+  type TimelineMemoEntry,
+  type TimelineSignal,
+  type TimelineStep,
+  type TimelineStepOutcome,
+  type TimelineTerminal,
+} from './run-timeline.js';
 export { createRunIdGenerator } from './run-ids.js';
 export { detachedStep, KvReadHandle, type DetachedStepInit, type Step, type StepRunner, type StepRunnerFunction, type StepRunnerObject } from './step.js';
 export { StepOutcome, Trigger } from './outcome.js';

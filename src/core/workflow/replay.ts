@@ -67,6 +67,19 @@ export async function lookupReplay(ctx: RuntimeContext, runId: string, step: num
   return record;
 }
 
+/**
+ * Opens a stored replay record for inspection: undefined when it fails its checks or does not
+ * decode (inspection reports such a record as unreadable instead of failing).
+ */
+export function openReplayRecord(bytes: Uint8Array, path: string): ReplayRecord | undefined {
+  try {
+    return decodeReplay(openSealedObject(REPLAY_RECORD_KIND, bytes, path));
+  } catch (e) {
+    if (isTaqubaError(e, 'CORRUPT_DATA')) return undefined;
+    throw e;
+  }
+}
+
 /** Stores the record (durable when it resolves). Rejects with store errors. */
 export async function writeReplay(ctx: RuntimeContext, runId: string, step: number, payload: Uint8Array, outcome: StepOutcome, effects: StagedKvEffects): Promise<void> {
   const path = await recordPath(ctx, runId, step, payload);

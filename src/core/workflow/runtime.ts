@@ -31,6 +31,8 @@ import type { RuntimeContext } from './context.js';
 import { show } from '../show.js';
 import { validateRunId } from './validation.js';
 import { getRun, listDeadSteps, listRuns, type DeadStep, type DeadStepListOptions, type RunDetails, type RunListOptions, type RunListPage } from './inspection.js';
+import { getRunTimeline, type RunTimeline } from './run-timeline.js';
+import { retryDeadJob, type DeadJobRetry } from './dead-step-retry.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import { MemoStore } from './memo.js';
 import { reconcileDeadSteps, runReconcileLoop } from './reconciler.js';
@@ -195,6 +197,28 @@ export class WorkflowRuntime {
    */
   getRun(runId: string): Promise<RunDetails | null> {
     return getRun(this.ctx.queue, this.ctx.queueName, runId);
+  }
+
+  /**
+   * Everything the store still holds about one run, active or terminated, step by step: its
+   * jobs and their tries, signals waited for and what arrived, memo entries, the step outcomes and
+   * KV effects (with step-output replay on), the terminal outcome (see `RunTimeline`). Never
+   * null: an unknown run has status `unknown`. The same query is on `WorkflowReader`.
+   */
+  getRunTimeline(runId: string, options: { readonly scanLimit?: number } = {}): Promise<RunTimeline> {
+    return getRunTimeline(this.ctx.queue, this.ctx.queueName, runId, { store: this.ctx.store, memoPrefix: this.ctx.memo.prefix, scanLimit: options.scanLimit });
+  }
+
+  /**
+   * Requeues a dead job of this runtime's queue with a fresh attempt budget: a terminal
+   * notification (the hook is called again), a step of a run that is still active (dead-lettered
+   * outside a worker, before reconciliation failed the run: the run resumes), or a job that is
+   * not a step. A step whose run already ended is refused with CONFLICT (reason `run_ended`):
+   * submit the run again. Rejects with NOT_FOUND (no such dead job on this queue), CORRUPT_DATA,
+   * INVALID_ARGUMENT, CLOSED or store errors. Resolves with what was requeued.
+   */
+  retryDeadJob(jobId: string): Promise<DeadJobRetry> {
+    return retryDeadJob(this.ctx.queue, this.ctx.queueName, jobId);
   }
 
   /**

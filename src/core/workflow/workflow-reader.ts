@@ -9,14 +9,17 @@
 import type { ObjectStore } from '../objects/object-store.js';
 import { QueueReader, type QueueReaderOptions } from '../queue/index.js';
 import { InvalidConfigError } from '../errors.js';
-import { DEFAULT_QUEUE_NAME } from './constants.js';
+import { DEFAULT_MEMO_PREFIX, DEFAULT_QUEUE_NAME } from './constants.js';
 import { show } from '../show.js';
+import { getRunTimeline, type RunTimeline } from './run-timeline.js';
 import { getRun, listDeadSteps, listRuns, type DeadStep, type DeadStepListOptions, type RunDetails, type RunListOptions, type RunListPage } from './inspection.js';
 
 /** Options of `WorkflowReader.open`: the queue reader's, plus the runtime's queue name. */
 export interface WorkflowReaderOptions extends QueueReaderOptions {
   /** The writer runtime's `queueName` option (where its steps go). Default `workflow-steps`. */
   readonly queueName?: string;
+  /** The writer runtime's `memoPrefix` option (memo entries and step-output records, for `getRunTimeline`). Default `workflow-memo`. */
+  readonly memoPrefix?: string;
 }
 
 function checkQueueName(queueName: unknown): string {
@@ -32,6 +35,8 @@ export class WorkflowReader {
   readonly queueName: string;
   /** Set by `open`: the queue reader is this reader's to close. */
   private owned = false;
+  /** Set by `open`: where the runtime's memo entries and step-output records are (for timelines). */
+  private objects: { readonly store: ObjectStore; readonly memoPrefix: string } | undefined;
 
   /**
    * A reader over an open `QueueReader` (for example one also used for queue stats). It borrows
@@ -56,11 +61,15 @@ export class WorkflowReader {
    * await reader.close();
    */
   static async open(store: ObjectStore, path: string, options: WorkflowReaderOptions = {}): Promise<WorkflowReader> {
-    const { queueName, ...queueOptions } = options ?? {};
+    const { queueName, memoPrefix, ...queueOptions } = options ?? {};
     const name = checkQueueName(queueName);
+    if (memoPrefix !== undefined && (typeof memoPrefix !== 'string' || memoPrefix.length === 0)) {
+      throw new InvalidConfigError(`memoPrefix must be a non-empty string. memoPrefix=${show(memoPrefix)}`, { option: 'memoPrefix' });
+    }
     const queue = await QueueReader.open(store, path, queueOptions);
     const reader = new WorkflowReader(queue, { queueName: name });
     reader.owned = true;
+    reader.objects = { store, memoPrefix: memoPrefix ?? DEFAULT_MEMO_PREFIX };
     return reader;
   }
 
@@ -90,5 +99,20 @@ export class WorkflowReader {
    */
   listDeadSteps(options?: DeadStepListOptions): Promise<DeadStep[]> {
     return listDeadSteps(this.queue, this.queueName, options);
+  }
+
+  /**
+   * Everything the store still holds about one run, active or terminated, step by step (see
+   * `RunTimeline`), as of the last refresh. Memo entries and step outcomes need the object store:
+   * a reader built with the constructor has none unless `store` is given. `scanLimit` bounds the
+   * job and marker scans (default 10,000 records each). INVALID_ARGUMENT (run id), CORRUPT_DATA,
+   * STORE_*.
+   */
+  getRunTimeline(runId: string, options: { readonly store?: ObjectStore; readonly memoPrefix?: string; readonly scanLimit?: number } = {}): Promise<RunTimeline> {
+    return getRunTimeline(this.queue, this.queueName, runId, {
+      store: options.store ?? this.objects?.store,
+      memoPrefix: options.memoPrefix ?? this.objects?.memoPrefix,
+      scanLimit: options.scanLimit,
+    });
   }
 }

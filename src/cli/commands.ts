@@ -1,0 +1,237 @@
+/**
+ * The commands. Read commands open a read-only `WorkflowReader` (no writer lock); write commands
+ * (`signal`, `cancel`, `retry`) open the queue as the writer for one operation, failing with
+ * LOCKED when a live process holds the store.
+ */
+import type { ObjectStore } from '../core/objects/object-store.js';
+import type { Queue } from '../core/queue/index.js';
+import type { TerminalHook } from '../core/workflow/terminal-hook.js';
+import { WorkflowRuntime } from '../core/workflow/runtime.js';
+import { StepError } from '../core/workflow/step-error.js';
+import type { DurableRunState, RunSummary } from '../core/workflow/inspection.js';
+import type { WorkflowReader } from '../core/workflow/workflow-reader.js';
+import { isTaqubaError } from '../core/errors.js';
+import { CliError, EXIT_FAILURE, usageError } from './cli-error.js';
+import { colorEnabled, makeColors } from './format.js';
+import { document, jsonDead, jsonQueue, jsonRun, jsonTimeline, type JsonRun } from './json.js';
+import { openReader, openStore, openWriter, type StoreOptions } from './store.js';
+import { deadView, queuesView, runsView, timelineView, type ViewContext } from './views.js';
+
+/** Where a command writes, and what it knows of its terminal (injected so tests and `main` share it). */
+export interface Io {
+  out(text: string): void;
+  readonly env: NodeJS.ProcessEnv;
+  readonly isTty: boolean;
+  /** Aborted on SIGINT / SIGTERM (ends `watch`). */
+  readonly stop: AbortSignal;
+  now(): number;
+}
+
+export interface GlobalOptions extends StoreOptions {
+  readonly json?: boolean;
+}
+
+interface Session {
+  readonly reader: WorkflowReader;
+  readonly path: string;
+  readonly view: ViewContext;
+  doc(command: string, body: Record<string, unknown>): string;
+}
+
+async function withReader<T>(io: Io, options: GlobalOptions, use: (s: Session) => Promise<T>): Promise<T> {
+  const opened = await openStore(options);
+  try {
+    const { reader, path } = await openReader(opened, options);
+    try {
+      const nowMs = io.now();
+      const view = { colors: makeColors(colorEnabled(io.env, io.isTty)), nowMs };
+      return await use({ reader, path, view, doc: (command, body) => document(command, { store: options.store, path, queue: options.queue, nowMs: io.now() }, body) });
+    } finally {
+      await reader.close();
+    }
+  } finally {
+    opened.close();
+  }
+}
+
+const STATES: readonly DurableRunState[] = ['pending', 'scheduled', 'waiting-for-signal', 'running', 'cancelling', 'dead'];
+
+/** `--status a,b` (or repeated) as run states; USAGE naming the valid ones otherwise. */
+export function parseStates(values: readonly string[] | undefined): DurableRunState[] | undefined {
+  if (values === undefined) return undefined;
+  const states = values.flatMap((v) => v.split(',')).filter((s) => s !== '');
+  for (const s of states) if (!STATES.includes(s as DurableRunState)) throw usageError(`unknown run state. status=${JSON.stringify(s)}`, `one of ${STATES.join(', ')}`);
+  return states as DurableRunState[];
+}
+
+const encodeCursor = (cursor: Uint8Array | undefined): string | null => (cursor === undefined ? null : Buffer.from(cursor).toString('base64url'));
+function decodeCursor(text: string | undefined): Uint8Array | undefined {
+  if (text === undefined) return undefined;
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) throw usageError(`not a cursor printed by taquba runs. after=${JSON.stringify(text)}`);
+  return new Uint8Array(Buffer.from(text, 'base64url'));
+}
+
+/** A run row: the summary with its details (attempts, wait), read after the summary. */
+async function runRow(reader: WorkflowReader, summary: RunSummary): Promise<JsonRun> {
+  const details = summary.state === null ? null : await reader.getRun(summary.runId).catch(() => null);
+  return jsonRun(summary, details);
+}
+
+export async function runsCommand(io: Io, options: GlobalOptions, local: { status?: string[]; limit: number; after?: string }): Promise<void> {
+  const status = parseStates(local.status);
+  await withReader(io, options, async (s) => {
+    const page = await s.reader.listRuns({ status, limit: local.limit, cursor: decodeCursor(local.after) });
+    const runs = await Promise.all(page.runs.map((r) => runRow(s.reader, r)));
+    const next = encodeCursor(page.nextCursor);
+    io.out(options.json ? s.doc('runs', { runs, nextCursor: next }) : runsView(runs, next, s.view));
+  });
+}
+
+export async function runCommand(io: Io, options: GlobalOptions, runId: string): Promise<void> {
+  await withReader(io, options, async (s) => {
+    const timeline = await s.reader.getRunTimeline(runId);
+    io.out(options.json ? s.doc('run', { run: jsonTimeline(timeline) }) : timelineView(timeline, s.view));
+    if (timeline.status === 'unknown') throw new CliError('NOT_FOUND', `no run with this id in the store. runId=${JSON.stringify(runId)}`, 'list active runs with: taquba runs');
+  });
+}
+
+export async function deadCommand(io: Io, options: GlobalOptions, local: { limit: number; after?: string }): Promise<void> {
+  await withReader(io, options, async (s) => {
+    const dead = await s.reader.listDeadSteps({ limit: local.limit, afterJobId: local.after });
+    const next = dead.length === local.limit ? dead[dead.length - 1].jobId : null;
+    io.out(options.json ? s.doc('dead', { deadSteps: dead.map(jsonDead), nextAfter: next }) : deadView(dead, s.view));
+  });
+}
+
+export async function queuesCommand(io: Io, options: GlobalOptions): Promise<void> {
+  await withReader(io, options, async (s) => {
+    const names = await s.reader.queue.listQueues();
+    const stats = await Promise.all(names.map((n) => s.reader.queue.stats(n)));
+    const activity = s.reader.queue.lastStoreActivity();
+    const beat = await s.reader.queue.writerHeartbeat();
+    const writer = { epoch: activity.writerEpoch, durableSeq: activity.durableSeq, heartbeat: beat === undefined ? null : { atMs: beat.atMs, closed: beat.closed } };
+    io.out(options.json ? s.doc('queues', { queues: stats.map(jsonQueue), writer }) : queuesView(stats, s.view));
+  });
+}
+
+/** Every active run (up to `max`), for `watch`. */
+async function allRuns(reader: WorkflowReader, max: number): Promise<JsonRun[]> {
+  const out: JsonRun[] = [];
+  let cursor: Uint8Array | undefined;
+  do {
+    const page = await reader.listRuns({ cursor, limit: Math.min(100, max - out.length) });
+    out.push(...(await Promise.all(page.runs.map((r) => runRow(reader, r)))));
+    cursor = page.nextCursor;
+  } while (cursor !== undefined && out.length < max);
+  return out;
+}
+
+/** What changed about a run between two polls, for `watch`. */
+function runChange(before: JsonRun | undefined, after: JsonRun): boolean {
+  if (!before) return true;
+  return before.state !== after.state || before.currentStep !== after.currentStep || before.attempts !== after.attempts || before.jobId !== after.jobId;
+}
+
+export async function watchCommand(io: Io, options: GlobalOptions, local: { interval: number; maxRuns: number }): Promise<void> {
+  await withReader(io, options, async (s) => {
+    const c = s.view.colors;
+    let runs = new Map<string, JsonRun>();
+    let queues = new Map<string, string>();
+    let first = true;
+    while (!io.stop.aborted) {
+      await s.reader.refresh();
+      const nowMs = io.now();
+      const view = { ...s.view, nowMs };
+      const current = await allRuns(s.reader, local.maxRuns);
+      const stats = await Promise.all((await s.reader.queue.listQueues()).map((n) => s.reader.queue.stats(n)));
+      if (first) {
+        io.out(options.json ? s.doc('watch', { type: 'snapshot', runs: current, queues: stats.map(jsonQueue) }) : `${runsView(current, null, view)}\n\n${queuesView(stats, view)}`);
+      } else {
+        const stamp = c.dim(new Date(nowMs).toISOString().slice(11, 19));
+        for (const run of current) {
+          const before = runs.get(run.runId);
+          if (!runChange(before, run)) continue;
+          const change = before ? 'changed' : 'added';
+          io.out(options.json ? s.doc('watch', { type: 'run', change, run }) : `${stamp} ${change === 'added' ? c.green('+') : c.yellow('~')} run ${run.runId} ${run.state ?? 'unsettled'} step ${run.currentStep ?? '-'}${run.lastError ? ` ${c.red(run.lastError)}` : ''}`);
+        }
+        const ids = new Set(current.map((r) => r.runId));
+        for (const [id, run] of runs) {
+          if (!ids.has(id)) io.out(options.json ? s.doc('watch', { type: 'run', change: 'removed', run }) : `${stamp} ${c.dim('-')} run ${id} ended`);
+        }
+        for (const q of stats) {
+          const line = JSON.stringify(jsonQueue(q));
+          if (queues.get(q.queue) === line) continue;
+          io.out(options.json ? s.doc('watch', { type: 'queue', queue: jsonQueue(q) }) : `${stamp} queue ${q.queue}: pending ${q.pending} scheduled ${q.scheduled} claimed ${q.claimed} done ${q.done} dead ${q.dead}`);
+        }
+      }
+      first = false;
+      runs = new Map(current.map((r) => [r.runId, r]));
+      queues = new Map(stats.map((q) => [q.queue, JSON.stringify(jsonQueue(q))]));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, local.interval);
+        io.stop.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
+  });
+}
+
+/**
+ * A runtime for one write operation: it never runs steps or notifications (no `run`/`spawn`), so
+ * neither the runner nor the hook is called. The hook observes every outcome, so a cancel enqueues
+ * the run's notification and the application's own runtime delivers it to its hook.
+ */
+function operatorRuntime(queue: Queue, store: ObjectStore, options: GlobalOptions): WorkflowRuntime {
+  const refuse = async (): Promise<never> => {
+    throw StepError.transient('the taquba CLI does not run steps');
+  };
+  const hook: TerminalHook = { onTermination: refuse };
+  return new WorkflowRuntime(queue, store, refuse, hook, { queueName: options.queue, memoPrefix: options.memoPrefix, logger: false });
+}
+
+/** Opens the store as its writer, runs `use` with an operator runtime, and closes (releasing the lock). */
+async function withWriter<T>(options: GlobalOptions, force: boolean, use: (w: { runtime: WorkflowRuntime; path: string }) => Promise<T>): Promise<T> {
+  const opened = await openStore(options);
+  try {
+    const { queue, path } = await openWriter(opened, options, force);
+    try {
+      return await use({ runtime: operatorRuntime(queue, opened.store, options), path });
+    } finally {
+      await queue.close();
+    }
+  } finally {
+    opened.close();
+  }
+}
+
+function context(io: Io, options: GlobalOptions, path: string) {
+  return { store: options.store, path, queue: options.queue, nowMs: io.now() };
+}
+
+export async function signalCommand(io: Io, options: GlobalOptions, key: string, payloadText: string, local: { base64?: boolean; force?: boolean }): Promise<void> {
+  if (local.base64 && !/^[A-Za-z0-9+/]*={0,2}$/.test(payloadText)) throw usageError('payload is not base64 (--base64 was given)');
+  const payload = local.base64 ? new Uint8Array(Buffer.from(payloadText, 'base64')) : new TextEncoder().encode(payloadText);
+  await withWriter(options, local.force ?? false, async ({ runtime, path }) => {
+    const outcome = await runtime.signal(key, payload);
+    io.out(options.json ? document('signal', context(io, options, path), { correlationKey: key, outcome }) : `signal ${JSON.stringify(key)} ${outcome === 'delivered' ? 'delivered: a waiting run was woken' : 'buffered for the next waiter of this key'}`);
+  });
+}
+
+export async function cancelCommand(io: Io, options: GlobalOptions, runId: string, local: { force?: boolean }): Promise<void> {
+  await withWriter(options, local.force ?? false, async ({ runtime, path }) => {
+    const cancelled = await runtime.cancel(runId);
+    io.out(options.json ? document('cancel', context(io, options, path), { runId, cancelled }) : cancelled ? `run ${runId} cancelled` : `run ${runId}: not active (unknown, already ended, or its step is dead)`);
+    if (!cancelled) throw new CliError('NOT_FOUND', `no active run to cancel. runId=${JSON.stringify(runId)}`, 'list active runs with: taquba runs');
+  });
+}
+
+export async function retryCommand(io: Io, options: GlobalOptions, jobId: string, local: { force?: boolean }): Promise<void> {
+  await withWriter(options, local.force ?? false, async ({ runtime, path }) => {
+    const kind = await runtime.retryDeadJob(jobId).catch((e: unknown) => {
+      if (isTaqubaError(e, 'NOT_FOUND')) throw new CliError('NOT_FOUND', e.message, 'list dead jobs with: taquba dead', EXIT_FAILURE, { cause: e });
+      if (isTaqubaError(e, 'CONFLICT')) throw new CliError('CONFLICT', e.message, 'the run failed with this step; submit the run again to redo it', EXIT_FAILURE, { cause: e });
+      throw e;
+    });
+    const what = kind === 'step' ? 'the run resumes from this step' : kind === 'notification' ? "the run's terminal hook is called again" : 'requeued as is';
+    io.out(options.json ? document('retry', context(io, options, path), { jobId, requeued: true, kind }) : `job ${jobId} re-enqueued with fresh attempts: ${what} at the writer's next worker pass`);
+  });
+}

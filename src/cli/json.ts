@@ -1,0 +1,140 @@
+/**
+ * The `--json` schema (`taquba-cli/1`, documented in docs/cli.md): every command prints one
+ * document `{ schema, command, ...}` on stdout (`watch` prints one per line); an error prints
+ * `{ schema, error: { code, message, hint } }` on stderr. Times are epoch milliseconds (`…AtMs`),
+ * byte values `{ size, text, base64 }` (`text` null when the bytes are not UTF-8 text). Fields are
+ * only ever added within a schema version, never renamed or removed.
+ */
+import type { JobAttempt, QueueStats } from '../core/queue/index.js';
+import type { DeadStep, RunDetails, RunSummary, RunWait } from '../core/workflow/inspection.js';
+import type { RunTimeline, TimelineJob, TimelineSignal, TimelineStep, TimelineStepOutcome } from '../core/workflow/run-timeline.js';
+import type { Trigger } from '../core/workflow/outcome.js';
+import { bytesText } from './format.js';
+
+export const JSON_SCHEMA = 'taquba-cli/1';
+
+export interface JsonBytes {
+  readonly size: number;
+  readonly text: string | null;
+  readonly base64: string;
+}
+
+export const jsonBytes = (bytes: Uint8Array): JsonBytes => ({ size: bytes.length, text: bytesText(bytes) ?? null, base64: Buffer.from(bytes).toString('base64') });
+
+export type JsonWait = { type: 'signal'; correlationKey: string; timeoutAtMs: number } | { type: 'timer'; atMs: number; reason: 'delay' | 'retry' } | null;
+
+export function jsonWait(wait: RunWait | null): JsonWait {
+  if (wait === null) return null;
+  return wait.type === 'signal' ? { type: 'signal', correlationKey: wait.correlationKey, timeoutAtMs: wait.timeoutAt } : { type: 'timer', atMs: wait.at, reason: wait.reason };
+}
+
+/** One row of `runs` (and `watch`): the summary, completed with the details when the run could be read. */
+export function jsonRun(summary: RunSummary, details: RunDetails | null) {
+  return {
+    runId: summary.runId,
+    state: details?.state ?? summary.state,
+    currentStep: details?.currentStep ?? summary.currentStep,
+    jobId: details?.jobId ?? summary.jobId,
+    attempts: details?.attempts ?? null,
+    maxAttempts: details?.maxAttempts ?? null,
+    interruptions: details?.interruptions ?? null,
+    lastError: details?.lastError ?? null,
+    waitingFor: jsonWait(details?.waitingFor ?? null),
+    submittedAtMs: summary.submittedAtMs,
+    headers: details?.headers ?? {},
+  };
+}
+export type JsonRun = ReturnType<typeof jsonRun>;
+
+const jsonTry = (a: JobAttempt) => ({
+  attempt: a.attempt,
+  outcome: a.outcome,
+  claimedAtMs: a.claimedAt ?? null,
+  recordedAtMs: a.recordedAt,
+  durationMs: a.claimedAt === undefined ? null : a.recordedAt - a.claimedAt,
+  error: a.error ?? null,
+});
+
+const jsonJob = (j: TimelineJob) => ({
+  jobId: j.jobId,
+  status: j.status,
+  attempts: j.attempts,
+  maxAttempts: j.maxAttempts,
+  interruptions: j.interruptions,
+  enqueuedAtMs: j.enqueuedAt,
+  claimedAtMs: j.claimedAt,
+  completedAtMs: j.completedAt,
+  failedAtMs: j.failedAt,
+  runAtMs: j.runAt,
+  lastError: j.lastError,
+  tries: j.history.map(jsonTry),
+});
+
+const jsonSignal = (s: TimelineSignal | null) =>
+  s === null ? null : { correlationKey: s.correlationKey, arrival: s.arrival, arrivedAtMs: s.arrivedAtMs, payload: s.payload === null ? null : jsonBytes(s.payload) };
+
+const jsonTrigger = (t: Trigger | null) =>
+  t === null ? null : t.type === 'onSignal' ? { type: 'signal', correlationKey: t.correlationKey, timeoutMs: t.timeoutMs } : t.type === 'after' ? { type: 'delay', delayMs: t.delayMs } : { type: 'immediate' };
+
+const jsonOutcome = (o: TimelineStepOutcome | null) =>
+  o === null
+    ? null
+    : {
+        type: o.type,
+        next: jsonTrigger(o.when),
+        reason: o.reason,
+        recordedAtMs: o.recordedAtMs,
+        kvWrites: o.kvWrites.map((w) => ({ key: jsonBytes(w.key), value: jsonBytes(w.value) })),
+        kvDeletes: o.kvDeletes.map(jsonBytes),
+      };
+
+function jsonStep(s: TimelineStep, timeline: RunTimeline) {
+  return {
+    step: s.step,
+    jobs: s.jobs.map(jsonJob),
+    signal: jsonSignal(s.signal),
+    outcome: jsonOutcome(s.outcome),
+    memo: timeline.memo.filter((m) => m.scope === s.step).map((m) => ({ keyHash: m.keyHash, size: m.size })),
+  };
+}
+
+/** The `run` document's body. */
+export function jsonTimeline(t: RunTimeline) {
+  const a = t.active;
+  return {
+    runId: t.runId,
+    status: t.status,
+    state: a?.state ?? null,
+    currentStep: a?.currentStep ?? null,
+    waitingFor: jsonWait(a?.waitingFor ?? null),
+    submittedAtMs: a?.submittedAtMs ?? null,
+    headers: t.headers,
+    steps: t.steps.map((s) => jsonStep(s, t)),
+    runMemo: t.memo.filter((m) => m.scope === 'run').map((m) => ({ keyHash: m.keyHash, size: m.size })),
+    terminal: t.terminal === null ? null : { status: t.terminal.status, error: t.terminal.error, result: t.terminal.result === null ? null : jsonBytes(t.terminal.result), finalStep: t.terminal.finalStep, source: t.terminal.source },
+    terminatedAtMs: t.terminatedAtMs,
+    truncated: t.truncated,
+  };
+}
+
+export const jsonDead = (d: DeadStep) => ({
+  jobId: d.jobId,
+  runId: d.runId,
+  step: d.stepNumber,
+  notification: d.notification,
+  attempts: d.attempts,
+  maxAttempts: d.maxAttempts,
+  interruptions: d.interruptions,
+  lastError: d.lastError,
+  failedAtMs: d.failedAt,
+  payloadError: d.payloadError === null ? null : { code: d.payloadError.code, object: d.payloadError.object, message: d.payloadError.message },
+});
+
+export const jsonQueue = (q: QueueStats) => ({ queue: q.queue, pending: q.pending, scheduled: q.scheduled, claimed: q.claimed, done: q.done, dead: q.dead });
+
+/** One document of a command, with the fields every document has. */
+export function document(command: string, context: { store: string; path: string; queue: string; nowMs: number }, body: Record<string, unknown>): string {
+  return JSON.stringify({ schema: JSON_SCHEMA, command, store: context.store, path: context.path, queue: context.queue, nowMs: context.nowMs, ...body });
+}
+
+export const errorDocument = (code: string, message: string, hint: string | null): string => JSON.stringify({ schema: JSON_SCHEMA, error: { code, message, hint } });

@@ -1,0 +1,126 @@
+/**
+ * The argument parser (commander): global options, one subcommand per view or operation, and the
+ * mapping of every failure to one line on stderr and an exit code.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_MEMO_PREFIX, DEFAULT_QUEUE_NAME } from '../core/workflow/constants.js';
+import { DEAD_STEP_PAGE_MAX } from '../core/workflow/inspection.js';
+import { CliError, errorLine, EXIT_USAGE, toCliError, usageError } from './cli-error.js';
+import { cancelCommand, deadCommand, queuesCommand, retryCommand, runCommand, runsCommand, signalCommand, watchCommand, type GlobalOptions, type Io } from './commands.js';
+import { errorDocument } from './json.js';
+
+function integer(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be a whole number in ${min}..${max}.`);
+    return n;
+  };
+}
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+export function buildProgram(io: Io): Command {
+  const program = new Command('taquba');
+  const globals = (cmd: Command): GlobalOptions => cmd.optsWithGlobals<GlobalOptions>();
+  program
+    .description('Inspect a taquba-workflow store beside its live writer (read-only), and signal, cancel or retry through its writer lock.')
+    .addOption(new Option('-s, --store <location>', 'store: a directory, or s3://bucket/prefix').env('TAQUBA_STORE').default('./.taquba'))
+    .addOption(new Option('-p, --path <path>', "engine path in the store (Queue.open's path); default: app, else the only engine found").env('TAQUBA_PATH'))
+    .addOption(new Option('-q, --queue <name>', "the runtime's queueName").env('TAQUBA_QUEUE').default(DEFAULT_QUEUE_NAME))
+    .addOption(new Option('--memo-prefix <prefix>', "the runtime's memoPrefix").default(DEFAULT_MEMO_PREFIX))
+    .option('--endpoint <url>', 'S3 endpoint (default: AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else AWS)')
+    .option('--region <region>', 'S3 region (default: AWS_REGION, else us-east-1)')
+    .option('--force-path-style', 'S3 path-style addressing (MinIO and most emulators)')
+    .option('--json', 'machine output: one JSON document (schema taquba-cli/1, see docs/cli.md)')
+    .option('--debug', 'print the stack of an error')
+    .showHelpAfterError(false)
+    .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: () => undefined })
+    .exitOverride();
+
+  program
+    .command('runs')
+    .description('active runs: state, current step, what they wait for, attempts, age')
+    .option('--status <states>', 'only these states (comma-separated or repeated): pending, scheduled, waiting-for-signal, running, cancelling, dead', collect)
+    .option('--limit <n>', 'page size', integer(0), 50)
+    .option('--after <cursor>', 'the cursor a previous page printed')
+    .action((local, cmd: Command) => runsCommand(io, globals(cmd), local));
+
+  program
+    .command('run')
+    .description("one run's timeline: steps, tries, errors, durations, signals, memo entries, KV effects, outcome")
+    .argument('<id>', 'run id')
+    .action((id: string, _local, cmd: Command) => runCommand(io, globals(cmd), id));
+
+  program
+    .command('dead')
+    .description('dead steps (out of attempts, permanent errors, failed notifications) with their last error')
+    .option('--limit <n>', 'page size (1..1000)', integer(1, DEAD_STEP_PAGE_MAX), 50)
+    .option('--after <jobId>', 'the last job id of the previous page')
+    .action((local, cmd: Command) => deadCommand(io, globals(cmd), local));
+
+  program
+    .command('queues')
+    .description('job counts per queue and state')
+    .action((_local, cmd: Command) => queuesCommand(io, globals(cmd)));
+
+  program
+    .command('watch')
+    .description('follow runs and queue counts live until Ctrl-C')
+    .option('--interval <ms>', 'poll interval', integer(50), 1000)
+    .option('--max-runs <n>', 'most runs followed', integer(1), 1000)
+    .action((local, cmd: Command) => watchCommand(io, globals(cmd), local));
+
+  program
+    .command('signal')
+    .description("send a durable signal (takes the store's writer lock)")
+    .argument('<key>', 'correlation key')
+    .argument('<payload>', 'payload (UTF-8 text, or base64 with --base64)')
+    .option('--base64', 'the payload is base64')
+    .option('--force', 'on a store without a writer lock (S3), open a writer even though one may be live (fencing it)')
+    .action((key: string, payload: string, local, cmd: Command) => signalCommand(io, globals(cmd), key, payload, local));
+
+  program
+    .command('cancel')
+    .description("cancel an active run (takes the store's writer lock)")
+    .argument('<id>', 'run id')
+    .option('--force', 'as for signal')
+    .action((id: string, local, cmd: Command) => cancelCommand(io, globals(cmd), id, local));
+
+  program
+    .command('retry')
+    .description("re-enqueue a dead step job (takes the store's writer lock)")
+    .argument('<jobId>', 'dead job id (from taquba dead)')
+    .option('--force', 'as for signal')
+    .action((jobId: string, local, cmd: Command) => retryCommand(io, globals(cmd), jobId, local));
+
+  return program;
+}
+
+/** Commander's own errors as usage errors (its messages start with `error: `). */
+function fromCommander(e: CommanderError): CliError {
+  const message = e.message.replace(/^error:\s*/, '');
+  return usageError(message, 'see taquba --help');
+}
+
+/**
+ * Runs the CLI on `argv` (without the node and script entries). Resolves with the exit code; the
+ * only output on failure is one line on stderr (plus the stack with --debug).
+ */
+export async function runCli(argv: readonly string[], io: Io, err: (line: string) => void): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    if (argv.length === 0) {
+      program.outputHelp();
+      return EXIT_USAGE;
+    }
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (e) {
+    if (e instanceof CommanderError && (e.code === 'commander.helpDisplayed' || e.code === 'commander.help' || e.code === 'commander.version')) return 0;
+    const failure = e instanceof CommanderError ? fromCommander(e) : toCliError(e);
+    const opts = program.opts<{ json?: boolean; debug?: boolean }>();
+    err(opts.json ? errorDocument(failure.code, failure.message, failure.hint) : errorLine(failure));
+    if (opts.debug) err(String((failure.cause instanceof Error ? failure.cause : failure).stack));
+    return failure.exitCode;
+  }
+}

@@ -1,0 +1,152 @@
+/** Human views of each command: aligned tables and a step-by-step run timeline. */
+import type { QueueStats } from '../core/queue/index.js';
+import type { DeadStep, RunWait } from '../core/workflow/inspection.js';
+import type { RunTimeline, TimelineJob, TimelineSignal, TimelineStep, TimelineStepOutcome } from '../core/workflow/run-timeline.js';
+import type { Trigger } from '../core/workflow/outcome.js';
+import { duration, relativeTime, showBytes, table, type Colors } from './format.js';
+import type { JsonRun } from './json.js';
+
+export interface ViewContext {
+  readonly colors: Colors;
+  readonly nowMs: number;
+}
+
+function stateColor(state: string | null, c: Colors): string {
+  if (state === null) return c.dim('unsettled');
+  switch (state) {
+    case 'running':
+    case 'succeeded':
+    case 'done':
+    case 'completed':
+      return c.green(state);
+    case 'dead':
+    case 'failed':
+    case 'dead_lettered':
+      return c.red(state);
+    case 'waiting-for-signal':
+    case 'scheduled':
+    case 'cancelling':
+    case 'cancelled':
+    case 'retried':
+      return c.yellow(state);
+    default:
+      return state;
+  }
+}
+
+export function waitText(wait: RunWait | null, v: ViewContext): string {
+  if (wait === null) return '';
+  if (wait.type === 'signal') return `signal ${JSON.stringify(wait.correlationKey)} (times out ${relativeTime(wait.timeoutAt, v.nowMs)})`;
+  return `${wait.reason === 'retry' ? 'retry' : 'timer'} ${relativeTime(wait.at, v.nowMs)}`;
+}
+
+function jsonWaitText(run: JsonRun, v: ViewContext): string {
+  const w = run.waitingFor;
+  if (w === null) return '';
+  return waitText(w.type === 'signal' ? { type: 'signal', correlationKey: w.correlationKey, timeoutAt: w.timeoutAtMs } : { type: 'timer', at: w.atMs, reason: w.reason }, v);
+}
+
+export function runsView(runs: readonly JsonRun[], nextCursor: string | null, v: ViewContext): string {
+  if (runs.length === 0) return v.colors.dim('no active runs');
+  const rows = runs.map((r) => [
+    r.runId,
+    stateColor(r.state, v.colors),
+    r.currentStep === null ? '-' : String(r.currentStep),
+    jsonWaitText(r, v) || v.colors.dim('-'),
+    r.attempts === null ? '-' : `${r.attempts}/${r.maxAttempts}`,
+    relativeTime(r.submittedAtMs, v.nowMs),
+  ]);
+  const out = table(['RUN', 'STATE', 'STEP', 'WAITING FOR', 'ATTEMPTS', 'AGE'], rows, v.colors);
+  return nextCursor === null ? out : `${out}\n${v.colors.dim(`more runs: --after ${nextCursor}`)}`;
+}
+
+export function deadView(dead: readonly DeadStep[], v: ViewContext): string {
+  if (dead.length === 0) return v.colors.dim('no dead steps');
+  const rows = dead.map((d) => [
+    d.jobId,
+    d.runId ?? '-',
+    d.notification ? 'notification' : d.stepNumber === null ? '-' : String(d.stepNumber),
+    `${d.attempts}/${d.maxAttempts}`,
+    d.failedAt === null ? '-' : relativeTime(d.failedAt, v.nowMs),
+    v.colors.red(d.payloadError ? `${d.lastError ?? ''} [${d.payloadError.message}]` : (d.lastError ?? '')),
+  ]);
+  return table(['JOB', 'RUN', 'STEP', 'ATTEMPTS', 'FAILED', 'LAST ERROR'], rows, v.colors);
+}
+
+export function queuesView(queues: readonly QueueStats[], v: ViewContext): string {
+  if (queues.length === 0) return v.colors.dim('no queues yet');
+  const rows = queues.map((q) => [q.queue, String(q.pending), String(q.scheduled), String(q.claimed), String(q.done), q.dead > 0 ? v.colors.red(String(q.dead)) : '0']);
+  return table(['QUEUE', 'PENDING', 'SCHEDULED', 'CLAIMED', 'DONE', 'DEAD'], rows, v.colors);
+}
+
+function triggerText(t: Trigger | null): string {
+  if (t === null || t.type === 'immediate') return 'continue now';
+  if (t.type === 'after') return `continue after ${duration(t.delayMs)}`;
+  return `continue on signal ${JSON.stringify(t.correlationKey)} (timeout ${duration(t.timeoutMs)})`;
+}
+
+function outcomeLines(o: TimelineStepOutcome, v: ViewContext): string[] {
+  const verdict = o.type === 'continue' ? triggerText(o.when) : o.type === 'succeed' ? 'succeed' : `${o.type}: ${o.reason ?? ''}`;
+  const lines = [`outcome: ${verdict} ${v.colors.dim(`(recorded ${relativeTime(o.recordedAtMs, v.nowMs)})`)}`];
+  for (const w of o.kvWrites) lines.push(`kv write ${showBytes(w.key)} = ${showBytes(w.value, 40)}`);
+  for (const d of o.kvDeletes) lines.push(`kv delete ${showBytes(d)}`);
+  return lines;
+}
+
+function signalLine(s: TimelineSignal, v: ViewContext): string {
+  const key = s.correlationKey === null ? 'signal' : `signal ${JSON.stringify(s.correlationKey)}`;
+  const payload = s.payload === null ? '' : ` ${showBytes(s.payload)}`;
+  const when = s.arrivedAtMs === null ? '' : ` ${v.colors.dim(relativeTime(s.arrivedAtMs, v.nowMs))}`;
+  const arrival = s.arrival === 'woken' ? 'arrived' : s.arrival === 'buffered' ? 'arrived before the wait (buffered)' : s.arrival;
+  return `${key}: ${arrival}${payload}${when}`;
+}
+
+function jobLines(j: TimelineJob, v: ViewContext): string[] {
+  const times = [`enqueued ${relativeTime(j.enqueuedAt, v.nowMs)}`];
+  if (j.completedAt !== null) times.push(`done ${relativeTime(j.completedAt, v.nowMs)} (took ${duration(j.completedAt - j.enqueuedAt)})`);
+  if (j.failedAt !== null) times.push(`dead ${relativeTime(j.failedAt, v.nowMs)}`);
+  if (j.runAt !== null && j.status === 'scheduled') times.push(`runs ${relativeTime(j.runAt, v.nowMs)}`);
+  const lines = [`job ${j.jobId} ${stateColor(j.status, v.colors)} attempts ${j.attempts}/${j.maxAttempts}${j.interruptions ? `, ${j.interruptions} interrupted` : ''} · ${times.join(' · ')}`];
+  for (const t of j.history) {
+    const took = t.claimedAt === undefined ? '' : ` ${duration(t.recordedAt - t.claimedAt)}`;
+    lines.push(`  try ${t.attempt} ${stateColor(t.outcome, v.colors)}${took} ${v.colors.dim(relativeTime(t.recordedAt, v.nowMs))}${t.error ? ` ${v.colors.red(t.error)}` : ''}`);
+  }
+  if (j.status === 'claimed' && j.claimedAt !== null) lines.push(`  try ${j.attempts} ${v.colors.green('running')} since ${relativeTime(j.claimedAt, v.nowMs)}`);
+  if (j.lastError !== null && !j.history.some((t) => t.error === j.lastError)) lines.push(`  last error: ${v.colors.red(j.lastError)}`);
+  return lines;
+}
+
+function stepBlock(s: TimelineStep, t: RunTimeline, v: ViewContext): string[] {
+  const current = t.active?.currentStep === s.step;
+  const label = current ? stateColor(t.active!.state, v.colors) : s.jobs[0] ? stateColor(s.jobs[0].status, v.colors) : v.colors.dim('no job kept');
+  const lines = [`${v.colors.bold(`step ${s.step}`)}  ${label}`];
+  const body: string[] = [];
+  if (s.signal) body.push(signalLine(s.signal, v));
+  for (const j of s.jobs) body.push(...jobLines(j, v));
+  if (s.outcome) body.push(...outcomeLines(s.outcome, v));
+  const memo = t.memo.filter((m) => m.scope === s.step);
+  if (memo.length > 0) body.push(`memo: ${memo.map((m) => `${m.keyHash.slice(0, 12)}… (${m.size} bytes)`).join(', ')}`);
+  return [...lines, ...body.map((l) => `  ${l}`)];
+}
+
+export function timelineView(t: RunTimeline, v: ViewContext): string {
+  const c = v.colors;
+  if (t.status === 'unknown') return c.dim(`run ${t.runId}: nothing stored (never submitted, or its traces were removed)`);
+  const a = t.active;
+  const head = a
+    ? `${c.bold(`run ${t.runId}`)}  active · ${stateColor(a.state, c)} · step ${a.currentStep} · submitted ${relativeTime(a.submittedAtMs, v.nowMs)}`
+    : `${c.bold(`run ${t.runId}`)}  terminated${t.terminatedAtMs === null ? '' : ` ${relativeTime(t.terminatedAtMs, v.nowMs)}`}`;
+  const lines = [head];
+  if (a?.waitingFor) lines.push(`waiting for ${waitText(a.waitingFor, v)}`);
+  const headers = Object.entries(t.headers);
+  if (headers.length > 0) lines.push(`headers: ${headers.map(([k, val]) => `${k}=${val}`).join(' ')}`);
+  for (const s of t.steps) lines.push(...stepBlock(s, t, v));
+  const runMemo = t.memo.filter((m) => m.scope === 'run');
+  if (runMemo.length > 0) lines.push(`run memo: ${runMemo.map((m) => `${m.keyHash.slice(0, 12)}… (${m.size} bytes)`).join(', ')}`);
+  if (t.terminal) {
+    const detail = t.terminal.result ? ` result ${showBytes(t.terminal.result)}` : t.terminal.error ? ` ${t.terminal.error}` : '';
+    lines.push(`${c.bold('outcome')}: ${stateColor(t.terminal.status, c)} at step ${t.terminal.finalStep}${detail}`);
+  } else if (!a) lines.push(c.dim('outcome: not kept (no terminal notification or dead step left in the store)'));
+  if (t.truncated) lines.push(c.dim('(scan limit reached: older traces may be missing)'));
+  return lines.join('\n');
+}

@@ -1,0 +1,111 @@
+/**
+ * Runs the CLI from source as a child process (node + tsx, as `npx taquba` runs the built file),
+ * and starts the live writer of test/cli/live-writer.ts beside it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const WRITER = fileURLToPath(new URL('./live-writer.ts', import.meta.url));
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Environment without the colour switches of the test runner's own terminal. */
+export function plainEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.FORCE_COLOR;
+  delete env.NO_COLOR;
+  delete env.TAQUBA_STORE;
+  delete env.TAQUBA_PATH;
+  delete env.TAQUBA_QUEUE;
+  return { ...env, ...extra };
+}
+
+function tsx(script: string, args: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** One CLI invocation to its end. */
+export function cli(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()): Promise<CliResult> {
+  const child = tsx(MAIN, args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A CLI invocation that keeps running (`watch`): its stdout lines as they come, and a way to stop it. */
+export function cliProcess(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()) {
+  const child = tsx(MAIN, args, env);
+  return { child, ...lineReader(child) };
+}
+
+function lineReader(child: ChildProcess) {
+  const lines: string[] = [];
+  let partial = '';
+  let stderr = '';
+  const waiters: (() => void)[] = [];
+  child.stdout!.on('data', (d: Buffer) => {
+    partial += d.toString();
+    const parts = partial.split('\n');
+    partial = parts.pop()!;
+    lines.push(...parts);
+    for (const w of waiters.splice(0)) w();
+  });
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  /** The first line (from index `from`) that matches, waiting up to `timeoutMs`. */
+  async function waitForLine(match: (line: string) => boolean, timeoutMs = 60_000, from = 0): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = lines.slice(from).find(match);
+      if (found !== undefined) return found;
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no matching line; stdout=${lines.join('\n')} stderr=${stderr}`);
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 200);
+      });
+    }
+  }
+  return { lines, waitForLine, exited, stderr: () => stderr };
+}
+
+/** The live writer on `args` (`fs <root>` or `s3 <endpoint> <bucket> <prefix>`), once it printed `ready`. */
+export async function startWriter(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()) {
+  const child = tsx(WRITER, args, env);
+  const reader = lineReader(child);
+  await reader.waitForLine((l) => l === 'ready', 90_000);
+  return {
+    pid: child.pid!,
+    /** SIGTERM and wait for the clean close (lock released, closing heartbeat written). */
+    async stop(): Promise<void> {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await reader.waitForLine((l) => l === 'closed', 30_000).catch(() => undefined);
+      await reader.exited;
+    },
+  };
+}
+
+/** The one JSON document a command printed. */
+export function json(result: CliResult): Record<string, any> {
+  if (result.code !== 0) throw new Error(`exit ${result.code}: ${result.stderr}`);
+  return JSON.parse(result.stdout) as Record<string, any>;
+}
+
+/** Every failure is one line on stderr, with no stack frames. */
+export function oneLine(result: CliResult): string {
+  const lines = result.stderr.split('\n').filter((l) => l !== '');
+  if (lines.length !== 1) throw new Error(`expected one stderr line, got ${lines.length}: ${result.stderr}`);
+  if (/^\s+at /m.test(result.stderr)) throw new Error(`stack trace on stderr: ${result.stderr}`);
+  return lines[0];
+}

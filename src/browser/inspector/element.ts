@@ -153,6 +153,8 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
     /** Dead letters whose discard awaits confirmation. */
     private readonly confirming = new Set<string>();
     private readonly busy = new Set<string>();
+    /** Values the person expanded (kept open across re-renders). */
+    private readonly expanded = new Set<string>();
     private readonly sections: { runs: HTMLElement; detail: HTMLElement; dead: HTMLElement; queues: HTMLElement; announcer: HTMLElement; error: HTMLElement };
 
     constructor() {
@@ -547,6 +549,23 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       );
     }
 
+    /** A stored value: its key and a one-line preview, expanding to the whole decoded value. */
+    private value(id: string, label: string | Node, text: string, extra?: string): HTMLElement {
+      const preview = text.replace(/\s+/g, ' ');
+      return h(
+        'details',
+        {
+          open: this.expanded.has(id),
+          ontoggle: (ev: Event) => {
+            if ((ev.target as HTMLDetailsElement).open) this.expanded.add(id);
+            else this.expanded.delete(id);
+          },
+        },
+        h('summary', { 'data-focus': `value:${id}` }, h('span', { class: 'key' }, label), extra ? ` · ${extra}` : '', h('span', { class: 'preview' }, ` · ${preview.length > 80 ? `${preview.slice(0, 80)}…` : preview}`)),
+        h('pre', {}, text),
+      );
+    }
+
     private renderSignals(view: RunDetailView): HTMLElement[] {
       if (view.signals.length === 0) return [];
       return [
@@ -558,10 +577,9 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
             h(
               'li',
               {},
-              h('span', { class: 'key' }, s.key),
-              ' · ',
-              s.buffered ? 'already sent (buffered until the run reads it)' : s.waiting ? 'waited for, not sent yet' : 'not sent',
-              s.buffered ? h('pre', {}, this.format(s.buffered, 'signal', s.key)) : null,
+              s.buffered
+                ? this.value(`signal:${s.key}`, s.key, this.format(s.buffered, 'signal', s.key), 'already sent, buffered until the run reads it')
+                : [h('span', { class: 'key' }, s.key), s.waiting ? ' · waited for, not sent yet' : ' · not sent'],
             ),
           ),
         ),
@@ -572,14 +590,15 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       const entries = view.memo.map((m) => {
         const scope = m.scope === 'run' ? 'run memo' : `step ${m.scope + 1}`;
         const key = m.key ?? `key hash ${m.keyHash.slice(0, 12)}…`;
-        return h('li', {}, h('span', { class: 'key' }, `${scope} · ${key}`), m.value ? h('pre', {}, this.format(m.value, 'memo', m.key ?? m.keyHash)) : h('p', { class: 'error' }, 'unreadable (corrupt)'));
+        const id = `memo:${m.scope}:${m.keyHash}`;
+        return h('li', {}, m.value ? this.value(id, `${scope} · ${key}`, this.format(m.value, 'memo', m.key ?? m.keyHash)) : [h('span', { class: 'key' }, `${scope} · ${key}`), h('p', { class: 'error' }, 'unreadable (corrupt)')]);
       });
       return [h('h3', {}, `Memo (${entries.length})`), entries.length > 0 ? h('ul', { class: 'values', part: 'values' }, ...entries) : h('p', { class: 'empty' }, 'No memo entries.')];
     }
 
     private renderKv(view: RunDetailView): HTMLElement[] {
       if ((view.description?.kvPrefixes ?? []).length === 0) return [];
-      const entries = view.kv.map(([key, value]) => h('li', {}, h('span', { class: 'key' }, key), h('pre', {}, this.format(value, 'kv', key))));
+      const entries = view.kv.map(([key, value]) => h('li', {}, this.value(`kv:${key}`, key, this.format(value, 'kv', key))));
       return [h('h3', {}, `KV (${entries.length})`), entries.length > 0 ? h('ul', { class: 'values', part: 'values' }, ...entries) : h('p', { class: 'empty' }, 'No KV entries.')];
     }
 

@@ -82,6 +82,9 @@ ul, ol { list-style: none; margin: 0; padding: 0; }
 .attempts .failed { color: var(--_warn); }
 .note { font-size: 0.85rem; margin: 0.1rem 0; overflow-wrap: anywhere; }
 .values li { padding: 0.3rem 0; border-bottom: 1px solid var(--_border); }
+summary { cursor: pointer; padding: 0.15rem 0; overflow-wrap: anywhere; }
+.preview { color: var(--_muted); font-size: 0.8rem; }
+details[open] .preview { display: none; }
 .key { font: 0.8rem/1.4 var(--taquba-inspector-mono-font, ui-monospace, monospace); overflow-wrap: anywhere; }
 pre { margin: 0.2rem 0 0; padding: 0.4rem 0.5rem; background: var(--_surface); border-radius: 6px; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 14rem; overflow: auto; font: 0.8rem/1.4 var(--taquba-inspector-mono-font, ui-monospace, monospace); }
 .dead li { padding: 0.45rem 0; border-bottom: 1px solid var(--_border); display: flex; flex-wrap: wrap; gap: 0.3rem 0.5rem; align-items: center; }

@@ -180,6 +180,22 @@ function select(runId: string): void {
 
 // ---- actions ----
 
+/** Shows a form's error next to it, pointing the invalid field at it (or clears it with null). */
+function fieldError(form: 'task' | 'model', error: FieldError | null): void {
+  const message = $(`${form}-error`);
+  message.hidden = error === null;
+  message.textContent = error?.message ?? '';
+  for (const el of $(`${form}-form`).querySelectorAll('[aria-invalid]')) {
+    el.removeAttribute('aria-invalid');
+    el.removeAttribute('aria-describedby');
+  }
+  if (error) {
+    error.field.setAttribute('aria-invalid', 'true');
+    error.field.setAttribute('aria-describedby', message.id);
+    error.field.focus();
+  }
+}
+
 /** A form value the person must fix: names the field by its visible label. */
 class FieldError extends Error {
   constructor(
@@ -228,7 +244,7 @@ async function startTask(event: SubmitEvent): Promise<void> {
   event.preventDefault();
   clearError();
   const form = event.target as HTMLFormElement;
-  for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+  fieldError('task', null);
   try {
     const task = readTask(form);
     const runId = newRunId();
@@ -238,11 +254,8 @@ async function startTask(event: SubmitEvent): Promise<void> {
     await client.submit({ runId, input: encodeJson(state), kvWrites: [[keys.run(runId), encodeJson(meta)]] });
     select(runId);
   } catch (e) {
-    showError(e);
-    if (e instanceof FieldError) {
-      e.field.setAttribute('aria-invalid', 'true');
-      e.field.focus();
-    }
+    if (e instanceof FieldError) fieldError('task', e);
+    else showError(e);
   }
 }
 
@@ -293,6 +306,7 @@ async function saveModel(event: SubmitEvent): Promise<void> {
   const data = new FormData(form);
   const saved = $('model-saved');
   saved.textContent = '';
+  fieldError('model', null);
   const settings: ModelSettings =
     data.get('kind') === 'openai'
       ? { kind: 'openai', endpoint: String(data.get('endpoint') ?? '').trim(), model: String(data.get('model') ?? '').trim(), apiKey: String(data.get('apiKey') ?? '') }
@@ -300,8 +314,7 @@ async function saveModel(event: SubmitEvent): Promise<void> {
   try {
     if (settings.kind === 'openai' && !/^https?:\/\//.test(settings.endpoint)) {
       const endpoint = form.elements.namedItem('endpoint') as HTMLInputElement;
-      endpoint.focus();
-      throw new Error(`Endpoint: enter an http(s) URL, such as https://api.openai.com/v1${settings.endpoint === '' ? '' : ` (not ${settings.endpoint})`}.`);
+      throw new FieldError(endpoint, `${labelOf(endpoint)}: enter an http(s) URL, such as https://api.openai.com/v1${settings.endpoint === '' ? '' : ` (not ${settings.endpoint})`}.`);
     }
     await saveModelSettings(settings);
     clearError();
@@ -310,7 +323,8 @@ async function saveModel(event: SubmitEvent): Promise<void> {
         ? `Saved: ${settings.model || 'the default model'} at ${settings.endpoint}. The next model call uses it.`
         : 'Saved: the simulated model (local, works offline). The next model call uses it.';
   } catch (e) {
-    showError(e);
+    if (e instanceof FieldError) fieldError('model', e);
+    else showError(e);
   }
 }
 
@@ -370,7 +384,7 @@ function onLive(message: LiveMessage): void {
 
 function showNetwork(): void {
   const network = $('network');
-  network.textContent = navigator.onLine ? 'online' : 'offline: runs carry on from this browser\'s storage';
+  network.textContent = navigator.onLine ? 'online' : 'offline (runs carry on here)';
   network.dataset.online = String(navigator.onLine);
 }
 
@@ -388,6 +402,7 @@ function boot(): void {
   $('model-kind').addEventListener('change', () => {
     showEndpointFields();
     $('model-saved').textContent = '';
+    fieldError('model', null);
   });
   $('approve').addEventListener('click', () => void decide('approve'));
   $('reject').addEventListener('click', () => void decide('reject'));

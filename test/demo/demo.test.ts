@@ -45,6 +45,13 @@ test('a reload during research loses no completed model call; the run finishes a
 
   const detail = runDetail(page);
   await expect.poll(() => detail.getByText(/memo hit \(model not called again\)/).count()).toBeGreaterThanOrEqual(1);
+  await inspectorTimeline(page).getByText(/memo hit: the model was not called again/).waitFor();
+
+  // The README's screenshot: the run waiting for approval, the inspector's timeline under it.
+  await mkdir('test-results', { recursive: true });
+  await page.setViewportSize({ width: 1280, height: 1100 });
+  await page.screenshot({ path: 'test-results/demo.png' });
+  if (process.env.UPDATE_DEMO_SCREENSHOT) await copyFile('test-results/demo.png', 'docs/images/demo.png');
   await detail.getByRole('button', { name: 'Approve' }).click();
   await expectStatus(page, 'Succeeded');
   await detail.getByText('Published brief').waitFor();
@@ -53,10 +60,6 @@ test('a reload during research loses no completed model call; the run finishes a
   const calls = await modelCallCounter(page);
   expect(calls).toEqual({ real: 4, memoHits: 1, repeated: 0 });
 
-  await mkdir('test-results', { recursive: true });
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await page.screenshot({ path: 'test-results/demo.png' });
-  if (process.env.UPDATE_DEMO_SCREENSHOT) await copyFile('test-results/demo.png', 'docs/images/demo.png');
   expect(browser.errors).toEqual([]);
 });
 

@@ -30,6 +30,9 @@ function endReason(row: RunRow): string | null {
   return outcome.error ? `Reason: ${outcome.error}` : null;
 }
 
+/** Whether the person opened the notes list (kept across re-renders). */
+let notesOpen = false;
+
 /** The selected run's panel; `row` undefined shows the empty state. */
 export function renderRunDetail(row: RunRow | undefined, records: readonly StepRecord[], activity: Activity | null, calls: ModelCallSummary): void {
   byId('detail-empty').hidden = row !== undefined;
@@ -69,7 +72,17 @@ export function renderRunDetail(row: RunRow | undefined, records: readonly StepR
   replaceChildren(
     byId('activity'),
     ...(activity && actionable ? [h('h3', {}, `Now: ${activity.label}`), h('p', { class: 'step-output streaming', 'aria-busy': 'true' }, activity.text)] : []),
-    ...(notes.length > 0 ? [h('h3', {}, 'What each step produced'), h('ol', { class: 'notes' }, ...notes)] : []),
+    // Collapsed unless the person opens it (the inspector's timeline is the overview).
+    ...(notes.length > 0
+      ? [
+          h(
+            'details',
+            { class: 'notes-box', open: notesOpen },
+            h('summary', { 'data-focus': 'notes', onclick: (e: Event) => (notesOpen = !((e.currentTarget as HTMLElement).parentElement as HTMLDetailsElement).open) }, h('h3', {}, `What each step produced (${notes.length})`)),
+            h('ol', { class: 'notes' }, ...notes),
+          ),
+        ]
+      : []),
   );
 
   const article = row.outcome?.article;

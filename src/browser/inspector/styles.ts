@@ -79,6 +79,7 @@ ul, ol { list-style: none; margin: 0; padding: 0; }
 .step-name { font-weight: 600; }
 .phase { font-size: 0.8rem; color: var(--_muted); margin-left: 0.35rem; }
 .attempts li, .facts { font-size: 0.82rem; color: var(--_muted); }
+.facts { margin: 0.1rem 0; }
 .attempts .failed { color: var(--_warn); }
 .note { font-size: 0.85rem; margin: 0.1rem 0; overflow-wrap: anywhere; }
 .values li { padding: 0.3rem 0; border-bottom: 1px solid var(--_border); }

@@ -55,11 +55,12 @@ it('shows runs live: a held step running, steps to come, memo and KV values, a p
   await shows(el, 'detail', /exec\/held\/0.*h\d+/);
   expect(shadow(el).querySelector('[part~="run-selected"]')?.getAttribute('aria-current')).toBe('true');
 
-  // Keyboard focus survives the live re-renders (a poll every 100 ms).
-  heldButton.focus();
-  const focusKey = (shadow(el).activeElement as HTMLElement | null)?.dataset.focus;
-  await new Promise((r) => setTimeout(r, 400));
-  expect((shadow(el).activeElement as HTMLElement | null)?.dataset.focus).toBe(focusKey);
+  // Keyboard focus survives a live re-render of the list (a new run appears above the focused one).
+  [...shadow(el).querySelectorAll<HTMLButtonElement>('button.run')].find((b) => b.textContent?.includes('A held run'))!.focus();
+  await host.client.submit({ runId: 'another', input: planInput({ steps: 1 }) });
+  await shows(el, 'run-list', /another/);
+  expect((shadow(el).activeElement as HTMLElement | null)?.dataset.focus).toBe('run:held');
+  expect(heldButton.isConnected).toBe(false);
 
   el.selectRun('parked');
   await shows(el, 'timeline', /Step 1.*waiting.*waiting for signal "go-parked" · times out/);

@@ -128,6 +128,16 @@ function errorText(error: unknown): string {
 
 const decoder = new TextDecoder();
 
+/** A comparable fingerprint of plain data (bytes by length and FNV-1a hash, not content). */
+function digest(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (!(v instanceof Uint8Array)) return v;
+    let hash = 0x811c9dc5;
+    for (const byte of v) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+    return `${v.byteLength}:${hash}`;
+  });
+}
+
 function createInspectorClass(): new () => TaqubaInspectorElement {
   return class TaqubaInspector extends HTMLElement implements TaqubaInspectorElement {
     private readonly root: ShadowRoot;
@@ -156,6 +166,11 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
     /** Values the person expanded (kept open across re-renders). */
     private readonly expanded = new Set<string>();
     private readonly sections: { runs: HTMLElement; detail: HTMLElement; dead: HTMLElement; queues: HTMLElement; announcer: HTMLElement; error: HTMLElement };
+    /** The run list under the (persistent) heading and filter. */
+    private readonly runList: HTMLElement = h('div');
+    /** What each section last rendered from: an unchanged section is left alone (selection, open menus). */
+    private readonly shown = new Map<string, string>();
+    private announcedAt = 0;
 
     constructor() {
       super();
@@ -171,6 +186,18 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
         queues: h('section', { part: 'queues', 'aria-label': 'Queues', tabindex: -1, class: 'wide' }),
       };
       const s = this.sections;
+      const filter = h(
+        'select',
+        {
+          part: 'filter',
+          onchange: (ev: Event) => {
+            this.filter = (ev.target as HTMLSelectElement).value;
+            void this.refresh();
+          },
+        },
+        ...FILTERS.map((f) => h('option', { value: f.value }, f.label)),
+      );
+      s.runs.append(h('div', { class: 'head' }, h('h2', { id: 'runs-heading' }, 'Runs'), h('label', {}, 'Show', filter)), this.runList);
       this.root.append(style, h('div', { class: 'root', part: 'inspector' }, s.announcer, h('div', { class: 'wide' }, s.error), s.runs, s.detail, s.dead, s.queues));
       this.render();
     }
@@ -375,7 +402,11 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
     }
 
     private announce(text: string): void {
-      this.sections.announcer.textContent = text;
+      // Messages close together are read as one (a retry and the dead letter it leads to).
+      const now = Date.now();
+      const recent = now - this.announcedAt < 2_000 ? this.sections.announcer.textContent : '';
+      this.announcedAt = now;
+      this.sections.announcer.textContent = recent ? `${recent} ${text}` : text;
     }
 
     private titleOf(runId: string, description: RunDescription | undefined): string {
@@ -454,19 +485,16 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       return h('span', { class: `badge ${state}`, part: `badge badge-${state}` }, STATE_TEXT[state]);
     }
 
+    /** True when `section` must be drawn again: its data changed, or the clock moved on (relative times). */
+    private stale(section: string, data: unknown): boolean {
+      const signature = digest([data, Math.floor(Date.now() / 5_000)]);
+      if (this.shown.get(section) === signature) return false;
+      this.shown.set(section, signature);
+      return true;
+    }
+
     private renderRuns(): void {
-      const select = h(
-        'select',
-        {
-          'data-focus': 'filter',
-          part: 'filter',
-          onchange: (ev: Event) => {
-            this.filter = (ev.target as HTMLSelectElement).value;
-            void this.refresh();
-          },
-        },
-        ...FILTERS.map((f) => h('option', { value: f.value, selected: f.value === this.filter }, f.label)),
-      );
+      if (!this.stale('runs', [this.filter, this.selected, this.rows])) return;
       const items = this.rows.map((row) =>
         h(
           'li',
@@ -489,8 +517,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       );
       replaceKeepingFocus(
         this.root,
-        this.sections.runs,
-        h('div', { class: 'head' }, h('h2', { id: 'runs-heading' }, 'Runs'), h('label', {}, 'Show', select)),
+        this.runList,
         items.length > 0 ? h('ul', { class: 'runs', 'aria-labelledby': 'runs-heading', part: 'run-list' }, ...items) : h('p', { class: 'empty' }, this.filter === 'all' ? 'No runs yet.' : 'No runs in this state.'),
       );
     }
@@ -503,6 +530,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
     private renderDetail(): void {
       const runId = this.selected;
       const view = this.detail?.runId === runId ? this.detail : null;
+      if (!this.stale('detail', [runId, view, runId === null ? null : [...this.observer.seen(runId)], this.observer.ending(runId ?? '')])) return;
       if (runId === null || view === null) {
         replaceKeepingFocus(this.root, this.sections.detail, h('h2', {}, 'Run timeline'), h('p', { class: 'empty' }, runId === null ? 'Pick a run to see its timeline.' : 'Reading…'));
         return;
@@ -603,6 +631,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
     }
 
     private renderDead(): void {
+      if (!this.stale('dead', [this.dead, this.rows.map((r) => r.description?.title), [...this.busy], [...this.confirming]])) return;
       const now = Date.now();
       const items = this.dead.map((d) => {
         const busy = this.busy.has(d.jobId);
@@ -667,6 +696,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
     }
 
     private renderQueues(): void {
+      if (!this.stale('queues', this.queues)) return;
       const cols = ['pending', 'scheduled', 'claimed', 'dead', 'done'] as const;
       const header = { pending: 'Pending', scheduled: 'Scheduled', claimed: 'Running', dead: 'Dead', done: 'Done (total)' };
       replaceKeepingFocus(

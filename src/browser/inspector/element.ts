@@ -14,33 +14,14 @@
  * DOM API (it loads in Node, in workers and during server rendering).
  */
 import type { QueueStats } from '../../core/queue/index.js';
-import type { DurableRunState, RunDetails, TerminalStatus } from '../../core/workflow/index.js';
-import type { WorkflowClient } from '../client.js';
-import type { DeadStepView, HostEvent, MemoEntryView } from '../protocol.js';
+import type { DeadStepView, HostEvent } from '../protocol.js';
 import { h, replaceKeepingFocus } from './dom.js';
 import { describeBytes, describeDuration, describeSeconds, describeTime } from './format.js';
+import { ACTIVE, FILTERS, RunReads, STATE_TEXT, type InspectorClient, type InspectorOptions, type RunDetailView, type RunRow, type RunState } from './run-reads.js';
 import { INSPECTOR_CSS } from './styles.js';
-import { buildTimeline, RunObserver, type RunDescription, type RunEnding, type TimelineStep } from './timeline.js';
+import { buildTimeline, RunObserver, type RunDescription, type TimelineStep } from './timeline.js';
 
-/** The client operations the inspector uses (a `WorkflowClient` from `connect` has them all). */
-export type InspectorClient = Pick<
-  WorkflowClient,
-  'listRuns' | 'getRun' | 'status' | 'listMemo' | 'bufferedSignal' | 'queueCounts' | 'listDeadSteps' | 'retryDeadStep' | 'discardDeadStep' | 'kvScan' | 'subscribe'
->;
-
-/** What an app may tell the inspector; everything is optional. */
-export interface InspectorOptions {
-  /** Titles, step names (and steps still to come), endings, signal keys and KV prefixes of a run. */
-  readonly describeRun?: (runId: string) => RunDescription | undefined | Promise<RunDescription | undefined>;
-  /** Runs the app keeps a record of, listed even after they ended (the store lists active runs only). */
-  readonly knownRuns?: () => readonly string[] | Promise<readonly string[]>;
-  /** Memo key names the app uses (memo keys are stored hashed; named entries show their name). */
-  readonly memoKeys?: readonly string[];
-  /** A stored value as text, or undefined for the inspector's own decoding (JSON, text, MessagePack, hex). */
-  readonly formatValue?: (bytes: Uint8Array, where: { readonly kind: 'kv' | 'memo' | 'signal'; readonly key: string }) => string | undefined;
-  /** Re-read interval while the page is visible, ms; default 2000, 0 for events only. */
-  readonly pollMs?: number;
-}
+export type { InspectorClient, InspectorOptions } from './run-reads.js';
 
 /** The element's public surface. */
 export interface TaqubaInspectorElement extends HTMLElement {
@@ -58,52 +39,7 @@ export interface TaqubaInspectorElement extends HTMLElement {
 /** Fired (bubbling, composed) when the person picks a run in the list; `detail.runId`. */
 export const RUN_SELECT_EVENT = 'taquba-inspector-select';
 
-type RunState = DurableRunState | TerminalStatus | 'ended';
-
-interface RunRow {
-  readonly runId: string;
-  readonly state: RunState;
-  readonly currentStep: number | null;
-  readonly submittedAtMs: number | null;
-  readonly description: RunDescription | undefined;
-}
-
-interface RunDetailView {
-  readonly runId: string;
-  readonly details: RunDetails | null;
-  readonly description: RunDescription | undefined;
-  readonly ending: RunEnding | undefined;
-  readonly memo: readonly MemoEntryView[];
-  readonly signals: readonly { readonly key: string; readonly buffered: Uint8Array | null; readonly waiting: boolean }[];
-  readonly kv: readonly (readonly [string, Uint8Array])[];
-}
-
-const STATE_TEXT: Readonly<Record<RunState, string>> = {
-  pending: 'Pending',
-  running: 'Running',
-  cancelling: 'Cancelling',
-  'waiting-for-signal': 'Waiting for a signal',
-  scheduled: 'Scheduled',
-  dead: 'Dead-lettered',
-  succeeded: 'Succeeded',
-  failed: 'Failed',
-  cancelled: 'Cancelled',
-  ended: 'Ended',
-};
-
-const ACTIVE: ReadonlySet<RunState> = new Set<RunState>(['pending', 'running', 'cancelling', 'waiting-for-signal', 'scheduled', 'dead']);
-
-/** The run-list filter: a value of the select, and which states it keeps. */
-const FILTERS: readonly { readonly value: string; readonly label: string; readonly states: readonly RunState[] | null }[] = [
-  { value: 'all', label: 'All runs', states: null },
-  { value: 'active', label: 'Active', states: ['pending', 'running', 'cancelling', 'waiting-for-signal', 'scheduled', 'dead'] },
-  { value: 'running', label: 'Running', states: ['running', 'cancelling'] },
-  { value: 'waiting-for-signal', label: 'Waiting for a signal', states: ['waiting-for-signal'] },
-  { value: 'scheduled', label: 'Scheduled (retry or delay)', states: ['scheduled'] },
-  { value: 'pending', label: 'Pending', states: ['pending'] },
-  { value: 'ended', label: 'Ended', states: ['succeeded', 'failed', 'cancelled', 'ended'] },
-  { value: 'failed', label: 'Failed or dead-lettered', states: ['failed', 'dead'] },
-];
+const DEAD_PAGE = 100;
 
 const PHASE_TEXT: Readonly<Record<TimelineStep['phase'], string>> = {
   done: 'done',
@@ -117,16 +53,10 @@ const PHASE_TEXT: Readonly<Record<TimelineStep['phase'], string>> = {
   upcoming: 'still to come',
 };
 
-const RUN_PAGE = 200;
-const KV_PAGE = 50;
-const DEAD_PAGE = 100;
-
 function errorText(error: unknown): string {
   const code = (error as { code?: unknown }).code;
   return `${typeof code === 'string' ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}`;
 }
-
-const decoder = new TextDecoder();
 
 /** A comparable fingerprint of plain data (bytes by length and FNV-1a hash, not content). */
 function digest(value: unknown): string {
@@ -142,6 +72,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
   return class TaqubaInspector extends HTMLElement implements TaqubaInspectorElement {
     private readonly root: ShadowRoot;
     private readonly observer = new RunObserver();
+    private reads: RunReads | undefined;
     private currentClient: InspectorClient | null = null;
     private currentOptions: InspectorOptions = {};
     private unsubscribe: (() => void) | undefined;
@@ -158,8 +89,6 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
     private error: string | null = null;
     /** States last shown, to announce changes (not the first sight of a run). */
     private readonly lastStates = new Map<string, RunState>();
-    /** Runs that left the active listing this session: listed as ended. */
-    private readonly departed = new Map<string, RunRow>();
     /** Dead letters whose discard awaits confirmation. */
     private readonly confirming = new Set<string>();
     private readonly busy = new Set<string>();
@@ -266,6 +195,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
     private start(): void {
       const client = this.currentClient;
       if (!client || this.unsubscribe) return;
+      this.reads = new RunReads(client, this.currentOptions, this.observer);
       this.unsubscribe = client.subscribe((event) => this.onEvent(event));
       const pollMs = this.currentOptions.pollMs ?? 2_000;
       if (pollMs > 0) {
@@ -299,24 +229,20 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       this.soonTimer = setTimeout(() => void this.refresh(), 80);
     }
 
-    private describe(runId: string): Promise<RunDescription | undefined> {
-      const fn = this.currentOptions.describeRun;
-      return fn ? Promise.resolve(fn(runId)).catch(() => undefined) : Promise.resolve(undefined);
-    }
-
     // ---- reading ----
 
     private async readAll(): Promise<void> {
       const client = this.currentClient;
-      if (!client) return;
+      const reads = this.reads;
+      if (!client || !reads) return;
       try {
-        const [rows, dead, queues] = await Promise.all([this.readRuns(client), client.listDeadSteps({ limit: DEAD_PAGE }), client.queueCounts()]);
+        const [rows, dead, queues] = await Promise.all([reads.runs(this.filter, this.rows, this.selected), client.listDeadSteps({ limit: DEAD_PAGE }), client.queueCounts()]);
         this.announceChanges(rows, dead);
         this.rows = rows;
         this.dead = dead;
         this.queues = queues;
         if (this.selected === null && rows.length > 0) this.selected = rows[0]!.runId;
-        this.detail = this.selected === null ? null : await this.readDetail(client, this.selected);
+        this.detail = this.selected === null ? null : await reads.detail(this.selected, rows);
         this.error = null;
       } catch (e) {
         // A closed client (the page is leaving) is not worth an alert.
@@ -324,69 +250,6 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
         this.error = `Could not read the store: ${errorText(e)}`;
       }
       this.render();
-    }
-
-    private async readRuns(client: InspectorClient): Promise<RunRow[]> {
-      const chosen = FILTERS.find((f) => f.value === this.filter);
-      const durable = chosen?.states?.length === 1 && ACTIVE.has(chosen.states[0]!) ? (chosen.states[0] as DurableRunState) : undefined;
-      const active = new Map<string, { submittedAtMs: number; currentStep: number | null; state: DurableRunState | null }>();
-      let cursor: Uint8Array | undefined;
-      do {
-        const page = await client.listRuns({ cursor, limit: RUN_PAGE, ...(durable ? { status: durable } : {}) });
-        for (const run of page.runs) active.set(run.runId, run);
-        cursor = page.nextCursor;
-      } while (cursor && active.size < RUN_PAGE * 5);
-
-      const known = new Set<string>([...((await this.currentOptions.knownRuns?.()) ?? []), ...this.observer.runIds(), ...this.departed.keys(), ...this.rows.map((r) => r.runId)]);
-      if (this.selected) known.add(this.selected);
-      for (const id of active.keys()) known.delete(id);
-
-      const activeRows = await Promise.all(
-        [...active].map(async ([runId, run]): Promise<RunRow> => ({ runId, state: run.state ?? 'pending', currentStep: run.currentStep, submittedAtMs: run.submittedAtMs, description: await this.describe(runId) })),
-      );
-      // Filtered by state on the store side: the other known runs may still be active.
-      const others = durable ? [] : await Promise.all([...known].map((runId) => this.readInactive(client, runId)));
-      const rows = [...activeRows, ...others.filter((r): r is RunRow => r !== undefined)];
-      for (const row of rows) if (!ACTIVE.has(row.state)) this.departed.set(row.runId, row);
-      const keep = chosen?.states ? new Set(chosen.states) : null;
-      return rows
-        .filter((r) => keep === null || keep.has(r.state))
-        .sort((a, b) => (b.submittedAtMs ?? b.description?.submittedAtMs ?? 0) - (a.submittedAtMs ?? a.description?.submittedAtMs ?? 0));
-    }
-
-    /** A run missing from the active listing: ended (how, when known), or active after all (a race). */
-    private async readInactive(client: InspectorClient, runId: string): Promise<RunRow | undefined> {
-      const description = await this.describe(runId);
-      const seen = this.observer.ending(runId) ?? description?.ended;
-      const submittedAtMs = description?.submittedAtMs ?? this.departed.get(runId)?.submittedAtMs ?? null;
-      if (seen) return { runId, state: seen.status, currentStep: seen.finalStep ?? null, submittedAtMs, description };
-      const view = await client.status(runId).catch(() => null);
-      if (view === null) {
-        const before = this.departed.get(runId) ?? this.rows.find((r) => r.runId === runId);
-        return before || description ? { runId, state: before && !ACTIVE.has(before.state) ? before.state : 'ended', currentStep: before?.currentStep ?? null, submittedAtMs, description } : undefined;
-      }
-      const state: RunState = view.state === 'waiting-for-signal' || view.state === 'scheduled' ? view.state : (view.state as RunState);
-      return { runId, state, currentStep: view.currentStep, submittedAtMs, description };
-    }
-
-    private async readDetail(client: InspectorClient, runId: string): Promise<RunDetailView> {
-      const [details, description] = await Promise.all([client.getRun(runId), this.describe(runId)]);
-      const row = this.rows.find((r) => r.runId === runId);
-      const ending =
-        details === null ? (this.observer.ending(runId) ?? description?.ended ?? (row && !ACTIVE.has(row.state) && row.state !== 'ended' ? { status: row.state as TerminalStatus, error: null } : undefined)) : undefined;
-      const waitKey = details?.waitingFor?.type === 'signal' ? details.waitingFor.correlationKey : null;
-      const keys = [...new Set([...(waitKey ? [waitKey] : []), ...(description?.signalKeys ?? [])])];
-      const [memo, signals, kv] = await Promise.all([
-        client.listMemo(runId, this.currentOptions.memoKeys ?? []),
-        Promise.all(keys.map(async (key) => ({ key, buffered: await client.bufferedSignal(key), waiting: key === waitKey }))),
-        this.readKv(client, description?.kvPrefixes ?? []),
-      ]);
-      return { runId, details, description, ending, memo, signals, kv };
-    }
-
-    private async readKv(client: InspectorClient, prefixes: readonly string[]): Promise<[string, Uint8Array][]> {
-      const pages = await Promise.all(prefixes.map((prefix) => client.kvScan(prefix, { limit: KV_PAGE })));
-      return pages.flatMap((page) => page.entries.map(([k, v]): [string, Uint8Array] => [decoder.decode(k), v]));
     }
 
     private announceChanges(rows: readonly RunRow[], dead: readonly DeadStepView[]): void {
@@ -699,18 +562,17 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       if (!this.stale('queues', this.queues)) return;
       const cols = ['pending', 'scheduled', 'claimed', 'dead', 'done'] as const;
       const header = { pending: 'Pending', scheduled: 'Scheduled', claimed: 'Running', dead: 'Dead', done: 'Done (total)' };
+      const table = h(
+        'table',
+        { 'aria-labelledby': 'queues-heading' },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Queue'), ...cols.map((c) => h('th', { scope: 'col' }, header[c])))),
+        h('tbody', {}, ...this.queues.map((q) => h('tr', {}, h('th', { scope: 'row' }, q.queue), ...cols.map((c) => h('td', {}, String(q[c])))))),
+      );
       replaceKeepingFocus(
         this.root,
         this.sections.queues,
         h('h2', { id: 'queues-heading' }, 'Queues'),
-        this.queues.length === 0
-          ? h('p', { class: 'empty' }, 'No queues yet.')
-          : h(
-              'table',
-              { 'aria-labelledby': 'queues-heading' },
-              h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Queue'), ...cols.map((c) => h('th', { scope: 'col' }, header[c])))),
-              h('tbody', {}, ...this.queues.map((q) => h('tr', {}, h('th', { scope: 'row' }, q.queue), ...cols.map((c) => h('td', {}, String(q[c])))))),
-            ),
+        this.queues.length === 0 ? h('p', { class: 'empty' }, 'No queues yet.') : h('div', { class: 'table-wrap' }, table),
       );
     }
   };

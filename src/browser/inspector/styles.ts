@@ -93,7 +93,8 @@ pre { margin: 0.2rem 0 0; padding: 0.4rem 0.5rem; background: var(--_surface); b
 .dead .actions { display: flex; gap: 0.4rem; flex-wrap: wrap; }
 table { border-collapse: collapse; width: 100%; font-size: 0.85rem; }
 th, td { text-align: right; padding: 0.25rem 0.5rem; border-bottom: 1px solid var(--_border); }
-th:first-child, td:first-child { text-align: left; overflow-wrap: anywhere; }
+th:first-child, td:first-child { text-align: left; overflow-wrap: break-word; }
+.table-wrap { overflow-x: auto; }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 `;
 

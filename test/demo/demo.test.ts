@@ -162,6 +162,12 @@ test('an unanswered approval escalates once, then fails the run', async () => {
   const page = await browser.open();
   await startTask(page, { topic: 'nobody answers', researchCalls: 1, approvalTimeoutS: 2 });
   await expectStatus(page, 'Waiting for approval (escalated)');
+  // The long badge wraps below the title instead of squeezing it to a letter.
+  await page.setViewportSize({ width: 900, height: 800 });
+  const title = await runDetail(page).locator('.run-title strong').boundingBox();
+  expect(title?.width).toBeGreaterThan(80);
+  const listed = await inspectorRuns(page).locator('.run-title').first().boundingBox();
+  expect(listed?.width).toBeGreaterThan(80);
   await inspectorTimeline(page).getByText(/Approval \(escalated\)/).waitFor();
   await expectStatus(page, 'Failed');
   await runDetail(page).getByText('Reason: no decision after escalation').waitFor();

@@ -7,7 +7,7 @@ import { LocalOperations } from '../../src/browser/local-operations.js';
 import { MockClock } from '../../src/core/clock.js';
 import { MemoryObjectStore } from '../../src/core/objects/memory-store.js';
 import { Queue } from '../../src/core/queue/index.js';
-import { HEADER_RUN_ID, HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime } from '../../src/core/workflow/index.js';
+import { HEADER_RUN_ID, HEADER_STEP, NoopTerminalHook, StepError, StepOutcome, WorkflowRuntime } from '../../src/core/workflow/index.js';
 
 const quiet = { warn: () => undefined };
 
@@ -119,5 +119,50 @@ describe('LocalOperations inspector queries', () => {
     expect(await ops.discardDeadStep(dead)).toBe(false);
     expect(await queue.getJob(dead)).toBeUndefined();
     await queue.close();
+  });
+});
+
+describe('LocalOperations.retryDeadStep on a running runtime', () => {
+  // The step died in the transaction that failed its run: the retry runs it again as a job of
+  // that ended run, and its new outcome reaches the terminal hook again.
+  it('runs the dead step again; its second outcome reaches the terminal hook', async () => {
+    const store = new MemoryObjectStore();
+    const queue = await Queue.open(store, 'retry-dead', { logger: quiet, schedulerIntervalMs: 20, reaperIntervalMs: 1e9 });
+    let tries = 0;
+    const outcomes: string[] = [];
+    const runtime = new WorkflowRuntime(
+      queue,
+      store,
+      async () => {
+        tries++;
+        if (tries === 1) throw StepError.permanent('poisoned');
+        return StepOutcome.succeed(new Uint8Array([1]));
+      },
+      { onTermination: async (outcome) => void outcomes.push(`${outcome.runId}:${outcome.status}`) },
+      { logger: quiet, pollIntervalMs: 20 },
+    );
+    const ops = new LocalOperations(runtime, queue);
+    const handle = runtime.spawn();
+    try {
+      await ops.submit({ runId: 'run-r', input: new Uint8Array([0]) });
+      const until = async (probe: () => Promise<boolean> | boolean): Promise<void> => {
+        for (let i = 0; i < 500 && !(await probe()); i++) await new Promise((r) => setTimeout(r, 20));
+      };
+      await until(async () => (await ops.listDeadSteps()).length === 1 && outcomes.length === 1);
+      expect(outcomes).toEqual(['run-r:failed']);
+      const [dead] = await ops.listDeadSteps();
+
+      await ops.retryDeadStep(dead!.jobId);
+      await until(() => outcomes.length === 2);
+      expect(tries).toBe(2);
+      expect(outcomes).toEqual(['run-r:failed', 'run-r:succeeded']);
+      expect(await ops.listDeadSteps()).toEqual([]);
+      // The ended run is not listed again.
+      expect(await ops.getRun('run-r')).toBeNull();
+    } finally {
+      handle.shutdown();
+      await handle.done;
+      await queue.close();
+    }
   });
 });

@@ -166,7 +166,9 @@ test('an unanswered approval escalates once, then fails the run', async () => {
   await page.setViewportSize({ width: 900, height: 800 });
   const title = await runDetail(page).locator('.run-title strong').boundingBox();
   expect(title?.width).toBeGreaterThan(80);
-  const listed = await inspectorRuns(page).locator('.run-title').first().boundingBox();
+  const listedTitle = inspectorRuns(page).getByText('nobody answers', { exact: true });
+  await listedTitle.waitFor();
+  const listed = await listedTitle.boundingBox();
   expect(listed?.width).toBeGreaterThan(80);
   await inspectorTimeline(page).getByText(/Approval \(escalated\)/).waitFor();
   await expectStatus(page, 'Failed');

@@ -70,7 +70,7 @@ describe('buildTimeline', () => {
     observer.apply(finished(0, 1, 120, 'error', 'job cancel requested. id=01M8ABC'));
     observer.apply({ ...base, type: 'terminal', at: 130, status: 'cancelled', result: null, error: null, finalStep: 0, headers: {} });
     const steps = buildTimeline({ runId: 'r1', observer, details: null, ending: observer.ending('r1'), description: { steps: [{ name: 'a' }, { name: 'b' }] } });
-    expect(steps).toEqual([{ stepNumber: 0, name: 'a', note: null, phase: 'cancelled', attempts: [{ attempt: 1, startedAt: 100, endedAt: 120, outcome: 'cancelled', error: null }], waitingFor: null, maxAttempts: null }]);
+    expect(steps).toEqual([{ stepNumber: 0, name: 'a', note: null, phase: 'cancelled', attempts: [{ attempt: 1, startedAt: 100, endedAt: 120, outcome: 'cancelled', error: null }], waitingFor: null, maxAttempts: 3 }]);
   });
 
   it('keeps a real failure with its error, and a step cut off by the end of the run as ended', () => {

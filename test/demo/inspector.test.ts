@@ -62,7 +62,7 @@ test("after a reload the inspector shows the run's timeline: steps done, the cur
   await expectStatus(page, 'Waiting for approval');
   const approval = timeline.getByRole('listitem').filter({ hasText: 'Step 5: Approval' });
   await approval.getByText(/waiting for signal "approval:run-.*" · times out/).waitFor();
-  await timeline.getByRole('listitem').filter({ hasText: 'Step 4: Draft' }).getByText(/attempt 1: completed · started .* · took /).waitFor();
+  await timeline.getByRole('listitem').filter({ hasText: 'Step 4: Draft' }).getByText(/attempt 1 of 5: completed · started .* · took /).waitFor();
   await timeline.getByText(/waited for, not sent yet/).waitFor();
   expect(browser.errors).toEqual([]);
 });

@@ -44,6 +44,7 @@ export interface RunDescription {
 /** One try of a step, as this page saw it happen. */
 interface SeenAttempt {
   readonly attempt: number;
+  readonly maxAttempts: number;
   readonly startedAt: number;
   readonly interruptions: number;
   endedAt: number | null;
@@ -81,7 +82,7 @@ export class RunObserver {
         const step = this.step(event.runId, event.stepNumber);
         step.waiting = null;
         step.retryAt = null;
-        step.attempts.push({ attempt: event.attempt, startedAt: event.at, interruptions: event.interruptions, endedAt: null, result: null, error: null });
+        step.attempts.push({ attempt: event.attempt, maxAttempts: event.maxAttempts, startedAt: event.at, interruptions: event.interruptions, endedAt: null, result: null, error: null });
         break;
       }
       case 'step-finished': {
@@ -237,15 +238,17 @@ export function buildTimeline(input: TimelineInput): TimelineStep[] {
     const about = named[n];
     const base = { stepNumber: n, name: about?.name ?? null, note: about?.note ?? null };
     let attempts = fromSeen(seen.get(n));
+    // The attempts allowed, as the executing runtime reported them when the step started.
+    const seenMax = seen.get(n)?.attempts.at(-1)?.maxAttempts ?? null;
     if (n < current) {
-      steps.push({ ...base, phase: 'done', attempts, waitingFor: null, maxAttempts: null });
+      steps.push({ ...base, phase: 'done', attempts, waitingFor: null, maxAttempts: seenMax });
     } else if (n === current && details) {
       if (details.history.length > 0 || details.state === 'running' || details.state === 'cancelling') attempts = fromHistory(details);
       steps.push({ ...base, phase: currentPhase(details.state, observer.running(runId, n)), attempts, waitingFor: details.waitingFor, maxAttempts: details.maxAttempts });
     } else if (n === current && ending) {
-      steps.push({ ...base, phase: ENDED_PHASE[ending.status], attempts, waitingFor: null, maxAttempts: null });
+      steps.push({ ...base, phase: ENDED_PHASE[ending.status], attempts, waitingFor: null, maxAttempts: seenMax });
     } else if (n === current) {
-      steps.push({ ...base, phase: observer.running(runId, n) ? 'running' : 'pending', attempts, waitingFor: null, maxAttempts: null });
+      steps.push({ ...base, phase: observer.running(runId, n) ? 'running' : 'pending', attempts, waitingFor: null, maxAttempts: seenMax });
     } else {
       steps.push({ ...base, phase: 'upcoming', attempts: [], waitingFor: null, maxAttempts: null });
     }

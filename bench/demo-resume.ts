@@ -35,6 +35,8 @@ async function run(ctx: BenchContext): Promise<void> {
     await page.goto(server.url);
     page.setDefaultTimeout(30_000);
     const detail = page.getByRole('region', { name: 'Run', exact: true });
+    // The inspector's timeline of the selected run (Playwright's locators reach into its shadow DOM).
+    const timeline = page.locator('taquba-inspector').getByRole('region', { name: 'Run timeline' });
     const samples: number[] = [];
     for (let i = 0; i < REPEATS; i++) {
       await page.locator('#tab-role').filter({ hasText: 'executes the steps' }).waitFor();
@@ -43,12 +45,12 @@ async function run(ctx: BenchContext): Promise<void> {
       await page.getByLabel('Research calls').fill('1');
       await page.getByLabel('Model delay per word (ms)').fill('1000');
       await page.getByRole('button', { name: 'Start task' }).click();
-      await detail.getByText('running · attempt 1').waitFor();
+      await timeline.getByText(/attempt 1 of \d+: running/).waitFor();
       await page.reload();
       const ms = await page.waitForFunction((mark) => performance.getEntriesByName(mark)[0]?.startTime, MARK);
       samples.push((await ms.jsonValue()) as number);
       log(`demo.resume: reload ${i + 1}: ${samples.at(-1)!.toFixed(1)} ms`);
-      await detail.getByText('running · attempt 2').waitFor();
+      await timeline.getByText(/attempt \d+ of \d+: running/).waitFor();
       await detail.getByRole('button', { name: 'Cancel run' }).click();
       await detail.locator('.run-title').getByText('Cancelled').waitFor();
     }

@@ -8,6 +8,7 @@ const source = (path: string): string => fileURLToPath(new URL(`../src/${path}`,
 
 export const libraryAliases = [
   { find: /^taquba-workflow\/browser\/worker$/, replacement: source('browser/worker.ts') },
+  { find: /^taquba-workflow\/browser\/inspector$/, replacement: source('browser/inspector/index.ts') },
   { find: /^taquba-workflow\/browser$/, replacement: source('browser/index.ts') },
   { find: /^taquba-workflow$/, replacement: source('index.ts') },
 ];

@@ -195,6 +195,12 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
     kvScan: (prefix, opts) => track(() => remote.kvScan(prefix, opts)),
     memoGet: (runId, scope, key) => track(() => remote.memoGet(runId, scope, key)),
     listDeadSteps: (opts) => track(() => remote.listDeadSteps(opts)),
+    getRun: (runId) => track(() => remote.getRun(runId)),
+    listMemo: (runId, knownKeys) => track(() => remote.listMemo(runId, knownKeys)),
+    bufferedSignal: (correlationKey) => track(() => remote.bufferedSignal(correlationKey)),
+    queueCounts: () => track(() => remote.queueCounts()),
+    retryDeadStep: (jobId) => track(() => remote.retryDeadStep(jobId)),
+    discardDeadStep: (jobId) => track(() => remote.discardDeadStep(jobId)),
     jobs: createJobsClient({
       jobSubmit: (name, input, opts) => track(() => remote.jobSubmit(name, moveLarge([input], [input])[0], opts)),
       // Comlink's `Remote` distributes over the union; the answer is the facade's type.

@@ -39,5 +39,6 @@ export type {
   WireError,
   WireJobOutcome,
 } from './protocol.js';
+export type { MemoEntryView, QueueCountsView, RunDetailsView } from './protocol.js';
 export { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 export { fromWireError, toWireError } from './wire-error.js';

@@ -5,11 +5,12 @@
  * so a run submitted under an earlier leader is visible at once after a takeover); terminal
  * outcomes this leader saw commit are remembered (bounded) for `status`. No record decoding here.
  */
-import { InvalidArgumentError } from '../core/errors.js';
+import { InvalidArgumentError, NotFoundError } from '../core/errors.js';
 import type { Queue } from '../core/queue/index.js';
 import type { DurableRunState, RunOutcome, SignalOutcome, SubmitOutcome, WorkflowRuntime } from '../core/workflow/index.js';
 import { show } from '../core/show.js';
 import { kvKeyBytes, validateRunId } from '../core/workflow/validation.js';
+import { readBufferedSignal } from '../core/workflow/inspection.js';
 import type { JobSubmitOptions } from '../core/workflow/jobs/index.js';
 import { noJobsError, type LocalJobOperations } from './local-job-operations.js';
 import type {
@@ -19,6 +20,9 @@ import type {
   KvEntryPage,
   KvScanPageOptions,
   ListRunsOptions,
+  MemoEntryView,
+  QueueCountsView,
+  RunDetailsView,
   RunPage,
   RunView,
   RuntimeOperations,
@@ -103,9 +107,9 @@ export class LocalOperations implements RuntimeOperations {
   }
 
   async listRuns(options: ListRunsOptions = {}): Promise<RunPage> {
-    const page = await this.runtime.listRuns({ cursor: options.cursor, limit: options.limit });
+    const page = await this.runtime.listRuns({ cursor: options.cursor, limit: options.limit, status: options.status });
     return {
-      runs: page.runs.map(({ runId, submittedAtMs, currentStep }) => ({ runId, submittedAtMs, currentStep })),
+      runs: page.runs.map(({ runId, submittedAtMs, currentStep, state }) => ({ runId, submittedAtMs, currentStep, state })),
       nextCursor: page.nextCursor === undefined ? undefined : exportBytes(page.nextCursor, true),
     };
   }
@@ -135,6 +139,47 @@ export class LocalOperations implements RuntimeOperations {
 
   async listDeadSteps(options: DeadStepPageOptions = {}): Promise<readonly DeadStepView[]> {
     return this.runtime.listDeadSteps({ afterJobId: options.afterJobId, limit: options.limit });
+  }
+
+  getRun(runId: string): Promise<RunDetailsView | null> {
+    return this.runtime.getRun(runId);
+  }
+
+  async listMemo(runId: string, knownKeys: readonly string[] = []): Promise<readonly MemoEntryView[]> {
+    if (!Array.isArray(knownKeys) || knownKeys.some((k) => typeof k !== 'string')) {
+      throw new InvalidArgumentError(`memo key names must be an array of strings. knownKeys=${show(knownKeys)}`, { reason: 'invalid_memo_key' });
+    }
+    const entries = await this.runtime.memoStore.listEntries(runId, knownKeys);
+    return entries.map((e) => ({ ...e, value: e.value === null ? null : outBytes(e.value) }));
+  }
+
+  async bufferedSignal(correlationKey: string): Promise<Uint8Array | null> {
+    const value = await readBufferedSignal(this.queue, correlationKey);
+    return value === null ? null : outBytes(value);
+  }
+
+  async queueCounts(): Promise<readonly QueueCountsView[]> {
+    const names = await this.queue.listQueues();
+    return Promise.all(names.map((name) => this.queue.stats(name)));
+  }
+
+  async retryDeadStep(jobId: string): Promise<void> {
+    await this.deadStepOfThisRuntime(jobId, true);
+    await this.queue.requeueDeadJob(jobId);
+  }
+
+  async discardDeadStep(jobId: string): Promise<boolean> {
+    if (!(await this.deadStepOfThisRuntime(jobId, false))) return false;
+    return this.queue.deleteDeadJob(jobId);
+  }
+
+  /** Operator actions reach only this runtime's dead jobs, never another queue's. */
+  private async deadStepOfThisRuntime(jobId: string, required: boolean): Promise<boolean> {
+    if (typeof jobId !== 'string' || jobId === '') throw new InvalidArgumentError(`dead step job id must be a non-empty string. jobId=${show(jobId)}`, { reason: 'invalid_job_id' });
+    const job = await this.queue.getJob(jobId);
+    const ours = job !== undefined && job.queue === this.runtime.queueName && job.status === 'dead';
+    if (!ours && required) throw new NotFoundError(`no dead step of this runtime has this id. jobId=${jobId}`, { id: jobId });
+    return ours;
   }
 
   async jobSubmit(name: string, input: Uint8Array, options?: JobSubmitOptions): Promise<JobSubmission> {

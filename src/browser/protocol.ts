@@ -6,11 +6,12 @@
  * `WireError` records (wire-error.ts).
  */
 import type { ErrorCode, ErrorDetails } from '../core/errors.js';
-import type { DeadStep, KvKey, RunSpec, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
+import type { QueueStats } from '../core/queue/index.js';
+import type { DeadStep, DurableRunState, KvKey, MemoEntry, RunDetails, RunSpec, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
 import type { JobFailureReason, JobSubmitOptions } from '../core/workflow/jobs/index.js';
 
 /** Bumped when a message shape changes: tabs of different versions never talk to each other. */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 // ---- run events ----
 
@@ -139,13 +140,21 @@ export type RunView = {
 
 /** One page of active runs, in run-id order. */
 export interface RunPage {
-  readonly runs: readonly { readonly runId: string; readonly submittedAtMs: number; readonly currentStep: number | null }[];
+  readonly runs: readonly {
+    readonly runId: string;
+    readonly submittedAtMs: number;
+    readonly currentStep: number | null;
+    /** The stored state (null while the run's records kept moving during the read). */
+    readonly state: DurableRunState | null;
+  }[];
   /** Pass back as `cursor` for the next page; undefined on the last page. */
   readonly nextCursor: Uint8Array | undefined;
 }
 
 export interface ListRunsOptions {
   readonly cursor?: Uint8Array;
+  /** Only runs in this state (or these states). Default: every active run. */
+  readonly status?: DurableRunState | readonly DurableRunState[];
   /** Page size, default 100. */
   readonly limit?: number;
 }
@@ -168,6 +177,15 @@ export interface DeadStepPageOptions {
   /** Page size, default 50. */
   readonly limit?: number;
 }
+
+/** An active run in detail (the core's `RunDetails`: plain data, unchanged across the boundary). */
+export type RunDetailsView = RunDetails;
+
+/** A memo entry of a run (the core's `MemoEntry`). */
+export type MemoEntryView = MemoEntry;
+
+/** Live counts of one queue of the store (the core's `QueueStats`). */
+export type QueueCountsView = QueueStats;
 
 export interface KvScanPageOptions {
   readonly cursor?: Uint8Array;
@@ -230,6 +248,22 @@ export interface RuntimeOperations {
   memoGet(runId: string, scope: number | 'run', key: string): Promise<Uint8Array | null>;
   /** One page of the runtime queue's dead jobs (steps out of attempts, permanent errors), oldest first. INVALID_ARGUMENT for a bad limit. */
   listDeadSteps(options?: DeadStepPageOptions): Promise<readonly DeadStepView[]>;
+  /** One active run in detail (current step, its tries with timestamps, what it waits for), or null. INVALID_ARGUMENT for a bad id. */
+  getRun(runId: string): Promise<RunDetailsView | null>;
+  /** The memo entries of a run that exist now; entries whose key is in `knownKeys` are named. INVALID_ARGUMENT for a bad id. */
+  listMemo(runId: string, knownKeys?: readonly string[]): Promise<readonly MemoEntryView[]>;
+  /** The signal buffered on `correlationKey` (sent before a run waited for it), or null. */
+  bufferedSignal(correlationKey: string): Promise<Uint8Array | null>;
+  /** Counts per state of every queue of the store, by queue name. */
+  queueCounts(): Promise<readonly QueueCountsView[]>;
+  /**
+   * Re-enqueues a dead step of this runtime's queue with fresh attempts (its history keeps a
+   * `requeued` marker). NOT_FOUND when no dead job of this runtime has the id; CORRUPT_DATA when
+   * its payload object is unreadable.
+   */
+  retryDeadStep(jobId: string): Promise<void>;
+  /** Deletes a dead step of this runtime's queue; false when no dead job of this runtime has the id. */
+  discardDeadStep(jobId: string): Promise<boolean>;
   /**
    * Submits the job registered under `name` in the leader's worker, with `input` encoded by the
    * job's codec. Durable when it resolves. Rejects like `JobRunner.submit` (INVALID_ARGUMENT
@@ -267,6 +301,12 @@ export const RETRYABLE_OPERATIONS: ReadonlySet<OperationName> = new Set<Operatio
   'kvScan',
   'memoGet',
   'listDeadSteps',
+  'getRun',
+  'listMemo',
+  'bufferedSignal',
+  'queueCounts',
+  // Deleting a deleted dead job answers false.
+  'discardDeadStep',
   // A wait is read-only: sent again to the next leader, it waits there.
   'jobWait',
   'jobFetch',

@@ -87,7 +87,19 @@ export async function startTask(page: Page, task: TaskOptions): Promise<void> {
 /** The selected run's panel. */
 export const runDetail = (page: Page): Locator => page.getByRole('region', { name: 'Run', exact: true });
 
-/** The run's button in the run list. */
+/** The `<taquba-inspector>` of the page (Playwright's locators reach into its shadow DOM). */
+export const inspector = (page: Page): Locator => page.locator('taquba-inspector');
+
+/** The inspector's run list. */
+export const inspectorRuns = (page: Page): Locator => inspector(page).getByRole('region', { name: 'Runs', exact: true });
+
+/** The inspector's timeline of the selected run. */
+export const inspectorTimeline = (page: Page): Locator => inspector(page).getByRole('region', { name: 'Run timeline' });
+
+/** The inspector's dead letters. */
+export const inspectorDeadLetters = (page: Page): Locator => inspector(page).getByRole('region', { name: 'Dead letters' });
+
+/** The run's button in the inspector's run list. */
 export const runInList = (page: Page, topic: string): Locator => page.getByRole('list', { name: 'Runs' }).getByRole('button', { name: new RegExp(topic) });
 
 /** Waits until the selected run shows `status` (its badge text). */

@@ -5,7 +5,20 @@
  */
 import { copyFile, mkdir } from 'node:fs/promises';
 import { afterEach, beforeEach, expect, inject, test } from 'vitest';
-import { connected, expectStatus, launchDemo, modelCallCounter, runDetail, runInList, startTask, tabRole, type DemoBrowser } from './demo-browser.js';
+import {
+  connected,
+  expectStatus,
+  inspectorDeadLetters,
+  inspectorRuns,
+  inspectorTimeline,
+  launchDemo,
+  modelCallCounter,
+  runDetail,
+  runInList,
+  startTask,
+  tabRole,
+  type DemoBrowser,
+} from './demo-browser.js';
 
 const url = inject('demoUrl');
 let browser: DemoBrowser;
@@ -32,6 +45,13 @@ test('a reload during research loses no completed model call; the run finishes a
 
   const detail = runDetail(page);
   await expect.poll(() => detail.getByText(/memo hit \(model not called again\)/).count()).toBeGreaterThanOrEqual(1);
+  await inspectorTimeline(page).getByText(/memo hit: the model was not called again/).waitFor();
+
+  // The README's screenshot: the run waiting for approval, the inspector's timeline under it.
+  await mkdir('test-results', { recursive: true });
+  await page.setViewportSize({ width: 1280, height: 1100 });
+  await page.screenshot({ path: 'test-results/demo.png' });
+  if (process.env.UPDATE_DEMO_SCREENSHOT) await copyFile('test-results/demo.png', 'docs/images/demo.png');
   await detail.getByRole('button', { name: 'Approve' }).click();
   await expectStatus(page, 'Succeeded');
   await detail.getByText('Published brief').waitFor();
@@ -40,10 +60,6 @@ test('a reload during research loses no completed model call; the run finishes a
   const calls = await modelCallCounter(page);
   expect(calls).toEqual({ real: 4, memoHits: 1, repeated: 0 });
 
-  await mkdir('test-results', { recursive: true });
-  await page.setViewportSize({ width: 1280, height: 900 });
-  await page.screenshot({ path: 'test-results/demo.png' });
-  if (process.env.UPDATE_DEMO_SCREENSHOT) await copyFile('test-results/demo.png', 'docs/images/demo.png');
   expect(browser.errors).toEqual([]);
 });
 
@@ -69,7 +85,7 @@ test('a decision sent from a second tab before the run reaches approval is not l
 test('closing the executing tab hands the run to the other tab', async () => {
   const first = await browser.open();
   await startTask(first, { topic: 'close the leader', researchCalls: 3, tokenDelayMs: 60 });
-  await runDetail(first).getByText(/running · attempt 1/).waitFor();
+  await inspectorTimeline(first).getByText(/attempt 1 of \d+: running/).waitFor();
 
   const second = await browser.open();
   expect(await connected(second)).toBe('follower');
@@ -113,10 +129,18 @@ test('a rejection fails the run with its reason; cancelling stops a running step
   await detail.getByText('Reason: rejected: numbers are missing').waitFor();
 
   await startTask(page, { topic: 'to be cancelled', researchCalls: 3, tokenDelayMs: 200 });
-  await detail.getByText(/running · attempt 1/).waitFor();
+  await inspectorTimeline(page).getByText(/attempt 1 of \d+: running/).waitFor();
   await detail.getByRole('button', { name: 'Cancel run' }).click();
   await expectStatus(page, 'Cancelled');
+  await detail.getByText('Cancelled on request.').waitFor();
   await expect.poll(() => detail.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+  // Once the run ended, nothing invites a decision: the reason field is read-only too.
+  expect(await detail.getByLabel('Reason').isDisabled()).toBe(true);
+  // A cancel is a cancel: not an attempt that "failed", and no internal job id.
+  const timeline = inspectorTimeline(page);
+  await timeline.getByText(/: cancelled/).first().waitFor();
+  expect(await timeline.getByText(/failed|cancel requested|id=/).count()).toBe(0);
+  expect(await detail.getByText(/failed|cancel requested|id=/).count()).toBe(0);
   expect(browser.errors).toEqual([]);
 });
 
@@ -124,13 +148,12 @@ test('a rate-limited call is retried; a model outage ends in the dead letters', 
   const page = await browser.open();
   await startTask(page, { topic: 'flaky model', researchCalls: 2, flaky: true });
   const detail = runDetail(page);
-  await detail.getByText(/attempt 1 failed: .*rate limited/).waitFor();
+  await inspectorTimeline(page).getByText(/attempt 1( of \d+)?: failed.*rate limited/).waitFor();
   await expectStatus(page, 'Waiting for approval');
 
   await startTask(page, { topic: 'model outage', researchCalls: 1, outage: true });
   await expectStatus(page, 'Failed');
-  const dead = page.getByRole('list').filter({ hasText: 'model unavailable' });
-  await dead.getByText(/5\/5 attempts/).waitFor();
+  await inspectorDeadLetters(page).getByRole('listitem').filter({ hasText: 'model unavailable' }).getByText(/5 of 5 attempts/).waitFor();
   // The runtime's default logger reports the dead letter this test provokes, and nothing else errs.
   expect(browser.errors).toEqual([expect.stringMatching(/^console: \[taquba\] .*dead-lettered.*reason="model unavailable \(simulated outage\)"/)]);
 });
@@ -139,7 +162,15 @@ test('an unanswered approval escalates once, then fails the run', async () => {
   const page = await browser.open();
   await startTask(page, { topic: 'nobody answers', researchCalls: 1, approvalTimeoutS: 2 });
   await expectStatus(page, 'Waiting for approval (escalated)');
-  await runDetail(page).getByText(/gives up in/).waitFor();
+  // The long badge wraps below the title instead of squeezing it to a letter.
+  await page.setViewportSize({ width: 900, height: 800 });
+  const title = await runDetail(page).locator('.run-title strong').boundingBox();
+  expect(title?.width).toBeGreaterThan(80);
+  const listedTitle = inspectorRuns(page).getByText('nobody answers', { exact: true });
+  await listedTitle.waitFor();
+  const listed = await listedTitle.boundingBox();
+  expect(listed?.width).toBeGreaterThan(80);
+  await inspectorTimeline(page).getByText(/Approval \(escalated\)/).waitFor();
   await expectStatus(page, 'Failed');
   await runDetail(page).getByText('Reason: no decision after escalation').waitFor();
   expect(browser.errors).toEqual([]);
@@ -152,7 +183,7 @@ test('the same agent runs on OPFS when chosen, with its own runs', async () => {
 
   await Promise.all([page.waitForEvent('load'), page.getByLabel('Storage').selectOption('opfs')]);
   expect(await connected(page)).toBe('leader');
-  await page.getByRole('list', { name: 'Runs' }).getByText('No runs yet.').waitFor();
+  await inspectorRuns(page).getByText('No runs yet.').waitFor();
   await startTask(page, { topic: 'on opfs', researchCalls: 2 });
   await expectStatus(page, 'Waiting for approval');
   await page.reload();

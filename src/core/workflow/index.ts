@@ -58,7 +58,7 @@ export { detachedStep, KvReadHandle, type DetachedStepInit, type Step, type Step
 export { StepOutcome, Trigger } from './outcome.js';
 export { StepError, type StepErrorKind } from './step-error.js';
 export { EffectsHandle, TerminalEffects, type KvKey } from './effects-handle.js';
-export { Memo, MemoStore, type MemoizedOptions } from './memo.js';
+export { Memo, MemoStore, type MemoEntry, type MemoizedOptions } from './memo.js';
 export { NoopTerminalHook, type RunOutcome, type TerminalHook, type TerminalStatus } from './terminal-hook.js';
 export { InputMismatchError } from './errors.js';
 export { remainingDelay } from './replay.js';

@@ -21,9 +21,10 @@ import { HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL } from 
 import { DURABLE_READ_ATTEMPTS, readDurableRun, readSettledRun, type DurableRun } from './durable-run.js';
 import { show } from '../show.js';
 import { validateRunId } from './validation.js';
-import { RUNS_PREFIX } from './keys.js';
+import { RUNS_PREFIX, signalBufferKey } from './keys.js';
 import { decodeRunRecord } from './records.js';
 import { userHeaders } from './step-headers.js';
+import { checkCorrelationKey } from './outcome.js';
 
 /**
  * Where run queries read from: the writer's `Queue` or a `QueueReader` (both fit as they are).
@@ -275,4 +276,14 @@ export async function listDeadSteps(source: WorkflowReadSource, queueName: strin
       payloadError: job.payloadError === undefined ? null : { ...job.payloadError },
     };
   });
+}
+
+/**
+ * The signal buffered on `correlationKey` (sent before any run waited for it), or null. An
+ * inspector shows it beside the run that will read it. Rejects with INVALID_ARGUMENT (key),
+ * CLOSED or STORE_*.
+ */
+export async function readBufferedSignal(source: Pick<WorkflowReadSource, 'kvGet'>, correlationKey: string): Promise<Uint8Array | null> {
+  checkCorrelationKey(correlationKey);
+  return (await source.kvGet(signalBufferKey(correlationKey))) ?? null;
 }

@@ -184,6 +184,18 @@ export class Memo {
   }
 }
 
+/** One stored memo entry of a run, as `MemoStore.listEntries` finds it. */
+export interface MemoEntry {
+  /** The step number of a `step.memo` entry, `'run'` for a `step.runMemo` entry. */
+  readonly scope: number | 'run';
+  /** The key, when it is one of the names the caller passed (keys are stored hashed). */
+  readonly key: string | null;
+  /** Hex SHA-256 of the key: the entry's object name. */
+  readonly keyHash: string;
+  /** The stored bytes; null when the object failed its checks (reported through warn). */
+  readonly value: Uint8Array | null;
+}
+
 /** The memo entries of every run under one prefix of one object store. */
 export class MemoStore {
   constructor(
@@ -200,6 +212,37 @@ export class MemoStore {
   /** The run-scoped memo of `runId`, shared by all its steps. */
   newRunMemo(runId: string): Memo {
     return new Memo(this.store, this.prefix, runId, null, this.warn);
+  }
+
+  /**
+   * Every memo entry of `runId` that exists now (step scopes in step order, then the run memo),
+   * with its value. Keys are stored hashed: an entry whose key is in `knownKeys` is named, the
+   * others carry only their hash. Rejects with INVALID_ARGUMENT (run id) or store errors.
+   */
+  async listEntries(runId: string, knownKeys: readonly string[] = []): Promise<MemoEntry[]> {
+    validateRunId(runId);
+    const names = new Map<string, string>();
+    for (const key of knownKeys) names.set(await sha256Hex(utf8(key)), key);
+    const prefix = memoRunPrefix(this.prefix, runId);
+    const entries: MemoEntry[] = [];
+    for await (const info of this.store.list(prefix)) {
+      const [scopeText, keyHash, ...rest] = info.key.slice(prefix.length).split('/');
+      const scope = scopeText === 'run' ? 'run' : Number(scopeText);
+      if (keyHash === undefined || rest.length > 0 || (scope !== 'run' && !Number.isSafeInteger(scope))) continue;
+      const obj = await this.store.get(info.key);
+      // Swept between the listing and the read.
+      if (!obj) continue;
+      let value: Uint8Array | null = null;
+      try {
+        value = openSealedObject(MEMO_ENTRY_KIND, obj.data, info.key);
+      } catch (e) {
+        if (!isTaqubaError(e, 'CORRUPT_DATA')) throw e;
+        this.warn(`memo entry is corrupt. runId=${runId} object=${info.key} problem=${String(e.details.problem)}`, e);
+      }
+      entries.push({ scope, key: names.get(keyHash) ?? null, keyHash, value });
+    }
+    const order = (s: number | 'run'): number => (s === 'run' ? Number.MAX_SAFE_INTEGER : s);
+    return entries.sort((a, b) => order(a.scope) - order(b.scope));
   }
 
   /**

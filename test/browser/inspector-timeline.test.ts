@@ -1,0 +1,118 @@
+/**
+ * The inspector's pure parts in Node: how a run's timeline is assembled from the store's record,
+ * the events a page saw and the app's description, and how stored bytes become readable text.
+ */
+import { describe, expect, it } from 'vitest';
+import { encodeValue } from '../../src/core/codec.js';
+import type { RunDetails } from '../../src/core/workflow/index.js';
+import { describeBytes, isCancelMessage } from '../../src/browser/inspector/format.js';
+import { buildTimeline, RunObserver } from '../../src/browser/inspector/timeline.js';
+import type { RunEvent } from '../../src/browser/protocol.js';
+
+const base = { runId: 'r1', executor: 'h1' };
+const started = (stepNumber: number, attempt: number, at: number): RunEvent => ({ ...base, type: 'step-started', at, stepNumber, attempt, maxAttempts: 3, interruptions: 0, jobId: `j${stepNumber}` });
+const finished = (stepNumber: number, attempt: number, at: number, result: 'continue' | 'error' | 'fail', error: string | null = null): RunEvent => ({ ...base, type: 'step-finished', at, stepNumber, attempt, result, error });
+
+function details(overrides: Partial<RunDetails>): RunDetails {
+  return {
+    runId: 'r1',
+    submittedAtMs: 1_000,
+    state: 'pending',
+    currentStep: 1,
+    jobId: 'j1',
+    attempts: 0,
+    maxAttempts: 3,
+    interruptions: 0,
+    lastError: null,
+    waitingFor: null,
+    headers: {},
+    enqueuedAt: 1_000,
+    claimedAt: null,
+    failedAt: null,
+    history: [],
+    ...overrides,
+  };
+}
+
+describe('buildTimeline', () => {
+  it('draws done steps, the current one from the store with its tries, and named steps still to come', () => {
+    const observer = new RunObserver();
+    observer.apply(started(0, 1, 100));
+    observer.apply(finished(0, 1, 150, 'continue'));
+    const steps = buildTimeline({
+      runId: 'r1',
+      observer,
+      details: details({ state: 'scheduled', attempts: 1, history: [{ attempt: 1, claimedAt: 200, recordedAt: 260, outcome: 'retried', error: 'rate limited' }], waitingFor: { type: 'timer', at: 900, reason: 'retry' } }),
+      description: { steps: [{ name: 'fetch' }, { name: 'parse' }, { name: 'store', note: 'writes orders/' }] },
+    });
+    expect(steps.map((s) => [s.stepNumber, s.name, s.phase])).toEqual([
+      [0, 'fetch', 'done'],
+      [1, 'parse', 'scheduled'],
+      [2, 'store', 'upcoming'],
+    ]);
+    expect(steps[0]!.attempts).toEqual([{ attempt: 1, startedAt: 100, endedAt: 150, outcome: 'completed', error: null }]);
+    expect(steps[1]!.attempts).toEqual([{ attempt: 1, startedAt: 200, endedAt: 260, outcome: 'failed, retried', error: 'rate limited' }]);
+    expect(steps[1]!.waitingFor).toEqual({ type: 'timer', at: 900, reason: 'retry' });
+    expect(steps[2]!.note).toBe('writes orders/');
+  });
+
+  it('draws a step the executing tab started as running while the store still says pending (a follower)', () => {
+    const observer = new RunObserver();
+    observer.apply(started(1, 1, 100));
+    const [, current] = buildTimeline({ runId: 'r1', observer, details: details({ state: 'pending' }) });
+    expect(current!.phase).toBe('running');
+    expect(buildTimeline({ runId: 'r1', observer: new RunObserver(), details: details({ state: 'pending' }) })[1]!.phase).toBe('pending');
+  });
+
+  it('shows a cancel as a cancel: no failed attempt, no internal job id', () => {
+    const observer = new RunObserver();
+    observer.apply(started(0, 1, 100));
+    observer.apply(finished(0, 1, 120, 'error', 'job cancel requested. id=01M8ABC'));
+    observer.apply({ ...base, type: 'terminal', at: 130, status: 'cancelled', result: null, error: null, finalStep: 0, headers: {} });
+    const steps = buildTimeline({ runId: 'r1', observer, details: null, ending: observer.ending('r1'), description: { steps: [{ name: 'a' }, { name: 'b' }] } });
+    expect(steps).toEqual([{ stepNumber: 0, name: 'a', note: null, phase: 'cancelled', attempts: [{ attempt: 1, startedAt: 100, endedAt: 120, outcome: 'cancelled', error: null }], waitingFor: null, maxAttempts: 3 }]);
+  });
+
+  it('keeps a real failure with its error, and a step cut off by the end of the run as ended', () => {
+    const observer = new RunObserver();
+    observer.apply(started(0, 1, 100));
+    observer.apply(finished(0, 1, 120, 'error', 'boom'));
+    observer.apply(started(0, 2, 200));
+    observer.apply({ ...base, type: 'terminal', at: 230, status: 'failed', result: null, error: 'boom', finalStep: 0, headers: {} });
+    const [step] = buildTimeline({ runId: 'r1', observer, details: null, ending: observer.ending('r1') });
+    expect(step!.phase).toBe('failed');
+    expect(step!.attempts.map((a) => [a.attempt, a.outcome, a.error])).toEqual([
+      [1, 'failed', 'boom'],
+      [2, 'ended', null],
+    ]);
+  });
+
+  it('has no steps for a run it knows nothing about', () => {
+    expect(buildTimeline({ runId: 'r9', observer: new RunObserver(), details: null })).toEqual([]);
+  });
+});
+
+describe('describeBytes', () => {
+  const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+  it('indents JSON, keeps text, decodes MessagePack, falls back to hex', () => {
+    expect(describeBytes(utf8('{"a":1,"b":[true]}'))).toBe('{\n  "a": 1,\n  "b": [\n    true\n  ]\n}');
+    expect(describeBytes(utf8('plain words'))).toBe('plain words');
+    expect(describeBytes(encodeValue('a memoized answer'))).toBe('a memoized answer');
+    expect(describeBytes(encodeValue({ host: 'h1', step: 2 }))).toBe('{\n  "host": "h1",\n  "step": 2\n}');
+    expect(describeBytes(new Uint8Array([0xc1, 0x00, 0xff]))).toBe('c1 00 ff');
+    expect(describeBytes(new Uint8Array(0))).toBe('(empty)');
+  });
+
+  it('clips long values and says how long they were', () => {
+    const text = describeBytes(utf8('x'.repeat(5_000)));
+    expect(text.length).toBeLessThan(2_100);
+    expect(text).toMatch(/… \(5000 characters\)$/);
+  });
+
+  it('tells a cancel apart from a failure', () => {
+    expect(isCancelMessage('job cancel requested. id=01M8')).toBe(true);
+    expect(isCancelMessage('model unavailable')).toBe(false);
+    expect(isCancelMessage(null)).toBe(false);
+  });
+});

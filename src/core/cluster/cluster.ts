@@ -1,0 +1,430 @@
+/**
+ * `Cluster`: one member of a cluster of processes sharing the shards of one store (RFC 0002).
+ * The member loop (membership, desired owners, leases) lives here; the owned shards are
+ * `ShardHost`s, commands for other members' shards go through inboxes (inbox.ts).
+ */
+import { utf8 } from '../bytes.js';
+import { ClosedError, InvalidConfigError, isTaqubaError } from '../errors.js';
+import { createObject } from '../objects/create-object.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import { checkObjectStore } from '../options.js';
+import { createRunIdGenerator, WorkflowReader, type RunDetails, type RunSpec, type RunStatus, type SignalOutcome, type SubmitOutcome, type WorkflowRuntime } from '../workflow/index.js';
+import { validateRunId } from '../workflow/validation.js';
+import { validateSpec } from '../workflow/submit.js';
+import { checkCorrelationKey } from '../workflow/outcome.js';
+import { assignShards } from './assignment.js';
+import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions } from './cluster-options.js';
+import { sendCommand } from './inbox.js';
+import { ClusterLayout, routingText, shardOfText } from './layout.js';
+import { createLease, readLeaseTable } from './leases.js';
+import { decodeCluster, decodeMember, encodeCluster, encodeMember, type ClusterCommand, type LeaseRecord } from './records.js';
+import { ShardHost, withoutWriterLock } from './shard-host.js';
+
+interface Held {
+  seq: number;
+  expiresAt: number;
+  host: ShardHost;
+  releasing: boolean;
+}
+
+/** Lease records kept per shard besides the newest (older ones are deleted by the owner). */
+const KEPT_LEASE_RECORDS = 2;
+
+function nonce(): string {
+  const b = new Uint8Array(8);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * Joins the cluster `options.name` on `store` as a member (creating the cluster with
+ * `options.shards` shards if it does not exist), and starts the member loop: the member takes a
+ * fair share of the shards, runs their workflows, and hands them over when it leaves.
+ * Rejects with INVALID_CONFIG (bad options, or a cluster created with another shard count),
+ * INVALID_ARGUMENT (runner or hook of the wrong shape), CORRUPT_DATA or store errors.
+ * @example
+ * const cluster = await openCluster(store, { name: 'orders', shards: 16, runner });
+ * await cluster.submit({ runId: 'order-42', input });
+ * await cluster.leave();
+ */
+export async function openCluster(store: ObjectStore, options: ClusterOptions): Promise<Cluster> {
+  checkObjectStore(store);
+  const resolved = resolveClusterOptions(options);
+  const layout = new ClusterLayout(resolved.name);
+  const created = await createObject(store, layout.clusterKey, encodeCluster({ shards: resolved.shards }));
+  if (!created.created) {
+    const existing = created.existing ?? (await store.get(layout.clusterKey));
+    if (existing) {
+      const record = decodeCluster(existing.data, layout.clusterKey);
+      if (record.shards !== resolved.shards) {
+        throw new InvalidConfigError(`cluster ${resolved.name} was created with ${record.shards} shards; shards cannot change. shards=${resolved.shards}`, {
+          option: 'shards',
+          value: resolved.shards,
+          existing: record.shards,
+        });
+      }
+    }
+  }
+  const cluster = new Cluster(store, resolved, layout);
+  await cluster.start();
+  return cluster;
+}
+
+export class Cluster {
+  private readonly shardStore: ObjectStore;
+  private readonly held = new Map<number, Held>();
+  /** Hosts being closed, awaited before the shard is opened again here. */
+  private readonly closing = new Map<number, Promise<void>>();
+  private readonly leaseCache = new Map<string, LeaseRecord>();
+  private readonly readers = new Map<number, Promise<WorkflowReader>>();
+  private readonly stop = new AbortController();
+  private readonly nextRunId: () => string;
+  private loop: Promise<void> | undefined;
+  private left: Promise<void> | undefined;
+  private liveMembers: readonly string[] = [];
+  private passChain: Promise<void> = Promise.resolve();
+
+  /** @internal Use `openCluster`. */
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly options: ResolvedClusterOptions,
+    private readonly layout: ClusterLayout,
+  ) {
+    this.shardStore = withoutWriterLock(store);
+    this.nextRunId = createRunIdGenerator(options.clock);
+  }
+
+  /** This member's id (its heartbeat object's name). */
+  get memberId(): string {
+    return this.options.memberId;
+  }
+
+  /** The shard count, fixed at the cluster's creation. */
+  get shardCount(): number {
+    return this.options.shards;
+  }
+
+  /** The cluster name (the key prefix of all its objects). */
+  get name(): string {
+    return this.options.name;
+  }
+
+  /** The shard a run id belongs to. INVALID_ARGUMENT for a bad run id. */
+  shardOf(runId: string): number {
+    validateRunId(runId);
+    return shardOfText(runId, this.options.shards);
+  }
+
+  /**
+   * The shard a signal on `correlationKey` goes to: that of the text before its first `#` (the
+   * whole key without one). A run waits only on keys of its own shard, e.g. `${runId}#approval`.
+   */
+  shardOfCorrelationKey(correlationKey: string): number {
+    checkCorrelationKey(correlationKey);
+    return shardOfText(routingText(correlationKey), this.options.shards);
+  }
+
+  /** Shards this member owns and runs now, ascending. */
+  ownedShards(): number[] {
+    return [...this.held.entries()].filter(([, h]) => !h.releasing && h.host.openRuntime !== undefined).map(([s]) => s).sort((a, b) => a - b);
+  }
+
+  /** The live members as of the last loop pass, sorted. */
+  members(): readonly string[] {
+    return this.liveMembers;
+  }
+
+  /** @internal */
+  async start(): Promise<void> {
+    await this.pass();
+    this.loop = this.runLoop();
+  }
+
+  private async runLoop(): Promise<void> {
+    const interval = this.options.leaseMs / 3;
+    while (!this.stop.signal.aborted) {
+      try {
+        await this.options.clock.sleep(interval, this.stop.signal);
+      } catch {
+        return;
+      }
+      try {
+        await this.pass();
+      } catch (e) {
+        if (this.stop.signal.aborted) return;
+        this.options.logger.warn('cluster member pass failed; retrying', { member: this.memberId, error: (e as Error)?.message });
+      }
+    }
+  }
+
+  /** @internal Tests: one member-loop pass now. */
+  async passNow(): Promise<void> {
+    await this.pass();
+  }
+
+  /** One pass of the member loop, never two at once (both would create the same lease seq). */
+  private pass(): Promise<void> {
+    const next = this.passChain.then(() => this.passOnce());
+    this.passChain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** One pass of the member loop (RFC 0002 "Member loop"). */
+  private async passOnce(): Promise<void> {
+    const o = this.options;
+    const now = o.clock.now();
+    const safetyMs = o.leaseMs / 5;
+    for (const [shard, h] of this.held) {
+      if (h.releasing) continue;
+      if (now >= h.expiresAt - safetyMs) this.drop(shard, 'lease expired before it was renewed (a paused or slow member)');
+      else if (h.host.failure !== undefined) this.drop(shard, `shard stopped: ${(h.host.failure as Error)?.message ?? String(h.host.failure)}`);
+    }
+    if (o.takesShards) await this.store.put(this.layout.memberKey(o.memberId), encodeMember({ memberId: o.memberId, beatAt: now, leaseMs: o.leaseMs }));
+    const live = await this.readLiveMembers(now);
+    if (live.join() !== this.liveMembers.join()) o.logger.info('cluster membership changed', { member: this.memberId, members: live.join(',') });
+    this.liveMembers = live;
+    if (this.stop.signal.aborted && !o.takesShards) return;
+    const table = await readLeaseTable(this.store, this.layout, o.shards, this.leaseCache);
+    const desired = assignShards(o.shards, live);
+    const work: Promise<void>[] = [];
+    for (let shard = 0; shard < o.shards; shard++) {
+      const { newest, keys } = table[shard]!;
+      const h = this.held.get(shard);
+      if (h) {
+        if (h.releasing) continue;
+        if (newest?.seq !== h.seq || newest.owner !== o.memberId) {
+          this.drop(shard, `lease taken by ${newest?.owner ?? 'nobody'}`);
+          continue;
+        }
+        if (desired[shard] !== o.memberId) work.push(this.release(shard, h));
+        else work.push(this.renew(shard, h, keys));
+      } else if (o.takesShards && !this.stop.signal.aborted && desired[shard] === o.memberId && this.takeable(newest, now)) {
+        work.push(this.take(shard, newest?.seq ?? 0));
+      }
+    }
+    await Promise.all(work);
+  }
+
+  private async readLiveMembers(now: number): Promise<string[]> {
+    const live = new Set<string>();
+    if (this.options.takesShards && !this.stop.signal.aborted) live.add(this.memberId);
+    const prefix = this.layout.membersPrefix;
+    const keys: string[] = [];
+    for await (const info of this.store.list(prefix)) keys.push(info.key);
+    await Promise.all(
+      keys.map(async (key) => {
+        const id = key.slice(prefix.length);
+        if (id === this.memberId) return;
+        const stored = await this.store.get(key);
+        if (!stored) return;
+        const m = decodeMember(stored.data, key);
+        if (m.beatAt + m.leaseMs + this.options.maxClockSkewMs > now) live.add(id);
+      }),
+    );
+    return [...live].sort();
+  }
+
+  /** Free for us: never leased, released, ours from an earlier life, or expired with the skew margin. */
+  private takeable(newest: LeaseRecord | undefined, now: number): boolean {
+    if (newest === undefined || newest.kind === 'release' || newest.owner === this.memberId) return true;
+    return newest.expiresAt + this.options.maxClockSkewMs < now;
+  }
+
+  private leaseRecord(seq: number, kind: 'hold' | 'release'): LeaseRecord {
+    return { seq, kind, owner: this.memberId, expiresAt: kind === 'hold' ? this.options.clock.now() + this.options.leaseMs : 0, nonce: nonce() };
+  }
+
+  private async take(shard: number, newestSeq: number): Promise<void> {
+    const record = this.leaseRecord(newestSeq + 1, 'hold');
+    if (!(await createLease(this.store, this.layout, shard, record))) return; // another member won it
+    await this.closing.get(shard);
+    const host = new ShardHost(shard, this.shardStore, this.layout, this.options);
+    this.held.set(shard, { seq: record.seq, expiresAt: record.expiresAt, host, releasing: false });
+    this.options.logger.info('cluster shard taken', { member: this.memberId, shard, seq: record.seq });
+    await host.ready.catch((e) => this.options.logger.warn('cluster shard failed to open', { member: this.memberId, shard, error: (e as Error)?.message }));
+  }
+
+  private async renew(shard: number, h: Held, keys: readonly string[]): Promise<void> {
+    const record = this.leaseRecord(h.seq + 1, 'hold');
+    if (!(await createLease(this.store, this.layout, shard, record))) {
+      if (this.held.get(shard) === h) this.drop(shard, 'lease renewal lost to another member');
+      return;
+    }
+    h.seq = record.seq;
+    h.expiresAt = record.expiresAt;
+    // Keys from this pass's listing: all older than the record just created.
+    const old = keys.slice(0, Math.max(0, keys.length - KEPT_LEASE_RECORDS));
+    for (const key of old) await this.store.delete(key).catch(() => undefined);
+  }
+
+  /** Hands a shard over: stop its work, then a release record so the next owner need not wait for expiry. */
+  private async release(shard: number, h: Held): Promise<void> {
+    h.releasing = true;
+    await h.host.close();
+    try {
+      await createLease(this.store, this.layout, shard, this.leaseRecord(h.seq + 1, 'release'));
+      this.options.logger.info('cluster shard released', { member: this.memberId, shard });
+    } finally {
+      if (this.held.get(shard) === h) this.held.delete(shard);
+    }
+  }
+
+  /** Stops using a shard at once, writing nothing (the lease is lost or about to be). */
+  private drop(shard: number, why: string): void {
+    const h = this.held.get(shard);
+    if (!h) return;
+    this.held.delete(shard);
+    this.options.logger.warn('cluster shard dropped', { member: this.memberId, shard, reason: why });
+    const closed = h.host.close();
+    this.closing.set(shard, closed);
+    void closed.finally(() => {
+      if (this.closing.get(shard) === closed) this.closing.delete(shard);
+    });
+  }
+
+  /** The local runtime of `shard` when this member owns it and it is open. */
+  private localRuntime(shard: number): WorkflowRuntime | undefined {
+    const h = this.held.get(shard);
+    return h && !h.releasing ? h.host.openRuntime : undefined;
+  }
+
+  /** @internal Tests: the open runtime of an owned shard. */
+  runtimeOf(shard: number): WorkflowRuntime | undefined {
+    return this.localRuntime(shard);
+  }
+
+  /** @internal Tests: the queue of an owned shard, also after it was fenced. */
+  queueOf(shard: number): import('../queue/index.js').Queue | undefined {
+    return this.held.get(shard)?.host.openQueue;
+  }
+
+  /**
+   * Runs `local` on the shard's runtime when this member owns it, else sends `command` through
+   * the shard's inbox. A local call that meets FENCED or CLOSED (the shard moved meanwhile) goes
+   * through the inbox instead.
+   */
+  private async route<T>(shard: number, command: ClusterCommand, local: (runtime: WorkflowRuntime) => Promise<T>): Promise<T> {
+    if (this.left !== undefined) throw new ClosedError(`cluster member ${this.memberId} has left`);
+    const runtime = this.localRuntime(shard);
+    if (runtime) {
+      try {
+        return await local(runtime);
+      } catch (e) {
+        if (!isTaqubaError(e, 'FENCED') && !isTaqubaError(e, 'CLOSED')) throw e;
+      }
+    }
+    const o = this.options;
+    return (await sendCommand(this.store, this.layout, shard, command, { clock: o.clock, pollMs: o.inboxPollMs, timeoutMs: o.commandTimeoutMs, signal: this.stop.signal })) as T;
+  }
+
+  /**
+   * Starts a run in its shard, from any member; idempotent on (run id, input) like
+   * `WorkflowRuntime.submit`. A spec without a run id gets a fresh one. Rejects like
+   * `WorkflowRuntime.submit`, plus TIMEOUT (no owner answered within `commandTimeoutMs`; the
+   * submission may still apply: send it again with the same run id) and CLOSED after `leave`.
+   */
+  async submit(spec: RunSpec): Promise<SubmitOutcome> {
+    validateSpec(spec, undefined); // typed errors here, before a command is sent
+    const runId = spec.runId ?? this.nextRunId();
+    const shard = this.shardOf(runId);
+    const full: RunSpec = { ...spec, runId };
+    const command: ClusterCommand = {
+      type: 'submit',
+      runId,
+      ...(spec.input === undefined ? {} : { input: spec.input }),
+      ...(spec.headers === undefined ? {} : { headers: { ...spec.headers } }),
+      ...(spec.priority === undefined ? {} : { priority: spec.priority }),
+      ...(spec.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: spec.maxAttemptsPerStep }),
+      ...(spec.runAt === undefined ? {} : { runAt: spec.runAt }),
+      ...(spec.kvWrites === undefined ? {} : { kvWrites: [...spec.kvWrites].map(([k, v]) => [typeof k === 'string' ? utf8(k) : k, v] as [Uint8Array, Uint8Array]) }),
+    };
+    return this.route(shard, command, (rt) => rt.submit(full));
+  }
+
+  /** Sends a durable signal to the shard of `correlationKey` (see `shardOfCorrelationKey`). */
+  async signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
+    const shard = this.shardOfCorrelationKey(correlationKey);
+    return this.route(shard, { type: 'signal', correlationKey, payload }, (rt) => rt.signal(correlationKey, payload));
+  }
+
+  /** Cancels an active run, from any member (as `WorkflowRuntime.cancel`). */
+  async cancel(runId: string): Promise<boolean> {
+    const shard = this.shardOf(runId);
+    return this.route(shard, { type: 'cancel', runId }, (rt) => rt.cancel(runId));
+  }
+
+  private reader(shard: number): Promise<WorkflowReader> {
+    let reader = this.readers.get(shard);
+    if (!reader) {
+      const queueName = this.options.runtimeOptions.queueName;
+      reader = WorkflowReader.open(this.store, this.layout.queuePath(shard), {
+        pollIntervalMs: null,
+        clock: this.options.clock,
+        logger: this.options.logger,
+        ...(queueName === undefined ? {} : { queueName }),
+        ...(this.options.queueOptions.payloadPath === undefined ? {} : { payloadPath: this.options.queueOptions.payloadPath }),
+      });
+      this.readers.set(shard, reader);
+      reader.catch(() => this.readers.delete(shard));
+    }
+    return reader;
+  }
+
+  /**
+   * An active run's status from any member: the owner's runtime here, else a read-only reader of
+   * the shard, refreshed first. Null for an unknown or terminated run (also a run submitted whose
+   * shard's engine was never written yet).
+   */
+  async readStatus(runId: string): Promise<RunStatus | null> {
+    const shard = this.shardOf(runId);
+    const runtime = this.localRuntime(shard);
+    if (runtime) return runtime.readStatus(runId);
+    const details = await this.getRun(runId);
+    if (details === null) return null;
+    const state = details.state === 'running' ? 'running' : details.state === 'cancelling' ? 'cancelling' : 'pending';
+    return { runId, state, currentStep: details.currentStep };
+  }
+
+  /** An active run in detail (as `WorkflowRuntime.getRun`), from any member. */
+  async getRun(runId: string): Promise<RunDetails | null> {
+    const shard = this.shardOf(runId);
+    const runtime = this.localRuntime(shard);
+    if (runtime) return runtime.getRun(runId);
+    let reader: WorkflowReader;
+    try {
+      reader = await this.reader(shard);
+    } catch (e) {
+      if (isTaqubaError(e, 'NOT_FOUND')) return null; // the shard's engine was never written
+      throw e;
+    }
+    await reader.refresh();
+    return reader.getRun(runId);
+  }
+
+  /** @internal Tests: stop the member loop only, keeping the shards' workers running (a zombie). */
+  halt(): void {
+    this.stop.abort();
+  }
+
+  /**
+   * Leaves the cluster cleanly: stops the member loop, hands every shard over (its in-flight
+   * steps finish, its engine closes, a release record lets the next owner take it at once), and
+   * removes the heartbeat. Safe to call twice.
+   */
+  leave(): Promise<void> {
+    this.left ??= (async () => {
+      this.stop.abort();
+      await this.loop;
+      await Promise.all([...this.held.entries()].map(([shard, h]) => (h.releasing ? Promise.resolve() : this.release(shard, h).catch((e) => this.options.logger.warn('cluster release failed', { shard, error: (e as Error)?.message })))));
+      await Promise.all([...this.closing.values()]);
+      if (this.options.takesShards) await this.store.delete(this.layout.memberKey(this.memberId));
+      for (const r of this.readers.values()) await r.then((x) => x.close()).catch(() => undefined);
+    })();
+    return this.left;
+  }
+
+  /** Same as `leave`. */
+  close(): Promise<void> {
+    return this.leave();
+  }
+}

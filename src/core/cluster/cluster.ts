@@ -14,9 +14,9 @@ import { validateSpec } from '../workflow/submit.js';
 import { checkCorrelationKey } from '../workflow/outcome.js';
 import { assignShards } from './assignment.js';
 import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions } from './cluster-options.js';
-import { sendCommand } from './inbox.js';
-import { ClusterLayout, routingText, shardOfText } from './layout.js';
-import { createLease, readLeaseTable } from './leases.js';
+import { applyInbox, CommandSender, MAX_BACKOFF_FACTOR } from './inbox.js';
+import { ClusterLayout, parseInboxKey, routingText, shardOfText } from './layout.js';
+import { createLease, listLeaseTable, readNewestLease } from './leases.js';
 import { decodeCluster, decodeMember, encodeCluster, encodeMember, type ClusterCommand, type LeaseRecord } from './records.js';
 import { ShardHost, withoutWriterLock } from './shard-host.js';
 
@@ -79,10 +79,14 @@ export class Cluster {
   private readonly readers = new Map<number, Promise<WorkflowReader>>();
   private readonly stop = new AbortController();
   private readonly nextRunId: () => string;
+  private readonly sender: CommandSender;
   private loop: Promise<void> | undefined;
+  private inboxLoop: Promise<void> | undefined;
   private left: Promise<void> | undefined;
   private liveMembers: readonly string[] = [];
   private passChain: Promise<void> = Promise.resolve();
+  /** Heartbeat versions last listed, and until when (our clock) each member counts as live. */
+  private memberSeen = new Map<string, { version: string; liveUntil: number }>();
 
   /** @internal Use `openCluster`. */
   constructor(
@@ -92,6 +96,7 @@ export class Cluster {
   ) {
     this.shardStore = withoutWriterLock(store);
     this.nextRunId = createRunIdGenerator(options.clock);
+    this.sender = new CommandSender(store, layout, { clock: options.clock, pollMs: options.inboxPollMs, timeoutMs: options.commandTimeoutMs, signal: this.stop.signal });
   }
 
   /** This member's id (its heartbeat object's name). */
@@ -138,6 +143,45 @@ export class Cluster {
   async start(): Promise<void> {
     await this.pass();
     this.loop = this.runLoop();
+    this.inboxLoop = this.options.takesShards ? this.runInbox() : Promise.resolve();
+  }
+
+  /**
+   * Applies the commands for the shards this member runs: one listing of every inbox per poll,
+   * backing off while nothing comes (on S3 a listing is the costly request).
+   */
+  private async runInbox(): Promise<void> {
+    const o = this.options;
+    const signal = this.stop.signal;
+    let waitMs = o.inboxPollMs;
+    while (!signal.aborted) {
+      await o.clock.sleep(waitMs, signal).catch(() => undefined);
+      if (signal.aborted) return;
+      let applied = 0;
+      try {
+        const byShard = new Map<number, string[]>();
+        const root = this.layout.inboxRoot;
+        if (this.held.size > 0) {
+          for await (const info of this.store.list(root)) {
+            const shard = parseInboxKey(info.key.slice(root.length));
+            if (shard === undefined || this.localRuntime(shard) === undefined) continue;
+            const keys = byShard.get(shard) ?? [];
+            keys.push(info.key);
+            byShard.set(shard, keys);
+          }
+        }
+        const counts = await Promise.all(
+          [...byShard].map(([shard, keys]) => {
+            const runtime = this.localRuntime(shard);
+            return runtime ? applyInbox(this.store, this.layout, shard, keys, runtime, signal) : 0;
+          }),
+        );
+        applied = counts.reduce((a, b) => a + b, 0);
+      } catch (e) {
+        if (!signal.aborted) o.logger.warn('cluster inbox pass failed; retrying', { member: this.memberId, error: (e as Error)?.message });
+      }
+      waitMs = applied > 0 ? o.inboxPollMs : Math.min(waitMs * 1.5, o.inboxPollMs * MAX_BACKOFF_FACTOR);
+    }
   }
 
   private async runLoop(): Promise<void> {
@@ -179,48 +223,71 @@ export class Cluster {
       if (now >= h.expiresAt - safetyMs) this.drop(shard, 'lease expired before it was renewed (a paused or slow member)');
       else if (h.host.failure !== undefined) this.drop(shard, `shard stopped: ${(h.host.failure as Error)?.message ?? String(h.host.failure)}`);
     }
-    if (o.takesShards) await this.store.put(this.layout.memberKey(o.memberId), encodeMember({ memberId: o.memberId, beatAt: now, leaseMs: o.leaseMs }));
-    const live = await this.readLiveMembers(now);
+    // Renewals first and alongside the reads: a renewal needs no table (its create-only put
+    // fails if someone else moved the lease on), and a slow store must not delay it.
+    const renewals = [...this.held].filter(([, h]) => !h.releasing).map(([shard, h]) => this.renew(shard, h));
+    const beat = o.takesShards ? this.store.put(this.layout.memberKey(o.memberId), encodeMember({ memberId: o.memberId, beatAt: now, leaseMs: o.leaseMs })) : Promise.resolve();
+    const [live, table] = await Promise.all([beat.then(() => this.readLiveMembers(now)), listLeaseTable(this.store, this.layout, o.shards), Promise.all(renewals)]);
     if (live.join() !== this.liveMembers.join()) o.logger.info('cluster membership changed', { member: this.memberId, members: live.join(',') });
     this.liveMembers = live;
-    if (this.stop.signal.aborted && !o.takesShards) return;
-    const table = await readLeaseTable(this.store, this.layout, o.shards, this.leaseCache);
     const desired = assignShards(o.shards, live);
     const work: Promise<void>[] = [];
     for (let shard = 0; shard < o.shards; shard++) {
-      const { newest, keys } = table[shard]!;
+      const { newestSeq, keys } = table[shard]!;
       const h = this.held.get(shard);
       if (h) {
         if (h.releasing) continue;
-        if (newest?.seq !== h.seq || newest.owner !== o.memberId) {
-          this.drop(shard, `lease taken by ${newest?.owner ?? 'nobody'}`);
+        // Listed alongside our renewal: our own newest is h.seq or the one before. Past it is another member's.
+        if (newestSeq > h.seq) {
+          this.drop(shard, `lease record ${newestSeq} created by another member`);
           continue;
         }
         if (desired[shard] !== o.memberId) work.push(this.release(shard, h));
-        else work.push(this.renew(shard, h, keys));
-      } else if (o.takesShards && !this.stop.signal.aborted && desired[shard] === o.memberId && this.takeable(newest, now)) {
-        work.push(this.take(shard, newest?.seq ?? 0));
+        else work.push(this.collectLeases(keys));
+      } else if (o.takesShards && !this.stop.signal.aborted && desired[shard] === o.memberId) {
+        work.push(
+          (async () => {
+            const newest = await readNewestLease(this.store, keys, this.leaseCache);
+            if (this.takeable(newest, now)) await this.take(shard, newest?.seq ?? 0);
+          })(),
+        );
       }
     }
     await Promise.all(work);
+    // Records never change once created; keep the cache to the newest keys.
+    const newestKeys = new Set(table.map((t) => t.keys[t.keys.length - 1]));
+    for (const key of this.leaseCache.keys()) if (!newestKeys.has(key)) this.leaseCache.delete(key);
   }
 
   private async readLiveMembers(now: number): Promise<string[]> {
     const live = new Set<string>();
     if (this.options.takesShards && !this.stop.signal.aborted) live.add(this.memberId);
     const prefix = this.layout.membersPrefix;
-    const keys: string[] = [];
-    for await (const info of this.store.list(prefix)) keys.push(info.key);
+    const listed: { id: string; key: string; version: string }[] = [];
+    for await (const info of this.store.list(prefix)) listed.push({ id: info.key.slice(prefix.length), key: info.key, version: info.version });
+    const seen = new Map<string, { version: string; liveUntil: number }>();
     await Promise.all(
-      keys.map(async (key) => {
-        const id = key.slice(prefix.length);
+      listed.map(async ({ id, key, version }) => {
         if (id === this.memberId) return;
-        const stored = await this.store.get(key);
-        if (!stored) return;
-        const m = decodeMember(stored.data, key);
-        if (m.beatAt + m.leaseMs + this.options.maxClockSkewMs > now) live.add(id);
+        const before = this.memberSeen.get(id);
+        let liveUntil: number;
+        if (before === undefined) {
+          // First sight: judge by the beat time it wrote, with the skew margin.
+          const stored = await this.store.get(key);
+          if (!stored) return;
+          const m = decodeMember(stored.data, key);
+          liveUntil = m.beatAt + m.leaseMs + this.options.maxClockSkewMs;
+        } else if (before.version !== version) {
+          // It beat since we last looked: live for a lease from now, by our own clock.
+          liveUntil = now + this.options.leaseMs + this.options.maxClockSkewMs;
+        } else {
+          liveUntil = before.liveUntil;
+        }
+        seen.set(id, { version, liveUntil });
+        if (liveUntil > now) live.add(id);
       }),
     );
+    this.memberSeen = seen;
     return [...live].sort();
   }
 
@@ -237,6 +304,7 @@ export class Cluster {
   private async take(shard: number, newestSeq: number): Promise<void> {
     const record = this.leaseRecord(newestSeq + 1, 'hold');
     if (!(await createLease(this.store, this.layout, shard, record))) return; // another member won it
+    this.leaseCache.set(this.layout.leaseKey(shard, record.seq), record);
     await this.closing.get(shard);
     const host = new ShardHost(shard, this.shardStore, this.layout, this.options);
     this.held.set(shard, { seq: record.seq, expiresAt: record.expiresAt, host, releasing: false });
@@ -244,15 +312,21 @@ export class Cluster {
     await host.ready.catch((e) => this.options.logger.warn('cluster shard failed to open', { member: this.memberId, shard, error: (e as Error)?.message }));
   }
 
-  private async renew(shard: number, h: Held, keys: readonly string[]): Promise<void> {
+  private async renew(shard: number, h: Held): Promise<void> {
     const record = this.leaseRecord(h.seq + 1, 'hold');
-    if (!(await createLease(this.store, this.layout, shard, record))) {
+    // No listing after a renewal: a record past ours shows in this pass's lease table, and the
+    // engine's fencing covers the moment in between.
+    if (!(await createLease(this.store, this.layout, shard, record, false))) {
       if (this.held.get(shard) === h) this.drop(shard, 'lease renewal lost to another member');
       return;
     }
     h.seq = record.seq;
     h.expiresAt = record.expiresAt;
-    // Keys from this pass's listing: all older than the record just created.
+    this.leaseCache.set(this.layout.leaseKey(shard, record.seq), record);
+  }
+
+  /** Deletes a held shard's old lease records (keys from this pass's listing, all older than our newest). */
+  private async collectLeases(keys: readonly string[]): Promise<void> {
     const old = keys.slice(0, Math.max(0, keys.length - KEPT_LEASE_RECORDS));
     for (const key of old) await this.store.delete(key).catch(() => undefined);
   }
@@ -313,8 +387,7 @@ export class Cluster {
         if (!isTaqubaError(e, 'FENCED') && !isTaqubaError(e, 'CLOSED')) throw e;
       }
     }
-    const o = this.options;
-    return (await sendCommand(this.store, this.layout, shard, command, { clock: o.clock, pollMs: o.inboxPollMs, timeoutMs: o.commandTimeoutMs, signal: this.stop.signal })) as T;
+    return (await this.sender.send(shard, command)) as T;
   }
 
   /**
@@ -415,6 +488,7 @@ export class Cluster {
     this.left ??= (async () => {
       this.stop.abort();
       await this.loop;
+      await this.inboxLoop;
       await Promise.all([...this.held.entries()].map(([shard, h]) => (h.releasing ? Promise.resolve() : this.release(shard, h).catch((e) => this.options.logger.warn('cluster release failed', { shard, error: (e as Error)?.message })))));
       await Promise.all([...this.closing.values()]);
       if (this.options.takesShards) await this.store.delete(this.layout.memberKey(this.memberId));

@@ -50,8 +50,12 @@ export class ClusterLayout {
   memoPrefix(shard: number): string {
     return `${this.name}/shards/${shardSegment(shard)}/memo`;
   }
+  /** Every shard's inbox under one prefix, so an owner finds the commands of all its shards with one listing. */
+  get inboxRoot(): string {
+    return `${this.name}/inbox/`;
+  }
   inboxPrefix(shard: number): string {
-    return `${this.name}/shards/${shardSegment(shard)}/inbox/`;
+    return `${this.inboxRoot}${shardSegment(shard)}/`;
   }
   inboxKey(shard: number, commandId: string): string {
     return `${this.inboxPrefix(shard)}${commandId}`;
@@ -59,6 +63,12 @@ export class ClusterLayout {
   replyKey(shard: number, commandId: string): string {
     return `${this.name}/shards/${shardSegment(shard)}/replies/${commandId}`;
   }
+}
+
+/** The shard of a key below the inbox root, undefined for anything else. */
+export function parseInboxKey(rest: string): number | undefined {
+  const m = /^(\d{4})\/[^/]+$/.exec(rest);
+  return m ? Number(m[1]) : undefined;
 }
 
 /** Parses `<shard>/<seq>` below the leases prefix; undefined for anything else. */

@@ -94,16 +94,18 @@ export function decodeLease(bytes: Uint8Array, key: string): LeaseRecord {
   return { seq: b.seq as number, kind: b.kind as 'hold' | 'release', owner: b.owner as string, expiresAt: b.expiresAt as number, nonce: String(b.nonce) };
 }
 
-export const encodeCommand = (c: ClusterCommand): Uint8Array => encode('command', c);
-export function decodeCommand(bytes: Uint8Array, key: string): ClusterCommand {
+/** One inbox object: the commands one sender batched for one shard, applied in order. */
+export const encodeCommands = (commands: readonly ClusterCommand[]): Uint8Array => encode('command', { commands });
+export function decodeCommands(bytes: Uint8Array, key: string): ClusterCommand[] {
   const b = decode('command', bytes, key);
-  need(b.type === 'submit' || b.type === 'signal' || b.type === 'cancel', 'command', key, 'type');
-  return b as unknown as ClusterCommand;
+  need(Array.isArray(b.commands) && (b.commands as { type?: unknown }[]).every((c) => c?.type === 'submit' || c?.type === 'signal' || c?.type === 'cancel'), 'command', key, 'commands');
+  return b.commands as ClusterCommand[];
 }
 
-export const encodeReply = (r: CommandReply): Uint8Array => encode('reply', r);
-export function decodeReply(bytes: Uint8Array, key: string): CommandReply {
+/** One reply object: the answers to an inbox object's commands, in the same order. */
+export const encodeReplies = (replies: readonly CommandReply[]): Uint8Array => encode('reply', { replies });
+export function decodeReplies(bytes: Uint8Array, key: string): CommandReply[] {
   const b = decode('reply', bytes, key);
-  need(typeof b.ok === 'boolean', 'reply', key, 'ok');
-  return b as unknown as CommandReply;
+  need(Array.isArray(b.replies), 'reply', key, 'replies');
+  return b.replies as CommandReply[];
 }

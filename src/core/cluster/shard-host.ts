@@ -1,13 +1,12 @@
 /**
  * One owned shard in one member: its engine opened as writer (fencing any older owner, RFC 0001),
- * its workflow runtime's worker, and the loop applying its inbox (inbox.ts). Built when the
+ * its workflow runtime's worker, (the member applies its inbox, inbox.ts). Built when the
  * member takes the shard's lease, closed when it hands the shard over or loses it.
  */
 import type { ObjectStore } from '../objects/object-store.js';
 import { Queue } from '../queue/index.js';
 import { WorkflowRuntime, type RunnerHandle } from '../workflow/index.js';
 import { ClosedError } from '../errors.js';
-import { applyInbox } from './inbox.js';
 import type { ClusterLayout } from './layout.js';
 import type { ResolvedClusterOptions } from './cluster-options.js';
 
@@ -36,7 +35,6 @@ export class ShardHost {
   private runtime: WorkflowRuntime | undefined;
   private worker: RunnerHandle | undefined;
   private readonly stop = new AbortController();
-  private inboxLoop: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   /** Why the shard stopped working (FENCED when a newer owner opened its engine); the member drops it. */
   failure: unknown;
@@ -66,7 +64,6 @@ export class ShardHost {
     this.worker.done.catch((e) => {
       this.failure ??= e;
     });
-    this.inboxLoop = this.runInbox();
   }
 
   /** The shard's runtime once open (undefined while opening or after a failure). */
@@ -79,26 +76,12 @@ export class ShardHost {
     return this.queue;
   }
 
-  private async runInbox(): Promise<void> {
-    const signal = this.stop.signal;
-    while (!signal.aborted) {
-      try {
-        await applyInbox(this.store, this.layout, this.shard, this.runtime!, signal);
-      } catch (e) {
-        if (signal.aborted) return;
-        this.options.logger.warn('cluster inbox pass failed; retrying', { shard: this.shard, error: (e as Error)?.message });
-      }
-      await this.options.clock.sleep(this.options.inboxPollMs, signal).catch(() => undefined);
-    }
-  }
-
-  /** Stops the worker (in-flight steps finish or fail FENCED) and the inbox loop, then closes the engine. Safe to call twice. */
+  /** Stops the worker (in-flight steps finish or fail FENCED), then closes the engine. Safe to call twice. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.stop.abort();
       await this.ready.catch(() => undefined);
       await this.worker?.done.catch(() => undefined);
-      await this.inboxLoop;
       await this.queue?.close().catch((e) => this.options.logger.debug('closing a shard engine failed', { shard: this.shard, error: (e as Error)?.message }));
     })();
     return this.closing;

@@ -9,7 +9,7 @@ import { fromUtf8, utf8 } from '../../../src/core/bytes.js';
 import { assignShards } from '../../../src/core/cluster/assignment.js';
 import { openCluster, type Cluster } from '../../../src/core/cluster/index.js';
 import { ClusterLayout, shardOfText } from '../../../src/core/cluster/layout.js';
-import { decodeLease, encodeCommand, encodeReply } from '../../../src/core/cluster/records.js';
+import { decodeLease, encodeCommands, encodeReplies } from '../../../src/core/cluster/records.js';
 import { isTaqubaError } from '../../../src/core/errors.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import { QueueReader } from '../../../src/core/queue/index.js';
@@ -176,7 +176,7 @@ describe('commands from any member (inboxes)', () => {
     await w.until('the hook effect committed', async () => (await terms()).length > 0);
     expect(await terms()).toHaveLength(1);
     const leftovers: string[] = [];
-    for await (const info of w.store.list('c/shards/')) if (info.key.includes('/inbox/') || info.key.includes('/replies/')) leftovers.push(info.key);
+    for await (const info of w.store.list('c/')) if (info.key.includes('/inbox/') || info.key.includes('/replies/')) leftovers.push(info.key);
     expect(leftovers).toEqual([]);
   });
 
@@ -205,8 +205,8 @@ describe('commands from any member (inboxes)', () => {
     await w.until('a owns everything', () => a.ownedShards().length === SHARDS);
     const id = 'replayed-command';
     const shard = a.shardOf(id);
-    await w.store.put(layout.replyKey(shard, 'cmd1'), encodeReply({ ok: true, value: { runId: id, newlySubmitted: true, jobId: 'x' } }));
-    await w.store.put(layout.inboxKey(shard, 'cmd1'), encodeCommand({ type: 'submit', runId: id, input: utf8('x') }));
+    await w.store.put(layout.replyKey(shard, 'cmd1'), encodeReplies([{ ok: true, value: { runId: id, newlySubmitted: true, jobId: 'x' } }]));
+    await w.store.put(layout.inboxKey(shard, 'cmd1'), encodeCommands([{ type: 'submit', runId: id, input: utf8('x') }]));
     await w.until('the command is gone', async () => (await w.store.get(layout.inboxKey(shard, 'cmd1'))) === undefined);
     expect(await a.getRun(id)).toBeNull();
   });

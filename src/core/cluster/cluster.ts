@@ -25,6 +25,8 @@ interface Held {
   expiresAt: number;
   host: ShardHost;
   releasing: boolean;
+  /** Set with `releasing`: settles when the release record is written (or failed). */
+  released?: Promise<void>;
 }
 
 /** Lease records kept per shard besides the newest (older ones are deleted by the owner). */
@@ -178,14 +180,16 @@ export class Cluster {
         );
         applied = counts.reduce((a, b) => a + b, 0);
       } catch (e) {
-        if (!signal.aborted) o.logger.warn('cluster inbox pass failed; retrying', { member: this.memberId, error: (e as Error)?.message });
+        // CLOSED / FENCED: a shard was dropped or handed over mid-batch; its next owner applies the batch.
+        const moved = isTaqubaError(e, 'CLOSED') || isTaqubaError(e, 'FENCED');
+        if (!signal.aborted) o.logger[moved ? 'debug' : 'warn']('cluster inbox pass failed; retrying', { member: this.memberId, error: (e as Error)?.message });
       }
-      waitMs = applied > 0 ? o.inboxPollMs : Math.min(waitMs * 1.5, o.inboxPollMs * MAX_BACKOFF_FACTOR);
+      waitMs = applied > 0 ? o.inboxPollMs : Math.min(Math.round(waitMs * 1.5), o.inboxPollMs * MAX_BACKOFF_FACTOR);
     }
   }
 
   private async runLoop(): Promise<void> {
-    const interval = this.options.leaseMs / 3;
+    const interval = Math.round(this.options.leaseMs / 3);
     while (!this.stop.signal.aborted) {
       try {
         await this.options.clock.sleep(interval, this.stop.signal);
@@ -242,7 +246,8 @@ export class Cluster {
           this.drop(shard, `lease record ${newestSeq} created by another member`);
           continue;
         }
-        if (desired[shard] !== o.memberId) work.push(this.release(shard, h));
+        // Not awaited: the hand-over waits for in-flight steps, and must not hold up the loop.
+        if (desired[shard] !== o.memberId) void this.release(shard, h).catch((e) => o.logger.warn('cluster release failed', { member: this.memberId, shard, error: (e as Error)?.message }));
         else work.push(this.collectLeases(keys));
       } else if (o.takesShards && !this.stop.signal.aborted && desired[shard] === o.memberId) {
         work.push(
@@ -305,11 +310,15 @@ export class Cluster {
     const record = this.leaseRecord(newestSeq + 1, 'hold');
     if (!(await createLease(this.store, this.layout, shard, record))) return; // another member won it
     this.leaseCache.set(this.layout.leaseKey(shard, record.seq), record);
+    // Our own earlier host of this shard (dropped) may still be closing: the new one's open would
+    // fence it anyway, but waiting keeps its last commits from failing needlessly.
     await this.closing.get(shard);
     const host = new ShardHost(shard, this.shardStore, this.layout, this.options);
     this.held.set(shard, { seq: record.seq, expiresAt: record.expiresAt, host, releasing: false });
     this.options.logger.info('cluster shard taken', { member: this.memberId, shard, seq: record.seq });
-    await host.ready.catch((e) => this.options.logger.warn('cluster shard failed to open', { member: this.memberId, shard, error: (e as Error)?.message }));
+    // Not awaited: the engine opens in the background (replay can take a while), and the member
+    // loop must keep renewing meanwhile. A failed open shows as `host.failure` at the next pass.
+    host.ready.catch((e) => this.options.logger.warn('cluster shard failed to open', { member: this.memberId, shard, error: (e as Error)?.message }));
   }
 
   private async renew(shard: number, h: Held): Promise<void> {
@@ -332,8 +341,13 @@ export class Cluster {
   }
 
   /** Hands a shard over: stop its work, then a release record so the next owner need not wait for expiry. */
-  private async release(shard: number, h: Held): Promise<void> {
+  private release(shard: number, h: Held): Promise<void> {
     h.releasing = true;
+    h.released = this.handOver(shard, h);
+    return h.released;
+  }
+
+  private async handOver(shard: number, h: Held): Promise<void> {
     await h.host.close();
     try {
       await createLease(this.store, this.layout, shard, this.leaseRecord(h.seq + 1, 'release'));
@@ -489,7 +503,7 @@ export class Cluster {
       this.stop.abort();
       await this.loop;
       await this.inboxLoop;
-      await Promise.all([...this.held.entries()].map(([shard, h]) => (h.releasing ? Promise.resolve() : this.release(shard, h).catch((e) => this.options.logger.warn('cluster release failed', { shard, error: (e as Error)?.message })))));
+      await Promise.all([...this.held.entries()].map(([shard, h]) => (h.releasing ? (h.released ?? Promise.resolve()) : this.release(shard, h)).catch((e) => this.options.logger.warn('cluster release failed', { shard, error: (e as Error)?.message }))));
       await Promise.all([...this.closing.values()]);
       if (this.options.takesShards) await this.store.delete(this.layout.memberKey(this.memberId));
       for (const r of this.readers.values()) await r.then((x) => x.close()).catch(() => undefined);

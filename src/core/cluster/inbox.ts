@@ -176,7 +176,7 @@ export class CommandSender {
       if (o.signal.aborted) throw new TaqubaError('CLOSED', `cluster member left while waiting for a reply. shard=${shard} id=${id}`, { details: { shard, commandId: id } });
       // No abort signal on the sleep: many waiting batches would each add a listener to it.
       await o.clock.sleep(waitMs);
-      waitMs = Math.min(waitMs * 1.5, o.pollMs * MAX_BACKOFF_FACTOR);
+      waitMs = Math.min(Math.round(waitMs * 1.5), o.pollMs * MAX_BACKOFF_FACTOR);
     }
   }
 }

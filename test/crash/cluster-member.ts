@@ -89,9 +89,9 @@ setInterval(() => {
 async function submit(from: number, to: number): Promise<void> {
   const ids = Array.from({ length: to - from }, (_, i) => `r${from + i}`);
   let next = 0;
-  // 128 submissions in flight at once: most go through other members' inboxes, batched per shard.
+  // 64 submissions in flight at once: most go through other members' inboxes, batched per shard.
   await Promise.all(
-    Array.from({ length: 128 }, async () => {
+    Array.from({ length: 64 }, async () => {
       while (next < ids.length) {
         const id = ids[next++]!;
         await cluster.submit({ runId: id, input: utf8(id) });

@@ -78,32 +78,34 @@ export async function committedEffects(store: ObjectStore, shards: number): Prom
   const layout = new ClusterLayout('cl');
   const steps = new Map<string, string[]>();
   const terms = new Map<string, string[]>();
-  for (let s = 0; s < shards; s++) {
-    let reader: QueueReader;
-    try {
-      reader = await QueueReader.open(store, layout.queuePath(s), { pollIntervalMs: null, logger: false });
-    } catch {
-      continue; // a shard no run went to
-    }
-    try {
-      for (const [prefix, into] of [['step/', steps], ['term/', terms]] as const) {
-        let cursor: Uint8Array | undefined;
-        do {
-          const page = await reader.kvScan(utf8(prefix), { limit: 1000, cursor });
-          for (const [key, value] of page.entries) {
-            const parts = fromUtf8(key).split('/');
-            const id = prefix === 'step/' ? `${parts[1]}/${parts[2]}` : parts[1]!;
-            const list = into.get(id) ?? [];
-            list.push(`${parts[parts.length - 1]}@${fromUtf8(value)}`);
-            into.set(id, list);
-          }
-          cursor = page.nextCursor;
-        } while (cursor);
+  await Promise.all(
+    Array.from({ length: shards }, async (_, s) => {
+      let reader: QueueReader;
+      try {
+        reader = await QueueReader.open(store, layout.queuePath(s), { pollIntervalMs: null, logger: false });
+      } catch {
+        return; // a shard no run went to
       }
-    } finally {
-      await reader.close();
-    }
-  }
+      try {
+        for (const [prefix, into] of [['step/', steps], ['term/', terms]] as const) {
+          let cursor: Uint8Array | undefined;
+          do {
+            const page = await reader.kvScan(utf8(prefix), { limit: 1000, cursor });
+            for (const [key, value] of page.entries) {
+              const parts = fromUtf8(key).split('/');
+              const id = prefix === 'step/' ? `${parts[1]}/${parts[2]}` : parts[1]!;
+              const list = into.get(id) ?? [];
+              list.push(`${parts[parts.length - 1]}@${fromUtf8(value)}`);
+              into.set(id, list);
+            }
+            cursor = page.nextCursor;
+          } while (cursor);
+        }
+      } finally {
+        await reader.close();
+      }
+    }),
+  );
   return { steps, terms };
 }
 

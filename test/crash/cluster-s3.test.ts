@@ -50,10 +50,14 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
       procs.push(p);
       return p;
     };
+    const t0 = Date.now();
+    const phases: string[] = [];
+    const phase = (name: string) => phases.push(`${name} ${((Date.now() - t0) / 1000).toFixed(1)}s`);
     const [a, b, c] = [start('a'), start('b'), start('c')];
     let live = [a, b, c];
     await waitUntil('3 members own a fair share', () => fairlyOwned(live, SHARDS), 60_000, live);
 
+    phase('// Runs submitted through ever');
     // Runs submitted through every member; most go through other members' inboxes.
     const per = Math.ceil(RUNS / 3);
     live.forEach((m, i) => m.send(`submit ${i * per} ${Math.min(RUNS, (i + 1) * per)}`));
@@ -61,6 +65,7 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     await waitUntil('every submission answered', () => live.reduce((n, m) => n + m.submitted, 0) === RUNS, 60_000, live);
     await waitUntil('some runs done', () => terminated() >= RUNS / 5, 60_000, live);
 
+    phase('// kill -9 one member mid-run.');
     // kill -9 one member mid-run.
     const killedShards = [...c.owned];
     c.child.kill('SIGKILL');
@@ -71,12 +76,14 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     console.log(`[cluster-s3] failover of ${killedShards.length} shards after kill -9: ${failoverMs} ms (lease ${LEASE_MS} ms + skew ${SKEW_MS} ms)`);
     await waitUntil(`all ${RUNS} runs terminated`, () => terminated() >= RUNS, 90_000, live);
 
+    phase('// A member joining later gets');
     // A member joining later gets its share.
     const d = start('d');
     live = [a, b, d];
     await waitUntil('the joiner gets its share', () => fairlyOwned(live, SHARDS), 60_000, live);
     expect(d.owned.length).toBeGreaterThanOrEqual(5);
 
+    phase('// A member paused past its le');
     // A member paused past its lease: its shards move; continued, it commits nothing it ran after the stop.
     a.send(`submit ${RUNS} ${RUNS + EXTRA_RUNS}`);
     await waitUntil('extra runs submitted', () => a.submitted >= per + EXTRA_RUNS, 60_000, live);
@@ -86,10 +93,12 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     live = [a, d];
     // b's own view is frozen: judge by the others owning every shard.
     await waitUntil('the paused member\'s shards move', () => a.owned.length + d.owned.length === SHARDS && new Set([...a.owned, ...d.owned]).size === SHARDS, 60_000, live);
+    phase("b.child.kill('SIGCONT');");
     b.child.kill('SIGCONT');
     await waitUntil('the continued member drops its shards', () => b.owned.length === 0 || !b.owned.some((s) => pausedShards.includes(s)) || b.warnings.some((w) => w.includes('dropped')), 30_000, [b]);
     await waitUntil(`all ${RUNS + EXTRA_RUNS} runs terminated`, () => terminated() >= RUNS + EXTRA_RUNS, 90_000, [a, b, d]);
 
+    phase('// Exactly once: one committed');
     // Exactly once: one committed effect per step and per run, nothing b ran after its stop.
     const reader = new S3ObjectStore({ bucket: server.bucket, prefix, clientConfig: { region: server.region, endpoint: server.endpoint, forcePathStyle: true, credentials: server.credentials } });
     // Hook effects commit with their notification's ack, just after the hook call printed `term`.
@@ -110,6 +119,8 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     expect(lateFromPaused, 'effects the paused member ran after its stop').toEqual([]);
     const hookCalls = procs.flatMap((p) => p.terms);
     expect(new Set(hookCalls).size).toBe(total);
+    phase('checked');
+    console.log(`[cluster-s3] phases: ${phases.join(' | ')}`);
     console.log(`[cluster-s3] ${total} runs, ${hookCalls.length} hook calls (${hookCalls.length - total} repeated after a failover), paused member warnings: ${b.warnings.filter((w) => w.includes('dropped')).length}`);
   }, 240_000);
 });

@@ -3,6 +3,7 @@
  * filesystem root. Reads commands from stdin, one per line:
  *   submit <from> <to>   submits runs r<from>..r<to - 1> through this member, then prints `submitted <n>`
  *   leave                leaves cleanly, prints `left`, exits
+ *   stats                prints `walputs {shard: count}` (with `report`)
  * Prints `owned <shards>` whenever its owned shards change, `term <runId>` per terminal hook call,
  * `warn <message> <fields>` for the cluster's warnings.
  *
@@ -30,6 +31,8 @@ export interface Config {
   readonly maxClockSkewMs: number;
   readonly steps: number;
   readonly stepDelayMs: number;
+  /** Benchmarks: print `ran <shard>` per step, and count WAL puts per shard (printed on `stats`). */
+  readonly report?: boolean;
 }
 
 const config = JSON.parse(process.argv[2]!) as Config;
@@ -37,7 +40,7 @@ const say = (line: string): void => {
   writeSync(1, `${line}\n`);
 };
 
-const store: ObjectStore =
+const baseStore: ObjectStore =
   config.store.type === 's3'
     ? new S3ObjectStore({
         bucket: config.store.bucket,
@@ -48,11 +51,28 @@ const store: ObjectStore =
       })
     : new FileSystemObjectStore({ root: config.store.root });
 
+/** WAL puts per shard engine (benchmark reports), counted on the way to the store. */
+const walPuts = new Map<number, number>();
+const store: ObjectStore = config.report
+  ? {
+      get: (k, o) => baseStore.get(k, o),
+      put: (k, d, o) => {
+        const m = /^cl\/shards\/(\d+)\/queue\/wal\//.exec(k);
+        if (m) walPuts.set(Number(m[1]), (walPuts.get(Number(m[1])) ?? 0) + 1);
+        return baseStore.put(k, d, o);
+      },
+      delete: (k) => baseStore.delete(k),
+      list: (p, o) => baseStore.list(p, o),
+      ...(baseStore.deleteMany ? { deleteMany: (keys: readonly string[]) => baseStore.deleteMany!(keys) } : {}),
+    }
+  : baseStore;
+
 let calls = 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function runner(step: Step): Promise<StepOutcome> {
   if (config.stepDelayMs > 0) await sleep(config.stepDelayMs);
+  if (config.report) say(`ran ${cluster.shardOf(step.runId)}`);
   step.effects.put(`step/${step.runId}/${step.stepNumber}/${config.memberId}-${calls++}`, utf8(String(Date.now())));
   return step.stepNumber + 1 < config.steps ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload);
 }
@@ -104,6 +124,7 @@ async function submit(from: number, to: number): Promise<void> {
 for await (const line of createInterface({ input: process.stdin })) {
   const [cmd, a, b] = line.split(' ');
   if (cmd === 'submit') void submit(Number(a), Number(b)).catch((e) => say(`error submit ${(e as Error).message}`));
+  else if (cmd === 'stats') say(`walputs ${JSON.stringify(Object.fromEntries(walPuts))}`);
   else if (cmd === 'leave') {
     await cluster.leave();
     say('left');

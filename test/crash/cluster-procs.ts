@@ -19,6 +19,10 @@ export class MemberProc {
   readonly terms: string[] = [];
   readonly warnings: string[] = [];
   submitted = 0;
+  /** `ran <shard>` lines (with `report`): steps run per shard, and when the first one of each came. */
+  readonly ran = new Map<number, number>();
+  readonly firstRanAt = new Map<number, number>();
+  walPuts: Record<string, number> | undefined;
   opened = false;
   output = '';
   readonly exited: Promise<void>;
@@ -46,6 +50,11 @@ export class MemberProc {
     else if (line.startsWith('term ')) this.terms.push(line.slice(5));
     else if (line.startsWith('submitted ')) this.submitted += Number(line.slice(10));
     else if (line.startsWith('warn ')) this.warnings.push(line.slice(5));
+    else if (line.startsWith('ran ')) {
+      const shard = Number(line.slice(4));
+      this.ran.set(shard, (this.ran.get(shard) ?? 0) + 1);
+      if (!this.firstRanAt.has(shard)) this.firstRanAt.set(shard, Date.now());
+    } else if (line.startsWith('walputs ')) this.walPuts = JSON.parse(line.slice(8)) as Record<string, number>;
     else this.output += `${line}\n`;
   }
 

@@ -238,4 +238,4 @@ export {
 } from './core/workflow/webhooks/index.js';
 
 // Cluster: many processes sharing the shards of one store, with leases, failover and inboxes (RFC 0002).
-export { openCluster, Cluster, type ClusterOptions } from './core/cluster/index.js';
+export { openCluster, Cluster, ClusterJobHandle, type ClusterOptions } from './core/cluster/index.js';

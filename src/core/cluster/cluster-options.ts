@@ -10,6 +10,7 @@ import { asStepRunnerObject, type StepRunner } from '../workflow/step.js';
 import { NoopTerminalHook, type TerminalHook } from '../workflow/terminal-hook.js';
 import type { WorkflowRuntimeOptions } from '../workflow/runtime-options.js';
 import { MAX_SHARDS } from './layout.js';
+import type { AnyJob } from '../workflow/jobs/job.js';
 
 export interface ClusterOptions {
   /** Object-key prefix of the whole cluster (a valid object key). Every member passes the same one. */
@@ -20,6 +21,11 @@ export interface ClusterOptions {
   readonly runner: StepRunner;
   /** Terminal hook of every shard this member owns. Default: none (`NoopTerminalHook`). */
   readonly hook?: TerminalHook;
+  /**
+   * Typed jobs (`defineJob`) the shards run and `submitJob` accepts. Each shard then also hosts a
+   * `JobRunner` on queue name `jobs`. Every member passes the same jobs. Default: none.
+   */
+  readonly jobs?: readonly AnyJob[];
   /** This member's id (`[A-Za-z0-9_-]`, 1..64). Default: a random one. Two live members must never share one. */
   readonly memberId?: string;
   /** False: a client member that owns no shards (submits, signals, cancels and reads only). Default true. */
@@ -47,6 +53,7 @@ export interface ResolvedClusterOptions {
   readonly shards: number;
   readonly runner: StepRunner;
   readonly hook: TerminalHook;
+  readonly jobs: ReadonlyMap<string, AnyJob>;
   readonly memberId: string;
   readonly takesShards: boolean;
   readonly leaseMs: number;
@@ -64,6 +71,7 @@ const CLUSTER_OPTION_NAMES = optionNames<ClusterOptions>({
   shards: true,
   runner: true,
   hook: true,
+  jobs: true,
   memberId: true,
   takesShards: true,
   leaseMs: true,
@@ -108,6 +116,15 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   }
   const hook = options.hook ?? new NoopTerminalHook();
   if (typeof hook?.onTermination !== 'function') throw new InvalidArgumentError(`cluster hook must implement onTermination(outcome, effects). hook=${show(hook)}`, { reason: 'invalid_hook' });
+  const jobs = new Map<string, AnyJob>();
+  if (options.jobs !== undefined) {
+    if (!Array.isArray(options.jobs)) throw bad('jobs', options.jobs, 'must be an array of jobs from defineJob');
+    for (const job of options.jobs as readonly AnyJob[]) {
+      if (typeof job?.name !== 'string' || typeof job.run !== 'function') throw bad('jobs', job, 'must hold jobs from defineJob');
+      if (jobs.has(job.name) && jobs.get(job.name) !== job) throw bad('jobs', job.name, 'holds two jobs with one name');
+      jobs.set(job.name, job);
+    }
+  }
   const memberId = options.memberId ?? randomMemberId();
   if (typeof memberId !== 'string' || !MEMBER_ID.test(memberId)) throw bad('memberId', memberId, 'must be 1..64 characters of [A-Za-z0-9_-]');
   const takesShards = options.takesShards ?? true;
@@ -129,6 +146,7 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
     shards,
     runner: options.runner,
     hook,
+    jobs,
     memberId,
     takesShards,
     leaseMs,

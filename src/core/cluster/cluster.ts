@@ -4,7 +4,7 @@
  * `ShardHost`s, commands for other members' shards go through inboxes (inbox.ts).
  */
 import { utf8 } from '../bytes.js';
-import { ClosedError, InvalidConfigError, isTaqubaError } from '../errors.js';
+import { ClosedError, InvalidArgumentError, InvalidConfigError, isTaqubaError } from '../errors.js';
 import { createObject } from '../objects/create-object.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { checkObjectStore } from '../options.js';
@@ -12,6 +12,11 @@ import { createRunIdGenerator, WorkflowReader, type RunDetails, type RunSpec, ty
 import { validateRunId } from '../workflow/validation.js';
 import { validateSpec } from '../workflow/submit.js';
 import { checkCorrelationKey } from '../workflow/outcome.js';
+import { DEFAULT_QUEUE_NAME } from '../workflow/constants.js';
+import { DEFAULT_JOBS_QUEUE_NAME } from '../workflow/jobs/job-runner.js';
+import type { JobSubmitOptions } from '../workflow/jobs/index.js';
+import type { Job } from '../workflow/jobs/job.js';
+import { ClusterJobHandle, finishedJob, prepareJob, type JobSource } from './cluster-jobs.js';
 import { assignShards } from './assignment.js';
 import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions } from './cluster-options.js';
 import { applyInbox, CommandSender, MAX_BACKOFF_FACTOR } from './inbox.js';
@@ -78,7 +83,7 @@ export class Cluster {
   /** Hosts being closed, awaited before the shard is opened again here. */
   private readonly closing = new Map<number, Promise<void>>();
   private readonly leaseCache = new Map<string, LeaseRecord>();
-  private readonly readers = new Map<number, Promise<WorkflowReader>>();
+  private readonly readers = new Map<string, Promise<WorkflowReader>>();
   private readonly stop = new AbortController();
   private readonly nextRunId: () => string;
   private readonly sender: CommandSender;
@@ -175,7 +180,7 @@ export class Cluster {
         const counts = await Promise.all(
           [...byShard].map(([shard, keys]) => {
             const runtime = this.localRuntime(shard);
-            return runtime ? applyInbox(this.store, this.layout, shard, keys, runtime, signal) : 0;
+            return runtime ? applyInbox(this.store, this.layout, shard, keys, { runtime, jobs: this.localJobsRuntime(shard) }, signal) : 0;
           }),
         );
         applied = counts.reduce((a, b) => a + b, 0);
@@ -376,6 +381,12 @@ export class Cluster {
     return h && !h.releasing ? h.host.openRuntime : undefined;
   }
 
+  /** The local typed-jobs runtime of `shard` when this member owns it and it is open. */
+  private localJobsRuntime(shard: number): WorkflowRuntime | undefined {
+    const h = this.held.get(shard);
+    return h && !h.releasing ? h.host.openJobsRuntime : undefined;
+  }
+
   /** @internal Tests: the open runtime of an owned shard. */
   runtimeOf(shard: number): WorkflowRuntime | undefined {
     return this.localRuntime(shard);
@@ -440,21 +451,78 @@ export class Cluster {
     return this.route(shard, { type: 'cancel', runId }, (rt) => rt.cancel(runId));
   }
 
-  private reader(shard: number): Promise<WorkflowReader> {
-    let reader = this.readers.get(shard);
+  private reader(shard: number, queueName = this.options.runtimeOptions.queueName ?? DEFAULT_QUEUE_NAME): Promise<WorkflowReader> {
+    const id = `${shard}/${queueName}`;
+    let reader = this.readers.get(id);
     if (!reader) {
-      const queueName = this.options.runtimeOptions.queueName;
       reader = WorkflowReader.open(this.store, this.layout.queuePath(shard), {
         pollIntervalMs: null,
         clock: this.options.clock,
         logger: this.options.logger,
-        ...(queueName === undefined ? {} : { queueName }),
+        queueName,
         ...(this.options.queueOptions.payloadPath === undefined ? {} : { payloadPath: this.options.queueOptions.payloadPath }),
       });
-      this.readers.set(shard, reader);
-      reader.catch(() => this.readers.delete(shard));
+      this.readers.set(id, reader);
+      reader.catch(() => this.readers.delete(id));
     }
     return reader;
+  }
+
+  /** A run of `queueName` in `shard`, from the local runtime or a refreshed reader; null when the shard's engine was never written. */
+  private async readRun(shard: number, runId: string, local: WorkflowRuntime | undefined, queueName?: string): Promise<RunDetails | null> {
+    if (local) return local.getRun(runId);
+    let reader: WorkflowReader;
+    try {
+      reader = await this.reader(shard, queueName);
+    } catch (e) {
+      if (isTaqubaError(e, 'NOT_FOUND')) return null;
+      throw e;
+    }
+    await reader.refresh();
+    return reader.getRun(runId);
+  }
+
+  private get jobSource(): JobSource {
+    return {
+      store: this.store,
+      clock: this.options.clock,
+      pollMs: this.options.inboxPollMs,
+      memoPrefix: (id) => this.layout.jobsMemoPrefix(shardOfText(id, this.options.shards)),
+      active: async (id) => {
+        const shard = shardOfText(id, this.options.shards);
+        return (await this.readRun(shard, id, this.localJobsRuntime(shard), DEFAULT_JOBS_QUEUE_NAME)) !== null;
+      },
+    };
+  }
+
+  /**
+   * Submits a typed job (one of the `jobs` option) to its shard, from any member; like
+   * `JobRunner.submit` (idempotent on the job's key). Await `handle.result()` on any member.
+   * Rejects with INVALID_ARGUMENT (`unregistered_job`, `invalid_job_input`, `invalid_spec`),
+   * INPUT_MISMATCH, TIMEOUT, CLOSED or store errors.
+   */
+  async submitJob<I, O, E>(job: Job<I, O, E>, input: I, options: JobSubmitOptions = {}): Promise<ClusterJobHandle<O, E>> {
+    const prepared = await prepareJob(this.options.jobs, job, input, options, this.nextRunId);
+    const source = this.jobSource;
+    const done = await finishedJob<O, E>(source, job, prepared);
+    if (done) return done;
+    const shard = shardOfText(prepared.runId, this.options.shards);
+    const spec = { runId: prepared.runId, input: prepared.input, ...prepared.spec };
+    const command: ClusterCommand = { type: 'submitJob', ...spec };
+    // The jobs runtime opens with the shard's; CLOSED sends the submission through the inbox.
+    const outcome = await this.route(shard, command, async () => {
+      const jobs = this.localJobsRuntime(shard);
+      if (!jobs) throw new ClosedError(`shard ${shard} has no jobs runtime here`);
+      return jobs.submit(spec);
+    });
+    return new ClusterJobHandle<O, E>(source, job, outcome.runId, outcome.newlySubmitted);
+  }
+
+  /** A handle on a job submitted earlier (by any member), typed by `job`; no I/O. INVALID_ARGUMENT for an unknown job or a bad id. */
+  jobHandle<I, O, E>(job: Job<I, O, E>, id: string): ClusterJobHandle<O, E> {
+    if (typeof job?.name !== 'string' || this.options.jobs.get(job.name) !== job) throw new InvalidArgumentError(`job is not in this cluster's jobs option. job=${String(job?.name)}`, { reason: 'unregistered_job' });
+    validateRunId(id);
+    return new ClusterJobHandle<O, E>(this.jobSource, job, id, false);
   }
 
   /**
@@ -475,17 +543,7 @@ export class Cluster {
   /** An active run in detail (as `WorkflowRuntime.getRun`), from any member. */
   async getRun(runId: string): Promise<RunDetails | null> {
     const shard = this.shardOf(runId);
-    const runtime = this.localRuntime(shard);
-    if (runtime) return runtime.getRun(runId);
-    let reader: WorkflowReader;
-    try {
-      reader = await this.reader(shard);
-    } catch (e) {
-      if (isTaqubaError(e, 'NOT_FOUND')) return null; // the shard's engine was never written
-      throw e;
-    }
-    await reader.refresh();
-    return reader.getRun(runId);
+    return this.readRun(shard, runId, this.localRuntime(shard));
   }
 
   /** @internal Tests: stop the member loop only, keeping the shards' workers running (a zombie). */

@@ -9,7 +9,7 @@
  * run or key, concurrently otherwise),
  * create the reply, delete the batch. A store error leaves the batch for the next pass.
  */
-import { isTaqubaError, TaqubaError, type ErrorCode, type ErrorDetails } from '../errors.js';
+import { InvalidArgumentError, isTaqubaError, TaqubaError, type ErrorCode, type ErrorDetails } from '../errors.js';
 import type { Clock } from '../clock.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { createObject } from '../objects/create-object.js';
@@ -26,11 +26,24 @@ const MAX_BATCH = 256;
 /** Errors a command answers with instead of being retried: the caller's mistakes and the run's state. */
 const ANSWERED_ERRORS: ReadonlySet<string> = new Set(['INVALID_ARGUMENT', 'INPUT_MISMATCH', 'CORRUPT_DATA']);
 
-async function apply(runtime: WorkflowRuntime, command: ClusterCommand): Promise<unknown> {
+/** The runtimes of one owned shard that commands apply to. */
+export interface ShardTargets {
+  readonly runtime: WorkflowRuntime;
+  /** The typed-jobs runtime, when the cluster has jobs. */
+  readonly jobs: WorkflowRuntime | undefined;
+}
+
+async function apply(targets: ShardTargets, command: ClusterCommand): Promise<unknown> {
+  const runtime = targets.runtime;
   switch (command.type) {
     case 'submit': {
       const { type: _type, ...spec } = command;
       return runtime.submit(spec);
+    }
+    case 'submitJob': {
+      if (targets.jobs === undefined) throw new InvalidArgumentError('this cluster member runs no typed jobs (the jobs option); every member must pass the same jobs', { reason: 'unregistered_job' });
+      const { type: _type, ...spec } = command;
+      return targets.jobs.submit(spec);
     }
     case 'signal':
       return runtime.signal(command.correlationKey, command.payload);
@@ -44,7 +57,7 @@ async function apply(runtime: WorkflowRuntime, command: ClusterCommand): Promise
  * shard's runtime. Resolves with the number of commands applied; rejects with store errors (the
  * object stays for the next pass).
  */
-export async function applyInbox(store: ObjectStore, layout: ClusterLayout, shard: number, keys: readonly string[], runtime: WorkflowRuntime, signal: AbortSignal): Promise<number> {
+export async function applyInbox(store: ObjectStore, layout: ClusterLayout, shard: number, keys: readonly string[], targets: ShardTargets, signal: AbortSignal): Promise<number> {
   const prefix = layout.inboxPrefix(shard);
   let applied = 0;
   for (const key of keys) {
@@ -67,7 +80,7 @@ export async function applyInbox(store: ObjectStore, layout: ClusterLayout, shar
         [...byTarget.values()].map(async (indexes) => {
           for (const i of indexes) {
             try {
-              replies[i] = { ok: true, value: await apply(runtime, commands[i]!) };
+              replies[i] = { ok: true, value: await apply(targets, commands[i]!) };
             } catch (e) {
               if (!isTaqubaError(e) || !ANSWERED_ERRORS.has(e.code)) throw e;
               replies[i] = { ok: false, code: e.code, message: e.message, details: { ...e.details } };

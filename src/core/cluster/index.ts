@@ -16,5 +16,5 @@
  * across processes on the filesystem store too).
  */
 export { openCluster, Cluster } from './cluster.js';
+export { ClusterJobHandle } from './cluster-jobs.js';
 export type { ClusterOptions } from './cluster-options.js';
-export { assignShards } from './assignment.js';

@@ -54,6 +54,10 @@ export class ClusterLayout {
   get inboxRoot(): string {
     return `${this.name}/inbox/`;
   }
+  /** Memo prefix of the shard's typed jobs (their outcomes live there, readable by any member). */
+  jobsMemoPrefix(shard: number): string {
+    return `${this.name}/shards/${shardSegment(shard)}/jobs-memo`;
+  }
   inboxPrefix(shard: number): string {
     return `${this.inboxRoot}${shardSegment(shard)}/`;
   }

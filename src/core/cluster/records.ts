@@ -41,6 +41,16 @@ export type ClusterCommand =
       readonly runAt?: number;
       readonly kvWrites?: [Uint8Array, Uint8Array][];
     }
+  | {
+      /** A typed job's run: `input` is the job envelope (name and encoded input). */
+      readonly type: 'submitJob';
+      readonly runId: string;
+      readonly input: Uint8Array;
+      readonly headers?: Record<string, string>;
+      readonly priority?: number;
+      readonly maxAttemptsPerStep?: number;
+      readonly runAt?: number;
+    }
   | { readonly type: 'signal'; readonly correlationKey: string; readonly payload: Uint8Array }
   | { readonly type: 'cancel'; readonly runId: string };
 
@@ -98,7 +108,7 @@ export function decodeLease(bytes: Uint8Array, key: string): LeaseRecord {
 export const encodeCommands = (commands: readonly ClusterCommand[]): Uint8Array => encode('command', { commands });
 export function decodeCommands(bytes: Uint8Array, key: string): ClusterCommand[] {
   const b = decode('command', bytes, key);
-  need(Array.isArray(b.commands) && (b.commands as { type?: unknown }[]).every((c) => c?.type === 'submit' || c?.type === 'signal' || c?.type === 'cancel'), 'command', key, 'commands');
+  need(Array.isArray(b.commands) && (b.commands as { type?: unknown }[]).every((c) => ['submit', 'submitJob', 'signal', 'cancel'].includes(String(c?.type))), 'command', key, 'commands');
   return b.commands as ClusterCommand[];
 }
 

@@ -7,6 +7,7 @@ import type { ObjectStore } from '../objects/object-store.js';
 import { Queue } from '../queue/index.js';
 import { WorkflowRuntime, type RunnerHandle } from '../workflow/index.js';
 import { ClosedError } from '../errors.js';
+import { JobRunner } from '../workflow/jobs/index.js';
 import type { ClusterLayout } from './layout.js';
 import type { ResolvedClusterOptions } from './cluster-options.js';
 
@@ -34,6 +35,8 @@ export class ShardHost {
   private queue: Queue | undefined;
   private runtime: WorkflowRuntime | undefined;
   private worker: RunnerHandle | undefined;
+  private jobs: JobRunner | undefined;
+  private jobWorker: RunnerHandle | undefined;
   private readonly stop = new AbortController();
   private closing: Promise<void> | undefined;
   /** Why the shard stopped working (FENCED when a newer owner opened its engine); the member drops it. */
@@ -64,11 +67,25 @@ export class ShardHost {
     this.worker.done.catch((e) => {
       this.failure ??= e;
     });
+    if (o.jobs.size > 0) {
+      const jobs = new JobRunner(queue, this.store, { memoPrefix: this.layout.jobsMemoPrefix(this.shard), clock: o.clock, logger: o.logger });
+      for (const job of o.jobs.values()) jobs.register(job);
+      this.jobs = jobs;
+      this.jobWorker = jobs.spawn(this.stop.signal);
+      this.jobWorker.done.catch((e) => {
+        this.failure ??= e;
+      });
+    }
   }
 
   /** The shard's runtime once open (undefined while opening or after a failure). */
   get openRuntime(): WorkflowRuntime | undefined {
     return this.failure === undefined && !this.stop.signal.aborted ? this.runtime : undefined;
+  }
+
+  /** The shard's typed-jobs runtime once open (only with `jobs`). */
+  get openJobsRuntime(): WorkflowRuntime | undefined {
+    return this.openRuntime === undefined ? undefined : this.jobs?.runtime;
   }
 
   /** The shard's queue handle (tests reach the engine through it). */
@@ -82,6 +99,7 @@ export class ShardHost {
       this.stop.abort();
       await this.ready.catch(() => undefined);
       await this.worker?.done.catch(() => undefined);
+      await this.jobWorker?.done.catch(() => undefined);
       await this.queue?.close().catch((e) => this.options.logger.debug('closing a shard engine failed', { shard: this.shard, error: (e as Error)?.message }));
     })();
     return this.closing;

@@ -11,6 +11,7 @@ import { openCluster, type Cluster } from '../../../src/core/cluster/index.js';
 import { ClusterLayout, shardOfText } from '../../../src/core/cluster/layout.js';
 import { decodeLease, encodeCommands, encodeReplies } from '../../../src/core/cluster/records.js';
 import { isTaqubaError } from '../../../src/core/errors.js';
+import { defineJob } from '../../../src/core/workflow/jobs/index.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import { QueueReader } from '../../../src/core/queue/index.js';
 import { clusterWorld, converged, fair, LEASE_MS, owners, quiet, SHARDS, SKEW_MS, twoSteps } from './cluster-harness.js';
@@ -256,5 +257,39 @@ describe('cluster options and errors', () => {
     expect(await codeOf(a.cancel(''))).toBe('INVALID_ARGUMENT');
     expect(await codeOf(a.signal('', utf8('x')))).toBe('INVALID_ARGUMENT');
     expect(a.shardOfCorrelationKey('run-1#approval')).toBe(a.shardOf('run-1'));
+  });
+});
+
+describe('typed jobs in a cluster', () => {
+  const double = defineJob({ name: 'test.double', idempotencyKey: (n: number) => `double:${n}`, run: async (n: number) => n * 2 });
+  const refuse = defineJob<string, string, { why: string }>({ name: 'test.refuse', run: async (_, ctx) => ctx.fail({ why: 'always' }) });
+  const unknownJob = defineJob({ name: 'test.unknown', run: async () => 1 });
+
+  it('a job submitted through a member that does not own its shard resolves on every member, once per idempotency key', async () => {
+    const w = clusterWorld();
+    const jobs = [double, refuse];
+    const members = [await w.open('a', { jobs }), await w.open('b', { jobs }), await w.open('c', { jobs })];
+    await w.until('fair ownership', () => fair(members));
+    const [a, b, c] = members as [Cluster, Cluster, Cluster];
+    // Submitted through b; the job's shard is whichever its key hashes to (b owns about a third).
+    const handle = await w.drive(b.submitJob(double, 21));
+    expect(handle.newlySubmitted).toBe(true);
+    expect(await w.drive(handle.result())).toBe(42);
+    // Resolved on every member, also those that never owned its shard.
+    for (const m of members) expect(await w.drive(m.jobHandle(double, handle.id).result())).toBe(42);
+    // Several jobs through every member: most go through inboxes.
+    const handles = await w.drive(Promise.all(Array.from({ length: 12 }, (_, i) => members[i % 3]!.submitJob(double, 100 + i))));
+    expect(await w.drive(Promise.all(handles.map((h) => h.result())))).toEqual(Array.from({ length: 12 }, (_, i) => (100 + i) * 2));
+    expect(new Set(handles.map((h) => shardOfText(h.id, SHARDS))).size, 'jobs spread over shards').toBeGreaterThan(1);
+    const again = await w.drive(c.submitJob(double, 21));
+    expect([again.id, again.newlySubmitted]).toEqual([handle.id, false]);
+    expect(await w.drive(again.result())).toBe(42);
+
+    const failed = await w.drive(c.submitJob(refuse, 'x'));
+    const err = await w.drive(failed.result().then(() => undefined, (e: unknown) => e));
+    expect(isTaqubaError(err, 'JOB_FAILED') && err.details.reason).toBe('job_error');
+    expect((err as { error?: unknown }).error).toEqual({ why: 'always' });
+    expect(await codeOf(a.submitJob(unknownJob, undefined as never))).toBe('INVALID_ARGUMENT');
+    expect(await w.drive(codeOf(a.jobHandle(double, 'never-submitted').result()))).toBe('NOT_FOUND');
   });
 });

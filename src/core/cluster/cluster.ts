@@ -160,36 +160,42 @@ export class Cluster {
   private async runInbox(): Promise<void> {
     const o = this.options;
     const signal = this.stop.signal;
+    /** Shards whose batches are being applied: one apply per shard at a time, never waited on by the others. */
+    const applying = new Set<number>();
     let waitMs = o.inboxPollMs;
     while (!signal.aborted) {
       await o.clock.sleep(waitMs, signal).catch(() => undefined);
       if (signal.aborted) return;
-      let applied = 0;
+      let found = 0;
       try {
         const byShard = new Map<number, string[]>();
         const root = this.layout.inboxRoot;
         if (this.held.size > 0) {
           for await (const info of this.store.list(root)) {
             const shard = parseInboxKey(info.key.slice(root.length));
-            if (shard === undefined || this.localRuntime(shard) === undefined) continue;
+            if (shard === undefined || applying.has(shard) || this.localRuntime(shard) === undefined) continue;
             const keys = byShard.get(shard) ?? [];
             keys.push(info.key);
             byShard.set(shard, keys);
           }
         }
-        const counts = await Promise.all(
-          [...byShard].map(([shard, keys]) => {
-            const runtime = this.localRuntime(shard);
-            return runtime ? applyInbox(this.store, this.layout, shard, keys, { runtime, jobs: this.localJobsRuntime(shard) }, signal) : 0;
-          }),
-        );
-        applied = counts.reduce((a, b) => a + b, 0);
+        for (const [shard, keys] of byShard) {
+          const runtime = this.localRuntime(shard);
+          if (!runtime) continue;
+          found += keys.length;
+          applying.add(shard);
+          void applyInbox(this.store, this.layout, shard, keys, { runtime, jobs: this.localJobsRuntime(shard) }, signal)
+            .catch((e) => {
+              // CLOSED / FENCED: the shard was dropped or handed over mid-batch; its next owner applies the batch.
+              const moved = isTaqubaError(e, 'CLOSED') || isTaqubaError(e, 'FENCED');
+              if (!signal.aborted) o.logger[moved ? 'debug' : 'warn']('cluster inbox batch failed; retrying', { member: this.memberId, shard, error: (e as Error)?.message });
+            })
+            .finally(() => applying.delete(shard));
+        }
       } catch (e) {
-        // CLOSED / FENCED: a shard was dropped or handed over mid-batch; its next owner applies the batch.
-        const moved = isTaqubaError(e, 'CLOSED') || isTaqubaError(e, 'FENCED');
-        if (!signal.aborted) o.logger[moved ? 'debug' : 'warn']('cluster inbox pass failed; retrying', { member: this.memberId, error: (e as Error)?.message });
+        if (!signal.aborted) o.logger.warn('cluster inbox listing failed; retrying', { member: this.memberId, error: (e as Error)?.message });
       }
-      waitMs = applied > 0 ? o.inboxPollMs : Math.min(Math.round(waitMs * 1.5), o.inboxPollMs * MAX_BACKOFF_FACTOR);
+      waitMs = found > 0 || applying.size > 0 ? o.inboxPollMs : Math.min(Math.round(waitMs * 1.5), o.inboxPollMs * MAX_BACKOFF_FACTOR);
     }
   }
 
@@ -315,10 +321,10 @@ export class Cluster {
     const record = this.leaseRecord(newestSeq + 1, 'hold');
     if (!(await createLease(this.store, this.layout, shard, record))) return; // another member won it
     this.leaseCache.set(this.layout.leaseKey(shard, record.seq), record);
-    // Our own earlier host of this shard (dropped) may still be closing: the new one's open would
-    // fence it anyway, but waiting keeps its last commits from failing needlessly.
-    await this.closing.get(shard);
-    const host = new ShardHost(shard, this.shardStore, this.layout, this.options);
+    // Our own earlier host of this shard (dropped) may still be closing: the new one opens after
+    // it (its open would fence it anyway, but waiting keeps its last commits from failing
+    // needlessly), in the background, so the loop is never held up.
+    const host = new ShardHost(shard, this.shardStore, this.layout, this.options, this.closing.get(shard));
     this.held.set(shard, { seq: record.seq, expiresAt: record.expiresAt, host, releasing: false });
     this.options.logger.info('cluster shard taken', { member: this.memberId, shard, seq: record.seq });
     // Not awaited: the engine opens in the background (replay can take a while), and the member

@@ -49,6 +49,8 @@ export class ShardHost {
     private readonly store: ObjectStore,
     private readonly layout: ClusterLayout,
     private readonly options: ResolvedClusterOptions,
+    /** Settles when this member's previous host of the shard has closed (opened after it). */
+    private readonly after: Promise<void> = Promise.resolve(),
   ) {
     this.ready = this.open();
     this.ready.catch((e) => (this.failure ??= e));
@@ -56,6 +58,8 @@ export class ShardHost {
 
   private async open(): Promise<void> {
     const o = this.options;
+    await this.after.catch(() => undefined);
+    if (this.stop.signal.aborted) throw new ClosedError(`shard ${this.shard} was closed before it opened`);
     const queue = await Queue.open(this.store, this.layout.queuePath(this.shard), { clock: o.clock, logger: o.logger, ...o.queueOptions });
     if (this.stop.signal.aborted) {
       await queue.close();

@@ -242,9 +242,15 @@ export class Cluster {
     // fails if someone else moved the lease on), and a slow store must not delay it.
     const renewals = [...this.held].filter(([, h]) => !h.releasing).map(([shard, h]) => this.renew(shard, h));
     const beat = o.takesShards ? this.store.put(this.layout.memberKey(o.memberId), encodeMember({ memberId: o.memberId, beatAt: now, leaseMs: o.leaseMs })) : Promise.resolve();
-    const [live, table] = await Promise.all([beat.then(() => this.readLiveMembers(now)), listLeaseTable(this.store, this.layout, o.shards), Promise.all(renewals)]);
+    const [live, table] = await Promise.all([
+      beat.then(() => this.readLiveMembers(now)),
+      // A client member (takesShards false) needs no lease table.
+      o.takesShards ? listLeaseTable(this.store, this.layout, o.shards) : Promise.resolve([]),
+      Promise.all(renewals),
+    ]);
     if (live.join() !== this.liveMembers.join()) o.logger.info('cluster membership changed', { member: this.memberId, members: live.join(',') });
     this.liveMembers = live;
+    if (!o.takesShards) return;
     const desired = assignShards(o.shards, live);
     const work: Promise<void>[] = [];
     for (let shard = 0; shard < o.shards; shard++) {

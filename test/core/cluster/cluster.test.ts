@@ -200,6 +200,19 @@ describe('commands from any member (inboxes)', () => {
     expect(runsOfTerms, 'one committed terminal effect per run').toEqual([...ids].sort());
   });
 
+  it('a client member (takesShards false) owns nothing, is not counted as a member, and its submissions run', async () => {
+    const w = clusterWorld();
+    const members = [await w.open('a'), await w.open('b')];
+    const client = await w.open('web', { takesShards: false });
+    await w.until('fair ownership of the two workers', () => fair(members));
+    const ids = Array.from({ length: 10 }, (_, i) => `client-${i}`);
+    await w.drive(Promise.all(ids.map((id) => client.submit({ runId: id, input: utf8(id) }))));
+    await w.until('every run terminated', () => ids.every((id) => w.hook.outcomes.some((o) => o.runId === id)));
+    expect(client.ownedShards()).toEqual([]);
+    expect(members[0]!.members()).toEqual(['a', 'b']);
+    expect(await w.store.get(layout.memberKey('web'))).toBeUndefined();
+  });
+
   it('a command whose reply exists (its owner crashed before deleting it) is deleted, not applied again', async () => {
     const w = clusterWorld();
     const a = await w.open('a');

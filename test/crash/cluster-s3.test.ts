@@ -15,7 +15,7 @@ const SHARDS = 16;
 const RUNS = Number(process.env.CLUSTER_TEST_RUNS ?? 300);
 const EXTRA_RUNS = 100;
 const STEPS = 2;
-const LEASE_MS = 8000;
+const LEASE_MS = 6000;
 const SKEW_MS = 500;
 
 let server: S3TestServer;

@@ -7,6 +7,7 @@ import { utf8 } from '../bytes.js';
 import { ClosedError, InvalidArgumentError, InvalidConfigError, isTaqubaError } from '../errors.js';
 import { createObject } from '../objects/create-object.js';
 import type { ObjectStore } from '../objects/object-store.js';
+import type { Queue } from '../queue/index.js';
 import { checkObjectStore } from '../options.js';
 import { createRunIdGenerator, WorkflowReader, type RunDetails, type RunSpec, type RunStatus, type SignalOutcome, type SubmitOutcome, type WorkflowRuntime } from '../workflow/index.js';
 import { validateRunId } from '../workflow/validation.js';
@@ -22,7 +23,8 @@ import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions
 import { applyInbox, CommandSender, MAX_BACKOFF_FACTOR } from './inbox.js';
 import { ClusterLayout, parseInboxKey, routingText, shardOfText } from './layout.js';
 import { createLease, listLeaseTable, readNewestLease } from './leases.js';
-import { decodeCluster, decodeMember, encodeCluster, encodeMember, type ClusterCommand, type LeaseRecord } from './records.js';
+import { MemberView } from './members.js';
+import { decodeCluster, encodeCluster, encodeMember, type ClusterCommand, type LeaseRecord } from './records.js';
 import { ShardHost, withoutWriterLock } from './shard-host.js';
 
 interface Held {
@@ -92,8 +94,7 @@ export class Cluster {
   private left: Promise<void> | undefined;
   private liveMembers: readonly string[] = [];
   private passChain: Promise<void> = Promise.resolve();
-  /** Heartbeat versions last listed, and until when (our clock) each member counts as live. */
-  private memberSeen = new Map<string, { version: string; liveUntil: number }>();
+  private readonly memberView: MemberView;
 
   /** @internal Use `openCluster`. */
   constructor(
@@ -102,6 +103,7 @@ export class Cluster {
     private readonly layout: ClusterLayout,
   ) {
     this.shardStore = withoutWriterLock(store);
+    this.memberView = new MemberView(store, layout, options.memberId, options.leaseMs, options.maxClockSkewMs);
     this.nextRunId = createRunIdGenerator(options.clock);
     this.sender = new CommandSender(store, layout, { clock: options.clock, pollMs: options.inboxPollMs, timeoutMs: options.commandTimeoutMs, signal: this.stop.signal });
   }
@@ -243,7 +245,7 @@ export class Cluster {
     const renewals = [...this.held].filter(([, h]) => !h.releasing).map(([shard, h]) => this.renew(shard, h));
     const beat = o.takesShards ? this.store.put(this.layout.memberKey(o.memberId), encodeMember({ memberId: o.memberId, beatAt: now, leaseMs: o.leaseMs })) : Promise.resolve();
     const [live, table] = await Promise.all([
-      beat.then(() => this.readLiveMembers(now)),
+      beat.then(() => this.memberView.live(now, o.takesShards && !this.stop.signal.aborted)),
       // A client member (takesShards false) needs no lease table.
       o.takesShards ? listLeaseTable(this.store, this.layout, o.shards) : Promise.resolve([]),
       Promise.all(renewals),
@@ -279,38 +281,6 @@ export class Cluster {
     // Records never change once created; keep the cache to the newest keys.
     const newestKeys = new Set(table.map((t) => t.keys[t.keys.length - 1]));
     for (const key of this.leaseCache.keys()) if (!newestKeys.has(key)) this.leaseCache.delete(key);
-  }
-
-  private async readLiveMembers(now: number): Promise<string[]> {
-    const live = new Set<string>();
-    if (this.options.takesShards && !this.stop.signal.aborted) live.add(this.memberId);
-    const prefix = this.layout.membersPrefix;
-    const listed: { id: string; key: string; version: string }[] = [];
-    for await (const info of this.store.list(prefix)) listed.push({ id: info.key.slice(prefix.length), key: info.key, version: info.version });
-    const seen = new Map<string, { version: string; liveUntil: number }>();
-    await Promise.all(
-      listed.map(async ({ id, key, version }) => {
-        if (id === this.memberId) return;
-        const before = this.memberSeen.get(id);
-        let liveUntil: number;
-        if (before === undefined) {
-          // First sight: judge by the beat time it wrote, with the skew margin.
-          const stored = await this.store.get(key);
-          if (!stored) return;
-          const m = decodeMember(stored.data, key);
-          liveUntil = m.beatAt + m.leaseMs + this.options.maxClockSkewMs;
-        } else if (before.version !== version) {
-          // It beat since we last looked: live for a lease from now, by our own clock.
-          liveUntil = now + this.options.leaseMs + this.options.maxClockSkewMs;
-        } else {
-          liveUntil = before.liveUntil;
-        }
-        seen.set(id, { version, liveUntil });
-        if (liveUntil > now) live.add(id);
-      }),
-    );
-    this.memberSeen = seen;
-    return [...live].sort();
   }
 
   /** Free for us: never leased, released, ours from an earlier life, or expired with the skew margin. */
@@ -405,7 +375,7 @@ export class Cluster {
   }
 
   /** @internal Tests: the queue of an owned shard, also after it was fenced. */
-  queueOf(shard: number): import('../queue/index.js').Queue | undefined {
+  queueOf(shard: number): Queue | undefined {
     return this.held.get(shard)?.host.openQueue;
   }
 

@@ -213,6 +213,18 @@ describe('commands from any member (inboxes)', () => {
     expect(await w.store.get(layout.memberKey('web'))).toBeUndefined();
   });
 
+  it('a command nobody answers rejects with TIMEOUT and stays in the inbox for a later owner', async () => {
+    const w = clusterWorld();
+    const client = await w.open('web', { takesShards: false, commandTimeoutMs: 500 });
+    expect(await w.drive(codeOf(client.submit({ runId: 'unowned', input: utf8('x') })))).toBe('TIMEOUT');
+    const inbox: string[] = [];
+    for await (const info of w.store.list(layout.inboxRoot)) inbox.push(info.key);
+    expect(inbox).toHaveLength(1);
+    // A worker that joins later applies it.
+    await w.open('a');
+    await w.until('the late submission ran', () => w.hook.outcomes.some((o) => o.runId === 'unowned'));
+  });
+
   it('a command whose reply exists (its owner crashed before deleting it) is deleted, not applied again', async () => {
     const w = clusterWorld();
     const a = await w.open('a');

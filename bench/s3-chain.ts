@@ -61,8 +61,10 @@ class WalCountingStore extends CountingObjectStore {
   }
 }
 
-interface BenchTarget {
+export interface BenchTarget {
   readonly where: string;
+  /** The local test server's address (child-process mode only), for benchmarks that start their own processes. */
+  readonly server?: { readonly endpoint: string; readonly bucket: string; readonly region: string };
   newStore(): S3ObjectStore;
   close(): Promise<void>;
 }
@@ -72,7 +74,7 @@ interface BenchTarget {
  * CPU then runs beside the engine instead of on its event loop. BENCH_S3_INPROC=1 runs it in this
  * process instead; with TAQUBA_S3_BUCKET set, the configured real endpoint is used.
  */
-async function openBenchTarget(): Promise<BenchTarget> {
+export async function openBenchTarget(): Promise<BenchTarget> {
   if (S3_EXTERNAL || process.env.BENCH_S3_INPROC === '1') {
     const t = await openS3Target();
     return { where: S3_EXTERNAL ? 'external' : 'in-process', newStore: () => t.newStore(), close: () => t.close() };
@@ -101,6 +103,7 @@ async function openBenchTarget(): Promise<BenchTarget> {
   let n = 0;
   return {
     where: 'child process',
+    server: { endpoint: info.endpoint, bucket: info.bucket, region: info.region },
     newStore() {
       const store = new S3ObjectStore({
         bucket: info.bucket,

@@ -249,3 +249,6 @@ export {
   type VerifyWebhookOptions,
   type VerifiedWebhook,
 } from './core/workflow/webhooks/index.js';
+
+// Cluster: many processes sharing the shards of one store, with leases, failover and inboxes (RFC 0002).
+export { openCluster, Cluster, ClusterJobHandle, type ClusterOptions } from './core/cluster/index.js';

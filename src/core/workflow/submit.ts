@@ -67,7 +67,7 @@ interface ValidSpec {
   readonly kvWrites: [Uint8Array, Uint8Array][];
 }
 
-function validateSpec(spec: RunSpec, defaultAttempts: number | undefined): ValidSpec {
+export function validateSpec(spec: RunSpec, defaultAttempts: number | undefined): ValidSpec {
   // `submit()` and `submit(undefined)` are mistakes (a spec built from a missing variable), not an
   // empty spec: `submit({})` starts a run with an empty input.
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {

@@ -9,7 +9,7 @@ import type { WorkflowRuntime } from '../runtime.js';
 import type { RunStatus } from '../registry.js';
 import type { AnyJob } from './job.js';
 import { JobFailedError } from './job-errors.js';
-import { readOutcome } from './job-records.js';
+import { readOutcome, type OutcomeRecord } from './job-records.js';
 
 /** A stored outcome: the output, or the job's failure. */
 export type JobResult<O, E> = { readonly ok: true; readonly value: O } | { readonly ok: false; readonly error: JobFailedError<E> };
@@ -18,6 +18,24 @@ export type JobResult<O, E> = { readonly ok: true; readonly value: O } | { reado
 export interface JobResultOptions {
   /** Stops waiting (rejects with CANCELLED); the job itself goes on. */
   readonly signal?: AbortSignal;
+}
+
+/**
+ * @internal The typed result of a stored outcome record (also for the cluster's job handles).
+ * Throws CORRUPT_DATA when a stored value fails the job's codec or `parse`.
+ */
+export function jobResultOf<O, E>(job: AnyJob, id: string, record: OutcomeRecord): JobResult<O, E> {
+  const decode = <T>(bytes: Uint8Array, parse: ((v: unknown) => unknown) | undefined, what: string): T => {
+    try {
+      const value = job.codec.decode(bytes);
+      return (parse ? parse(value) : value) as T;
+    } catch (e) {
+      throw new CorruptDataError(`stored job ${what} does not decode or parse. jobId=${id} job=${job.name}`, { reason: 'undecodable_record', runId: id }, e);
+    }
+  };
+  if (record.ok) return { ok: true, value: decode<O>(record.output, job.parse.output, 'output') };
+  const error = record.error === undefined ? undefined : decode<E>(record.error, job.parse.error, 'error');
+  return { ok: false, error: new JobFailedError<E>({ jobId: id, jobName: job.name, reason: record.reason, message: record.message, ...(error === undefined ? {} : { error }) }) };
 }
 
 /** How long one wait on the queue job lasts before the handle looks again. */
@@ -52,18 +70,7 @@ export class JobHandle<O, E = never> {
    */
   async fetchResult(): Promise<JobResult<O, E> | null> {
     const record = await readOutcome(this.runtime.memoStore.newRunMemo(this.id));
-    if (record === null) return null;
-    const decode = <T>(bytes: Uint8Array, parse: ((v: unknown) => unknown) | undefined, what: string): T => {
-      try {
-        const value = this.job.codec.decode(bytes);
-        return (parse ? parse(value) : value) as T;
-      } catch (e) {
-        throw new CorruptDataError(`stored job ${what} does not decode or parse. jobId=${this.id} job=${this.job.name}`, { reason: 'undecodable_record', runId: this.id }, e);
-      }
-    };
-    if (record.ok) return { ok: true, value: decode<O>(record.output, this.job.parse.output, 'output') };
-    const error = record.error === undefined ? undefined : decode<E>(record.error, this.job.parse.error, 'error');
-    return { ok: false, error: new JobFailedError<E>({ jobId: this.id, jobName: this.job.name, reason: record.reason, message: record.message, ...(error === undefined ? {} : { error }) }) };
+    return record === null ? null : jobResultOf<O, E>(this.job, this.id, record);
   }
 
   /**

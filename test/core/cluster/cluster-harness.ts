@@ -1,0 +1,109 @@
+/**
+ * In-process cluster members over one memory store and one MockClock: open members, drive the
+ * clock until a condition holds, and a runner/hook pair that records what ran.
+ */
+import { onTestFinished } from 'vitest';
+import { fromUtf8, utf8 } from '../../../src/core/bytes.js';
+import { MockClock } from '../../../src/core/clock.js';
+import { openCluster, type Cluster, type ClusterOptions } from '../../../src/core/cluster/index.js';
+import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
+import type { ObjectStore } from '../../../src/core/objects/object-store.js';
+import { StepOutcome, type RunOutcome, type Step, type TerminalEffects, type TerminalHook } from '../../../src/core/workflow/index.js';
+
+export const LEASE_MS = 3000;
+export const SKEW_MS = 500;
+export const SHARDS = 16;
+export const quiet = { warn: () => undefined, error: () => undefined };
+
+/** Terminal outcomes seen, and one committed KV effect per hook call (`term/<run>/<n>`). */
+export class RecordingHook implements TerminalHook {
+  readonly outcomes: RunOutcome[] = [];
+  private calls = 0;
+  async onTermination(outcome: RunOutcome, effects: TerminalEffects): Promise<void> {
+    this.outcomes.push(outcome);
+    effects.put(`term/${outcome.runId}/${this.calls++}`, utf8(outcome.status));
+  }
+}
+
+/** Two steps: step 0 continues with its input, step 1 succeeds with it. Waits on `<run>#go` when the input says `wait`. */
+export async function twoSteps(step: Step): Promise<StepOutcome> {
+  const text = fromUtf8(step.payload);
+  if (step.stepNumber === 0) {
+    return text === 'wait' ? StepOutcome.continueOnSignal(step.payload, `${step.runId}#go`, 3_600_000) : StepOutcome.continueNow(step.payload);
+  }
+  return StepOutcome.succeed(step.signalPayload ?? step.payload);
+}
+
+export interface ClusterWorld {
+  readonly store: ObjectStore;
+  readonly clock: MockClock;
+  readonly hook: RecordingHook;
+  open(memberId: string, extra?: Partial<ClusterOptions>): Promise<Cluster>;
+  /** Advances the clock in small steps (real yields between) until `cond` holds; throws after `maxMs` of mock time. */
+  until(what: string, cond: () => boolean | Promise<boolean>, maxMs?: number): Promise<void>;
+  /** Advances the mock clock while `promise` is pending (inbox polls need it), and returns its value. */
+  drive<T>(promise: Promise<T>, maxMs?: number): Promise<T>;
+}
+
+export function clusterWorld(store: ObjectStore = new MemoryObjectStore()): ClusterWorld {
+  const clock = new MockClock();
+  const hook = new RecordingHook();
+  const members: Cluster[] = [];
+  onTestFinished(async () => {
+    for (const m of members) m.halt();
+    await Promise.all(members.map((m) => drivePromise(clock, m.leave(), 60_000).catch(() => undefined)));
+  });
+  return {
+    store,
+    clock,
+    hook,
+    async open(memberId, extra = {}) {
+      const m = await drivePromise(
+        clock,
+        openCluster(store, { name: 'c', shards: SHARDS, runner: twoSteps, hook, memberId, leaseMs: LEASE_MS, maxClockSkewMs: SKEW_MS, inboxPollMs: 20, clock, logger: quiet, ...extra }),
+        10_000,
+      );
+      members.push(m);
+      return m;
+    },
+    async until(what, cond, maxMs = 60_000) {
+      const start = clock.now();
+      while (!(await cond())) {
+        if (clock.now() - start > maxMs) throw new Error(`not reached within ${maxMs} ms of mock time: ${what}`);
+        await clock.advance(50);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    },
+    drive: (promise, maxMs = 60_000) => drivePromise(clock, promise, maxMs),
+  };
+}
+
+async function drivePromise<T>(clock: MockClock, promise: Promise<T>, maxMs: number): Promise<T> {
+  let settled = false;
+  const watched = promise.finally(() => (settled = true));
+  watched.catch(() => undefined);
+  const start = clock.now();
+  while (!settled && clock.now() - start <= maxMs) {
+    await clock.advance(20);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  return watched;
+}
+
+/** Ownership across members: every shard's owners. */
+export function owners(members: readonly Cluster[]): string[][] {
+  const table: string[][] = Array.from({ length: SHARDS }, () => []);
+  for (const m of members) for (const s of m.ownedShards()) table[s]!.push(m.memberId);
+  return table;
+}
+
+/** Every shard owned by exactly one member. */
+export function converged(members: readonly Cluster[]): boolean {
+  return owners(members).every((o) => o.length === 1);
+}
+
+/** Fair: every member owns floor or ceil of shards/members. */
+export function fair(members: readonly Cluster[]): boolean {
+  const lo = Math.floor(SHARDS / members.length);
+  return converged(members) && members.every((m) => m.ownedShards().length === lo || m.ownedShards().length === lo + 1);
+}

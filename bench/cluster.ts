@@ -1,5 +1,5 @@
 /**
- * cluster.chain: a cluster of member processes (RFC 0002) on the S3 test server (in a child
+ * cluster.chain: a cluster of member processes (RFC 0003) on the S3 test server (in a child
  * process, see s3-chain.ts), 16 shards, with 1, 2 and 4 members in the same run. Each
  * configuration starts its members on a fresh prefix, waits until they own a fair share, then
  * submits RUNS chains of STEPS steps through all members (most submissions go through other

@@ -250,5 +250,5 @@ export {
   type VerifiedWebhook,
 } from './core/workflow/webhooks/index.js';
 
-// Cluster: many processes sharing the shards of one store, with leases, failover and inboxes (RFC 0002).
+// Cluster: many processes sharing the shards of one store, with leases, failover and inboxes (RFC 0003).
 export { openCluster, Cluster, ClusterJobHandle, type ClusterOptions } from './core/cluster/index.js';

@@ -1,5 +1,5 @@
 /**
- * A cluster of two real Node processes on one filesystem store (RFC 0002): one member is paused
+ * A cluster of two real Node processes on one filesystem store (RFC 0003): one member is paused
  * (SIGSTOP) past its lease mid-run; the other takes its shards (the shard engines bypass the
  * store's process lock, which the paused member would otherwise keep holding), and the paused
  * one, continued, commits nothing it ran after the stop. Every step and terminal effect commits

@@ -1,5 +1,5 @@
 /**
- * A cluster of real Node processes on the S3 test server (RFC 0002): 3 members, 16 shards, runs
+ * A cluster of real Node processes on the S3 test server (RFC 0003): 3 members, 16 shards, runs
  * submitted through every member; one member is killed (-9) mid-run and its shards move to the
  * others; every run terminates and every step and terminal effect commits exactly once. Then a
  * member joins and gets its share, and a member paused (SIGSTOP) past its lease loses its shards

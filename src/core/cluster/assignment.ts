@@ -1,5 +1,5 @@
 /**
- * Who should own each shard, given the live members (RFC 0002, member loop step 3): rendezvous
+ * Who should own each shard, given the live members (RFC 0003, member loop step 3): rendezvous
  * hashing with exact quotas. Every member computes the same table from the same live set.
  *
  * Each member gets floor(N/M) shards and N mod M of them (those ranked first by a hash of their

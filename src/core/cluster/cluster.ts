@@ -1,5 +1,5 @@
 /**
- * `Cluster`: one member of a cluster of processes sharing the shards of one store (RFC 0002).
+ * `Cluster`: one member of a cluster of processes sharing the shards of one store (RFC 0003).
  * The member loop (membership, desired owners, leases) lives here; the owned shards are
  * `ShardHost`s, commands for other members' shards go through inboxes (inbox.ts).
  */
@@ -230,7 +230,7 @@ export class Cluster {
     return next;
   }
 
-  /** One pass of the member loop (RFC 0002 "Member loop"). */
+  /** One pass of the member loop (RFC 0003 "Member loop"). */
   private async passOnce(): Promise<void> {
     const o = this.options;
     const now = o.clock.now();

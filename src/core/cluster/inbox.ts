@@ -1,5 +1,5 @@
 /**
- * Commands for a shard's owner, through the shard's inbox (RFC 0002 "Commands through the inbox").
+ * Commands for a shard's owner, through the shard's inbox (RFC 0003 "Commands through the inbox").
  *
  * Sender (`CommandSender`): commands for one shard are batched like group commits: while a
  * batch is out, new commands for that shard wait and go together in the next one. A batch is

@@ -1,5 +1,5 @@
 /**
- * Layer 5: a cluster of processes sharing the shards of one store (RFC 0002).
+ * Layer 5: a cluster of processes sharing the shards of one store (RFC 0003).
  *
  * Owns: the cluster record (shard count fixed at creation), member heartbeats, per-shard leases
  * as create-only sequences, the fair assignment of shards to live members (rendezvous hashing

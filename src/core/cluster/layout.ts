@@ -1,5 +1,5 @@
 /**
- * Where a cluster's objects live under its name (RFC 0002 "Objects") and which shard a run or a
+ * Where a cluster's objects live under its name (RFC 0003 "Objects") and which shard a run or a
  * correlation key belongs to. One place, so the member, the inbox and readers agree.
  */
 import { utf8 } from '../bytes.js';

@@ -1,5 +1,5 @@
 /**
- * Shard leases as create-only sequences (RFC 0002): reading the newest record of every shard, and
+ * Shard leases as create-only sequences (RFC 0003): reading the newest record of every shard, and
  * creating the next one.
  */
 import { createObject } from '../objects/create-object.js';

@@ -1,5 +1,5 @@
 /**
- * Which members are live (RFC 0002, member loop step 2), from one listing of the heartbeat
+ * Which members are live (RFC 0003, member loop step 2), from one listing of the heartbeat
  * objects. A heartbeat seen for the first time is judged by the beat time it holds (with the
  * clock-skew margin); after that by its version: one that changed since the last listing is live
  * for a lease from now by our own clock, one that did not keeps its deadline. So a steady cluster

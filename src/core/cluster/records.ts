@@ -1,5 +1,5 @@
 /**
- * The cluster's own objects (RFC 0002): the cluster record, member heartbeats, lease records,
+ * The cluster's own objects (RFC 0003): the cluster record, member heartbeats, lease records,
  * inbox commands and replies. MessagePack records with a kind and a format version; anything
  * else read back is CORRUPT_DATA naming the object.
  */

@@ -14,7 +14,7 @@ import type { ResolvedClusterOptions } from './cluster-options.js';
 /**
  * The store without `lockWriter`: a shard engine must be able to take over from a paused owner
  * whose process lock is still held (filesystem store). The lease decides the owner, the engine's
- * fencing keeps the history linear, on every store (RFC 0002 "Process locks").
+ * fencing keeps the history linear, on every store (RFC 0003 "Process locks").
  */
 export function withoutWriterLock(store: ObjectStore): ObjectStore {
   if (store.lockWriter === undefined) return store;

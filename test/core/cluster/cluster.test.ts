@@ -1,5 +1,5 @@
 /**
- * Cluster members in one process over the memory store and a MockClock (RFC 0002): ownership
+ * Cluster members in one process over the memory store and a MockClock (RFC 0003): ownership
  * converges to a fair share, joins move few shards, a clean leave hands over at once, an expired
  * lease is taken over (and the zombie's writes fail FENCED), and commands for shards owned
  * elsewhere go through inboxes exactly once.

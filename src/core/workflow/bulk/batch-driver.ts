@@ -124,6 +124,9 @@ export class BatchDriver {
   private loaded = false;
   private readonly closing = new AbortController();
   readonly finished: Promise<BatchReport>;
+  /** Resolves once the batch's durable state is loaded (progress is exact from then on); rejects like `finished` if loading fails. */
+  readonly ready: Promise<void>;
+  private markReady!: () => void;
 
   private constructor(
     private readonly deps: DriverDeps,
@@ -138,8 +141,10 @@ export class BatchDriver {
     this.runIds = new Array(keys.length);
     this.jobIds = new Array(keys.length);
     this.startedAt = deps.clock.now();
+    this.ready = new Promise<void>((resolve) => (this.markReady = resolve));
     this.finished = this.drive();
     this.finished.catch(() => undefined);
+    this.ready = Promise.race([this.ready, this.finished.then(() => undefined)]);
   }
 
   /** Starts driving `batchId` (its manifest already durable). */
@@ -328,6 +333,7 @@ export class BatchDriver {
     this.loaded = true;
     if (this.pending.length > 0) this.flushSoon();
     this.notify();
+    this.markReady();
   }
 
   private async runIdOf(index: number): Promise<string> {

@@ -325,13 +325,14 @@ export class Bulk<I, O> {
     });
   }
 
-  private startDriver(batchId: string, meta: BatchMeta, keys: readonly string[], inputs: readonly Uint8Array[]): Batch<O> {
+  private async startDriver(batchId: string, meta: BatchMeta, keys: readonly string[], inputs: readonly Uint8Array[]): Promise<Batch<O>> {
     const driver = BatchDriver.start({ queue: this.queue, runtime: this.runtime, clock: this.runtime.clock, log: this.log, window: this.window, sweepMs: this.sweepMs }, batchId, meta, keys, inputs);
     this.drivers.set(batchId, driver);
     const forget = (): void => {
       if (this.drivers.get(batchId) === driver) this.drivers.delete(batchId);
     };
     driver.finished.then(forget, forget);
+    await driver.ready;
     return new Batch<O>(driver);
   }
 

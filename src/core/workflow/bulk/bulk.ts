@@ -38,6 +38,7 @@ import { Batch } from './batch.js';
 import { BatchDriver, scanAll } from './batch-driver.js';
 import { rollupCosts, type CostRollup } from './cost.js';
 import { runItemStep, type ItemObserver } from './item-step.js';
+import type { PhaseKv } from './phase-memo.js';
 import type { Pipeline } from './pipeline.js';
 import {
   batchPrefix,
@@ -148,7 +149,12 @@ export class Bulk<I, O> {
       started: (batchId, index) => this.drivers.get(batchId)?.itemStarted(index),
       settling: (batchId, index, jobId) => this.drivers.get(batchId)?.itemSettling(index, jobId),
     };
-    this.runtime = new WorkflowRuntime(queue, store, (step) => runItemStep(phases, step, observer), new NoopTerminalHook(), {
+    const phaseKv: PhaseKv = {
+      get: async (key) => (await queue.kvGet(key)) ?? null,
+      put: (key, value) => queue.kvPut(key, value),
+    };
+    const warn = (m: string): void => this.log.warn(`[bulk] ${m}`);
+    this.runtime = new WorkflowRuntime(queue, store, (step) => runItemStep(phases, step, observer, phaseKv, warn), new NoopTerminalHook(), {
       queueName,
       memoPrefix: options.memoPrefix ?? `${queueName}-memo`,
       memoRetentionMs: null,

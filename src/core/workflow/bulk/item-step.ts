@@ -1,8 +1,8 @@
 /**
  * The single step of an item run:
  * 1. Decode the payload and the item's input (either bad → permanent failure).
- * 2. Run the phases in order, each memoized in the step memo under `bulk.phase:<name>` together
- *    with the cost it reported: a stored phase is not run again, its value and cost are read back.
+ * 2. Run the phases in order, each memoized (phase-memo.ts) together with the cost it reported:
+ *    a stored phase is not run again, its value and cost are read back.
  * 3. Success: stage the item's marker (output and costs) with the acknowledgement and succeed.
  *    Failure: a permanent error or the last attempt stages a failure marker that commits only
  *    with the dead-letter, then rethrows so the queue retries or dead-letters as usual.
@@ -14,9 +14,10 @@ import { decodeValue, encodeValue } from '../../codec.js';
 import { StepOutcome } from '../outcome.js';
 import { StepError } from '../step-error.js';
 import type { Step } from '../step.js';
-import { addCost, isCostReport, type CostReport } from './cost.js';
+import { addCost, type CostReport } from './cost.js';
+import { memoizedPhase, type PhaseKv } from './phase-memo.js';
 import type { PhaseContext, PhaseSpec } from './pipeline.js';
-import { decodeItemPayload, encodeMarker, markerKey } from './records.js';
+import { decodeItemPayload, encodeMarker, markerKey, phaseKey } from './records.js';
 
 /** What the driver of a batch hears from the item steps of this process. */
 export interface ItemObserver {
@@ -24,17 +25,7 @@ export interface ItemObserver {
   settling(batchId: string, index: number, jobId: string): void;
 }
 
-interface PhaseRecord {
-  readonly v: unknown;
-  readonly c: CostReport;
-}
-
-const isPhaseRecord = (value: unknown): value is PhaseRecord =>
-  typeof value === 'object' && value !== null && 'v' in value && isCostReport((value as { c?: unknown }).c);
-
-export const phaseMemoKey = (phase: string): string => `bulk.phase:${phase}`;
-
-export async function runItemStep(phases: readonly PhaseSpec[], step: Step, observer: ItemObserver): Promise<StepOutcome> {
+export async function runItemStep(phases: readonly PhaseSpec[], step: Step, observer: ItemObserver, kv: PhaseKv, warn: (m: string) => void): Promise<StepOutcome> {
   const item = decodeItemPayload(step.payload);
   if (!item) throw StepError.permanent('the run input is not a bulk item');
   const costs: Record<string, CostReport> = {};
@@ -57,31 +48,27 @@ export async function runItemStep(phases: readonly PhaseSpec[], step: Step, obse
     for (const phase of phases) {
       current = phase.name;
       const previous = value;
-      const record = await step.memo.memoized<PhaseRecord>(
-        phaseMemoKey(phase.name),
-        async () => {
-          const cost: Record<string, number> = {};
-          const ctx: PhaseContext<unknown> = {
-            item: input,
-            key: item.key,
-            index: item.index,
-            batchId: item.batchId,
-            phase: phase.name,
-            attempt: step.attempt,
-            signal: step.signal,
-            lease: step.lease,
-            effects: step.effects,
-            kv: step.kv,
-            headers: step.headers,
-            cost: (metric, amount) => addCost(cost, metric, amount),
-          };
-          const v = await phase.run(previous, ctx);
-          return { v, c: cost };
-        },
-        { validate: isPhaseRecord },
-      );
-      costs[phase.name] = record.c;
-      value = record.v;
+      const record = await memoizedPhase(kv, phaseKey(item.batchId, item.index, phase.name), step.memo, phase.name, warn, async () => {
+        const cost: Record<string, number> = {};
+        const ctx: PhaseContext<unknown> = {
+          item: input,
+          key: item.key,
+          index: item.index,
+          batchId: item.batchId,
+          phase: phase.name,
+          attempt: step.attempt,
+          signal: step.signal,
+          lease: step.lease,
+          effects: step.effects,
+          kv: step.kv,
+          headers: step.headers,
+          cost: (metric, amount) => addCost(cost, metric, amount),
+        };
+        const v = await phase.run(previous, ctx);
+        return { value: v, cost };
+      });
+      costs[phase.name] = record.cost;
+      value = record.value;
     }
     current = undefined;
     step.effects.putInternal(markerKey(item.batchId, item.index), encodeMarker({ status: 'succeeded', output: encodeValue(value), cost: costs }));

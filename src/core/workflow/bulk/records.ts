@@ -7,6 +7,7 @@
  *   workflow/bulk/<batch>/done/<i:8>        marker { s: status, o?: output bytes, e?: error, c: phase costs }
  *   workflow/bulk/<batch>/log/<seq:10>      { i: item index }            (completion order)
  *   workflow/bulk/<batch>/stopped           { r: reason, f: failed, n: total }
+ *   workflow/bulk/<batch>/phases/<i:8>/<phase>  a finished phase { v: value bytes, c: cost }
  *
  * The manifest items are written before `meta`, so a `meta` means a complete manifest. A success
  * marker is staged with the item's acknowledgement and a failure marker with its dead-letter
@@ -62,6 +63,7 @@ export const markerKey = (batchId: string, index: number): Uint8Array => utf8(`$
 export const markerPrefix = (batchId: string): Uint8Array => utf8(`${base(batchId)}done/`);
 export const logKey = (batchId: string, seq: number): Uint8Array => utf8(`${base(batchId)}log/${pad(seq, 10)}`);
 export const logPrefix = (batchId: string): Uint8Array => utf8(`${base(batchId)}log/`);
+export const phaseKey = (batchId: string, index: number, phase: string): Uint8Array => utf8(`${base(batchId)}phases/${pad(index, 8)}/${phase}`);
 
 /** The item index at the end of a `done/` or `items/` key. */
 export function indexOfKey(key: Uint8Array): number {

@@ -304,7 +304,7 @@ export class BatchDriver {
       total: this.total,
       ...this.countsDone(),
       failedKeys,
-      cost: rollupCosts(this.markers.map((m) => m?.cost ?? {})),
+      cost: rollupCosts(Array.from({ length: this.total }, (_, i) => this.markers[i]?.cost ?? {})),
       elapsedMs: Math.max(0, this.deps.clock.now() - this.startedAt),
     };
   }

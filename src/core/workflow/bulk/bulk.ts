@@ -290,6 +290,8 @@ export class Bulk<I, O> {
       const i = indexOfKey(key);
       if (i < meta.total) markers[i] = decodeMarker(value, batchId);
     }
+    let pending = 0;
+    for (let i = 0; i < meta.total; i++) if (markers[i] === undefined) pending++;
     const count = (s: string): number => markers.filter((m) => m?.status === s).length;
     const stop = await this.queue.kvGet(stoppedKey(batchId));
     const failedKeys = keys.filter((_k, i) => markers[i]?.status === 'failed');
@@ -299,10 +301,10 @@ export class Bulk<I, O> {
       succeeded: count('succeeded'),
       failed: count('failed'),
       cancelled: count('cancelled'),
-      pending: markers.filter((m) => m === undefined).length + (meta.total - markers.length),
+      pending,
       stopReason: stop ? decodeStop(stop, batchId).reason : null,
       failedKeys,
-      cost: rollupCosts(markers.map((m) => m?.cost ?? {})),
+      cost: rollupCosts(Array.from({ length: meta.total }, (_, i) => markers[i]?.cost ?? {})),
     };
   }
 
@@ -319,7 +321,12 @@ export class Bulk<I, O> {
       if (!stored) return false;
       const meta = decodeMeta(stored, batchId);
       const { keys } = await this.readManifest(batchId, meta.total);
-      for (const key of keys) await this.runtime.memoStore.clearMemosForRun(await itemRunId(batchId, key));
+      for (const key of keys) {
+        const runId = await itemRunId(batchId, key);
+        // An item still queued (by an earlier process) would otherwise run and leave a marker behind.
+        await this.runtime.cancel(runId);
+        await this.runtime.memoStore.clearMemosForRun(runId);
+      }
       // Meta first: a crash part-way leaves no half batch that `resume` would accept.
       await this.queue.kvDelete(metaKey(batchId));
       const all: Uint8Array[] = [];

@@ -1,8 +1,10 @@
 /**
  * The single step of an item run:
- * 1. Decode the payload and the item's input (either bad → permanent failure).
+ * 1. Decode the payload and the item's input (either bad → permanent failure). An item that
+ *    already has its marker is done: succeed at once without running anything.
  * 2. Run the phases in order, each memoized (phase-memo.ts) together with the cost it reported:
- *    a stored phase is not run again, its value and cost are read back.
+ *    a stored phase is not run again, its value and cost are read back. (The last phase is
+ *    recorded by the item's marker, committed with the acknowledgement.)
  * 3. Success: stage the item's marker (output and costs) with the acknowledgement and succeed.
  *    Failure: a permanent error or the last attempt stages a failure marker that commits only
  *    with the dead-letter, then rethrows so the queue retries or dead-letters as usual.
@@ -41,6 +43,9 @@ export async function runItemStep(phases: readonly PhaseSpec[], step: Step, obse
     observer.settling(item.batchId, item.index, step.jobId);
     throw StepError.permanent(message);
   }
+  // A finished item run again (its run resubmitted just as it ended) must not redo its phases:
+  // the marker, committed with the first run's end, is its outcome.
+  if ((await step.kv.get(markerKey(item.batchId, item.index))) !== null) return StepOutcome.succeed(EMPTY_BYTES);
   observer.started(item.batchId, item.index);
   let current: string | undefined;
   try {
@@ -48,7 +53,8 @@ export async function runItemStep(phases: readonly PhaseSpec[], step: Step, obse
     for (const phase of phases) {
       current = phase.name;
       const previous = value;
-      const record = await memoizedPhase(kv, phaseKey(item.batchId, item.index, phase.name), step.memo, phase.name, warn, async () => {
+      const last = phase === phases[phases.length - 1];
+      const record = await memoizedPhase(kv, phaseKey(item.batchId, item.index, phase.name), step.memo, phase.name, last, warn, async () => {
         const cost: Record<string, number> = {};
         const ctx: PhaseContext<unknown> = {
           item: input,
@@ -70,8 +76,10 @@ export async function runItemStep(phases: readonly PhaseSpec[], step: Step, obse
       costs[phase.name] = record.cost;
       value = record.value;
     }
+    // Encoded while `current` still names the last phase: an unstorable output is its failure.
+    const output = encodeValue(value);
     current = undefined;
-    step.effects.putInternal(markerKey(item.batchId, item.index), encodeMarker({ status: 'succeeded', output: encodeValue(value), cost: costs }));
+    step.effects.putInternal(markerKey(item.batchId, item.index), encodeMarker({ status: 'succeeded', output, cost: costs }));
     observer.settling(item.batchId, item.index, step.jobId);
     return StepOutcome.succeed(EMPTY_BYTES);
   } catch (e) {

@@ -1,9 +1,10 @@
 /**
  * `Pipeline`: the work done for each item of a batch, as named phases run in order, each one's
  * output the next one's input. Every phase is a memoized call inside the item's single step: its
- * value and the cost it reported are stored in the item's step memo before the next phase
- * starts, so a redelivered item (after a crash, a retry) replays finished phases from the memo,
- * pays for none of them twice, and still reports their cost.
+ * value and the cost it reported are stored durably before the next phase starts (the last
+ * phase's with the item's marker, which commits with its acknowledgement), so a redelivered item
+ * (after a crash, a retry) replays finished phases, pays for none of them twice, and still
+ * reports their cost.
  */
 import { InvalidArgumentError } from '../../errors.js';
 import type { LeaseHandle } from '../../queue/index.js';

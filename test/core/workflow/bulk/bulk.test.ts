@@ -224,6 +224,48 @@ describe('Bulk', () => {
     expect(runs.get('extract:item-0')).toBe(2);
   });
 
+  it('status counts the items nobody worked yet, and forget cancels their queued runs', async () => {
+    const runs = new Map<string, number>();
+    const first = await open();
+    // Submitted, never worked: this process goes away with every item still queued.
+    await new Bulk(first.queue, first.store, summarise(runs), { logger: false }).submit(docs(5), { batchId: 'idle' });
+    await first.queue.close();
+
+    const { bulk, queue } = await setup(summarise(runs), {}, first.store);
+    expect(await bulk.status('idle')).toEqual({
+      batchId: 'idle', total: 5, succeeded: 0, failed: 0, cancelled: 0, pending: 5, stopReason: null, failedKeys: [], cost: { phases: {}, total: {} },
+    });
+    expect(await bulk.forget('idle')).toBe(true);
+    await queue.whenIdle();
+    expect((await bulk.runtime.listRuns()).runs).toEqual([]);
+    expect(runs.size).toBe(0);
+    await expect(bulk.resume('idle')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('a phase value too large for a KV entry is kept in the step memo and replayed from there', async () => {
+    let big = 0;
+    let tries = 0;
+    const p = pipeline<number>()
+      .phase('big', (n) => {
+        big++;
+        return 'x'.repeat(300 * 1024 + n);
+      })
+      .phase('size', (text) => {
+        if (++tries === 1) throw new Error('flaky');
+        return text.length;
+      });
+    const { queue, store } = await open();
+    const bulk = new Bulk(queue, store, p, { pollIntervalMs: 10, logger: false });
+    const worker = bulk.spawn();
+    cleanups.push(() => worker.shutdown());
+    const report = await (await bulk.submit([1])).done();
+    expect(report.succeeded).toBe(1);
+    expect(tries).toBe(2);
+    expect(big).toBe(1);
+    const [result] = await collect((await bulk.resume(report.batchId)).results());
+    expect(result?.output).toBe(300 * 1024 + 1);
+  });
+
   it('rejects bad inputs with typed errors', async () => {
     const { bulk, queue, store } = await setup(summarise(new Map()));
     const reason = async (p: Promise<unknown> | (() => unknown)) => {

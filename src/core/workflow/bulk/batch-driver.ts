@@ -441,7 +441,7 @@ export class BatchDriver {
 
   private async pollSettling(): Promise<void> {
     const { queue } = this.deps;
-    while (this.settling.size > 0 && this.failure === undefined) {
+    while (this.settling.size > 0 && this.failure === undefined && !this.closed) {
       await delay(SETTLE_POLL_MS);
       for (const [index, polls] of [...this.settling]) {
         try {
@@ -495,7 +495,8 @@ export class BatchDriver {
     void this.flushAll().catch((e: unknown) => this.fail(e)).finally(() => {
       this.flushing = undefined;
       release();
-      if (this.pending.length > 0 || (this.stop && !this.stopWritten)) this.flushSoon();
+      // Not after a failure: flushAll would return at once and this would spin without yielding.
+      if (this.failure === undefined && (this.pending.length > 0 || (this.stop && !this.stopWritten))) this.flushSoon();
       else this.notify();
     });
   }

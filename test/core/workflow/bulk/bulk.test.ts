@@ -266,6 +266,38 @@ describe('Bulk', () => {
     expect(result?.output).toBe(300 * 1024 + 1);
   });
 
+  it('a shutdown mid-batch rejects done() with CANCELLED; resuming finishes it without rerunning a phase', async () => {
+    const runs = new Map<string, number>();
+    const slowly = (p: Pipeline<Doc, { id: string; words: number }>) =>
+      pipeline<Doc>()
+        .phase('wait', async (doc) => {
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          return doc;
+        })
+        .phase('run', async (doc, ctx) => {
+          let value: unknown = doc;
+          for (const phase of p.phases) value = await phase.run(value, ctx as never);
+          return value as { id: string; words: number };
+        });
+    const { bulk, worker, queue, store } = await setup(slowly(summarise(runs)), { maxConcurrentItems: 2 });
+    const items = docs(16);
+    const batch = await bulk.submit(items, { batchId: 'interrupted', key: (d) => d.id });
+    const head = await collect(batch.results(), 3);
+    await worker.shutdown();
+    await expect(batch.done()).rejects.toMatchObject({ code: 'CANCELLED' });
+    expect(batch.progress().done).toBeLessThan(16);
+
+    const again = new Bulk(queue, store, slowly(summarise(runs)), { pollIntervalMs: 10, logger: false });
+    const second = again.spawn();
+    cleanups.push(() => second.shutdown());
+    const resumed = await again.resume('interrupted');
+    const rest = await collect(resumed.results({ after: head.at(-1)!.cursor }));
+    expect(new Set([...head, ...rest].map((r) => r.key)).size).toBe(16);
+    expect(await resumed.done()).toMatchObject({ outcome: 'completed', succeeded: 16 });
+    expect([...runs.values()].every((n) => n === 1)).toBe(true);
+    expect(runs.size).toBe(32);
+  });
+
   it('rejects bad inputs with typed errors', async () => {
     const { bulk, queue, store } = await setup(summarise(new Map()));
     const reason = async (p: Promise<unknown> | (() => unknown)) => {

@@ -298,6 +298,14 @@ describe('Bulk', () => {
     expect(runs.size).toBe(32);
   });
 
+  it('an empty batch is finished at once', async () => {
+    const { bulk } = await setup(summarise(new Map()));
+    const batch = await bulk.submit([], { batchId: 'empty' });
+    expect(batch.progress()).toMatchObject({ total: 0, done: 0, doneFraction: 1, finished: true, etaMs: 0 });
+    expect(await batch.done()).toMatchObject({ outcome: 'completed', total: 0, succeeded: 0, cost: { phases: {}, total: {} } });
+    expect(await collect(batch.results())).toEqual([]);
+  });
+
   it('rejects bad inputs with typed errors', async () => {
     const { bulk, queue, store } = await setup(summarise(new Map()));
     const reason = async (p: Promise<unknown> | (() => unknown)) => {

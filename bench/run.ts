@@ -25,6 +25,7 @@ import packageSize from './package-size.js';
 const registry: Benchmark[] = [...kvCommit, ...kvScan, ...kvMemory, ...kvOpen, ...queueDrain, ...queueSteady, ...workflowChain, ...workflowLatency, ...jobsRoundtrip, ...browserChain, ...demoResume, ...packageSize];
 registry.push(...(await import('./s3-chain.js')).default); // s3.chain: the workflow chain over the S3 test server (issue 6)
 registry.push(...(await import('./cluster.js')).default); // cluster.chain: member processes sharing 16 shards on the S3 test server (issue 20)
+registry.push(...(await import('./bulk.js')).default); // bulk.items: bulk pipelines against the bare runtime (issue 16)
 
 const STORE_ORDER: readonly StoreName[] = ['memory', 'fs', 'idb', 'opfs', 's3'];
 

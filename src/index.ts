@@ -217,6 +217,31 @@ export {
   type JobSubmitOptions,
 } from './core/workflow/jobs/index.js';
 
+// Bulk: one pipeline of memoized phases over many inputs, with batch progress, cost rollup, resumable results and a failure policy.
+export {
+  Bulk,
+  Batch,
+  Pipeline,
+  pipeline,
+  DEFAULT_BULK_QUEUE_NAME,
+  type BatchCounts,
+  type BatchOutcome,
+  type BatchProgress,
+  type BatchReport,
+  type BatchResultsOptions,
+  type BatchStatus,
+  type BatchSubmitOptions,
+  type BulkOptions,
+  type CostReport,
+  type CostRollup,
+  type FailurePolicy,
+  type ItemResult,
+  type ItemStatus,
+  type PhaseContext,
+  type PhaseCosts,
+  type PhaseRun,
+} from './core/workflow/bulk/index.js';
+
 // Webhooks: HTTP deliveries through the queue, the terminal hook for `callback_url`, Standard Webhooks signatures.
 export {
   webhookEnqueueRequest,

@@ -8,7 +8,7 @@ import { ClosedError } from '../core/errors.js';
 import type { RunSpec, SubmitOutcome } from '../core/workflow/index.js';
 import type { HostApi } from './host-api.js';
 import { createJobsClient, type JobsClient } from './job-client.js';
-import type { HostEvent, WireJobOutcome, WireRunSpec } from './protocol.js';
+import type { BatchProgressEvent, HostEvent, HubEvent, WireJobOutcome, WireRunSpec } from './protocol.js';
 import { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 
 export interface ConnectOptions {
@@ -67,6 +67,11 @@ export interface WorkflowClient extends ClientOperations {
   /** The events from now on as an async iterator; ends when `signal` aborts or the client closes. */
   events(filter?: EventFilter & { readonly signal?: AbortSignal }): AsyncIterableIterator<HostEvent>;
   /**
+   * Calls `listener` with the progress of the bulk batches the leader drives (optionally only one
+   * batch's), from now on: counts by state, done fraction, rate, ETA and cost. Returns the unsubscribe.
+   */
+  onBatchProgress(listener: (event: BatchProgressEvent) => void, filter?: { readonly batchId?: string }): () => void;
+  /**
    * Closes the host (a leader hands over: in-flight steps finish, the lock is released) and, by
    * default, terminates the worker. Calls still pending reject with CLOSED.
    */
@@ -106,6 +111,7 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
   const remote: Remote<HostApi> = wrap<HostApi>(worker);
   const pending = new Set<(error: unknown) => void>();
   const listeners = new Set<(event: HostEvent) => void>();
+  const batchListeners = new Set<(event: BatchProgressEvent) => void>();
   let port: Promise<MessagePort> | undefined;
   let closed = false;
   let closing: Promise<void> | undefined;
@@ -149,9 +155,11 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
           return;
         }
         p.onmessage = (ev: MessageEvent) => {
-          for (const listener of [...listeners]) {
+          const event = ev.data as HubEvent;
+          const targets = event.type === 'batch-progress' ? [...batchListeners] : [...listeners];
+          for (const listener of targets as ((e: HubEvent) => void)[]) {
             try {
-              listener(ev.data as HostEvent);
+              listener(event);
             } catch {
               // A listener's failure stays with it.
             }
@@ -169,6 +177,15 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
     listeners.add(filtered);
     ensurePort();
     return () => listeners.delete(filtered);
+  };
+
+  const onBatchProgress = (listener: (event: BatchProgressEvent) => void, filter: { readonly batchId?: string } = {}): (() => void) => {
+    const filtered = (event: BatchProgressEvent): void => {
+      if (filter.batchId === undefined || event.batchId === filter.batchId) listener(event);
+    };
+    batchListeners.add(filtered);
+    ensurePort();
+    return () => batchListeners.delete(filtered);
   };
 
   const ended = new Set<() => void>();
@@ -201,6 +218,9 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
     queueCounts: () => track(() => remote.queueCounts()),
     retryDeadStep: (jobId) => track(() => remote.retryDeadStep(jobId)),
     discardDeadStep: (jobId) => track(() => remote.discardDeadStep(jobId)),
+    bulkSubmit: (inputs, opts) => track(() => remote.bulkSubmit(inputs, opts)),
+    bulkProgress: (batchId) => track(() => remote.bulkProgress(batchId)),
+    bulkStatus: (batchId) => track(() => remote.bulkStatus(batchId)),
     jobs: createJobsClient({
       jobSubmit: (name, input, opts) => track(() => remote.jobSubmit(name, moveLarge([input], [input])[0], opts)),
       // Comlink's `Remote` distributes over the union; the answer is the facade's type.
@@ -210,6 +230,7 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
     }),
     info: () => track(() => remote.info()),
     subscribe,
+    onBatchProgress,
     events(filter = {}) {
       const queue: HostEvent[] = [];
       let wake: (() => void) | undefined;
@@ -258,6 +279,7 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
         for (const reject of pending) reject(error);
         pending.clear();
         listeners.clear();
+        batchListeners.clear();
         for (const finish of [...ended]) finish();
         const p = await port?.catch(() => undefined);
         p?.close();

@@ -45,6 +45,9 @@ export function createHostApi(host: WorkflowHost): HostApi {
     jobWait: (name, id, waitMs) => run({ method: 'jobWait', args: [name, id, waitMs] }),
     jobFetch: (name, id) => run({ method: 'jobFetch', args: [name, id] }),
     jobCancel: (id) => run({ method: 'jobCancel', args: [id] }),
+    bulkSubmit: (inputs, options) => run({ method: 'bulkSubmit', args: [inputs, options] }),
+    bulkProgress: (batchId) => run({ method: 'bulkProgress', args: [batchId] }),
+    bulkStatus: (batchId) => run({ method: 'bulkStatus', args: [batchId] }),
     info: () => host.info(),
     openEvents: () => {
       const port = host.openEventPort();

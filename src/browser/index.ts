@@ -21,6 +21,7 @@ export type { WorkflowClient, ClientOperations, ConnectOptions, CloseOptions, Ev
 export type { HostApi } from './host-api.js';
 export type { JobsClient, RemoteJobHandle } from './job-client.js';
 export type { PayloadError } from '../core/queue/index.js';
+export type { BatchProgressEvent, WireBatchSubmitOptions } from './protocol.js';
 export type {
   DeadStepPageOptions,
   DeadStepView,

@@ -13,6 +13,8 @@ import { kvKeyBytes, validateRunId } from '../core/workflow/validation.js';
 import { readBufferedSignal } from '../core/workflow/inspection.js';
 import type { JobSubmitOptions } from '../core/workflow/jobs/index.js';
 import { noJobsError, type LocalJobOperations } from './local-job-operations.js';
+import { noBulkError, type LocalBulkOperations } from './local-bulk-operations.js';
+import type { BatchProgress, BatchStatus } from '../core/workflow/bulk/index.js';
 import type {
   DeadStepPageOptions,
   DeadStepView,
@@ -26,6 +28,7 @@ import type {
   RunPage,
   RunView,
   RuntimeOperations,
+  WireBatchSubmitOptions,
   WireJobOutcome,
   WireRunSpec,
 } from './protocol.js';
@@ -60,7 +63,24 @@ export class LocalOperations implements RuntimeOperations {
     private readonly queue: Queue,
     /** The worker's jobs; without any, every job call is INVALID_ARGUMENT (`unregistered_job`). */
     private readonly jobs?: LocalJobOperations,
+    /** The worker's bulk pipeline; without one, every bulk call is INVALID_ARGUMENT (`bulk_not_configured`). */
+    private readonly bulk?: LocalBulkOperations,
   ) {}
+
+  async bulkSubmit(inputs: readonly unknown[], options?: WireBatchSubmitOptions): Promise<BatchProgress> {
+    if (!this.bulk) throw noBulkError();
+    return this.bulk.submit(inputs, options);
+  }
+
+  async bulkProgress(batchId: string): Promise<BatchProgress> {
+    if (!this.bulk) throw noBulkError();
+    return this.bulk.progress(batchId);
+  }
+
+  async bulkStatus(batchId: string): Promise<BatchStatus> {
+    if (!this.bulk) throw noBulkError();
+    return this.bulk.status(batchId);
+  }
 
   /** Remembers a committed terminal outcome (the newest `TERMINAL_CACHE_SIZE` are kept). */
   noteTerminal(outcome: RunOutcome): void {

@@ -9,6 +9,7 @@ import type { ErrorCode, ErrorDetails } from '../core/errors.js';
 import type { QueueStats } from '../core/queue/index.js';
 import type { DeadStep, DurableRunState, KvKey, MemoEntry, RunDetails, RunSpec, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
 import type { JobFailureReason, JobSubmitOptions } from '../core/workflow/jobs/index.js';
+import type { BatchProgress, BatchStatus, FailurePolicy } from '../core/workflow/bulk/index.js';
 
 /** Bumped when a message shape changes: tabs of different versions never talk to each other. */
 export const PROTOCOL_VERSION = 5;
@@ -91,8 +92,27 @@ export interface RoleEvent {
   readonly error: WireError | null;
 }
 
+/**
+ * Progress of a bulk batch the leader drives (`serveWorkflowRuntime({ bulk })`): sent when
+ * finished items are recorded (at most about ten a second per batch, and always the last one,
+ * `progress.finished`). Live only, like run events. Delivered to `client.onBatchProgress`
+ * listeners, apart from the `HostEvent`s of `subscribe`.
+ */
+export interface BatchProgressEvent {
+  readonly type: 'batch-progress';
+  readonly batchId: string;
+  /** The leader's `hostId`. */
+  readonly executor: string;
+  /** Epoch ms, from the leader's clock. */
+  readonly at: number;
+  readonly progress: BatchProgress;
+}
+
 /** What a subscription delivers. */
 export type HostEvent = RunEvent | RoleEvent;
+
+/** Everything a host's event hub and event port carry: host events and batch progress. */
+export type HubEvent = HostEvent | BatchProgressEvent;
 
 // ---- errors on the wire ----
 
@@ -282,6 +302,29 @@ export interface RuntimeOperations {
   jobFetch(name: string, id: string): Promise<WireJobOutcome | null>;
   /** Cancels a pending or running job (`JobRunner.cancel`); false for an unknown or ended one. */
   jobCancel(id: string): Promise<boolean>;
+  /**
+   * Submits a bulk batch to the leader's pipeline (`serveWorkflowRuntime({ bulk })`) and starts
+   * driving it there; idempotent per batch id (one is drawn when absent). Resolves with its
+   * progress once its stored state is loaded; follow it with `batch-progress` events. Rejects
+   * like `Bulk.submit`, and with INVALID_ARGUMENT (`bulk_not_configured`) without a pipeline.
+   */
+  bulkSubmit(inputs: readonly unknown[], options?: WireBatchSubmitOptions): Promise<BatchProgress>;
+  /**
+   * The progress of a batch the leader drives, driving a stored one again if the leader is not
+   * (after a takeover or reload). NOT_FOUND (`batch_not_found`) for an unknown batch.
+   */
+  bulkProgress(batchId: string): Promise<BatchProgress>;
+  /** The batch as the store records it (`Bulk.status`). NOT_FOUND for an unknown batch. */
+  bulkStatus(batchId: string): Promise<BatchStatus>;
+}
+
+/** `BatchSubmitOptions` as they cross a boundary: item keys as an array instead of a function. */
+export interface WireBatchSubmitOptions {
+  readonly batchId?: string;
+  /** One key per input, in order. Default `item-<index>`. */
+  readonly keys?: readonly string[];
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly failurePolicy?: FailurePolicy;
 }
 
 export type OperationName = keyof RuntimeOperations;
@@ -311,6 +354,10 @@ export const RETRYABLE_OPERATIONS: ReadonlySet<OperationName> = new Set<Operatio
   'jobWait',
   'jobFetch',
   'jobCancel',
+  // A forwarded batch submission carries a batch id, so sending it again is idempotent.
+  'bulkSubmit',
+  'bulkProgress',
+  'bulkStatus',
 ]);
 
 // ---- tab coordination (BroadcastChannel) ----
@@ -332,7 +379,7 @@ export type TabMessage =
   | { readonly type: 'request'; readonly from: string; readonly to: string; readonly id: string; readonly call: OperationCall }
   | { readonly type: 'response'; readonly from: string; readonly to: string; readonly id: string; readonly result: CallResult }
   /** A run event, broadcast by the leader. */
-  | { readonly type: 'event'; readonly from: string; readonly event: RunEvent };
+  | { readonly type: 'event'; readonly from: string; readonly event: RunEvent | BatchProgressEvent };
 
 /** The envelope on the channel: tabs drop messages of another protocol version. */
 export interface TabEnvelope {

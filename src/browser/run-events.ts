@@ -8,7 +8,7 @@
 import type { Clock } from '../core/clock.js';
 import { StepError } from '../core/workflow/step-error.js';
 import type { RunOutcome, Step, StepOutcome, StepRunnerObject, TerminalEffects, TerminalHook } from '../core/workflow/index.js';
-import type { HostEvent, RunEvent, StepResultKind } from './protocol.js';
+import type { HubEvent, RunEvent, StepResultKind } from './protocol.js';
 import { exportBytes } from './transfer-handlers.js';
 
 /** What the runner wrapper needs to know about the executing runtime. */
@@ -106,14 +106,14 @@ export function terminalEvent(outcome: RunOutcome, executor: string, at: number)
   };
 }
 
-type Listener = (event: HostEvent) => void;
+type Listener = (event: HubEvent) => void;
 
 /** Fans events out to this worker's subscribers. */
 export class EventHub {
   private readonly listeners = new Set<Listener>();
 
   /** Delivers `event` to every local subscriber. */
-  deliver(event: HostEvent): void {
+  deliver(event: HubEvent): void {
     for (const listener of this.listeners) {
       try {
         listener(event);

@@ -24,6 +24,7 @@ import {
   type CallResult,
   type OperationCall,
   type RunEvent,
+  type BatchProgressEvent,
   type RuntimeOperations,
   type TabEnvelope,
   type TabMessage,
@@ -40,7 +41,7 @@ export interface TabCoordinatorOptions {
   /** The leader became known, changed, or went away (null). Not called for this host's own leadership. */
   readonly onLeaderChange: (leader: string | null) => void;
   /** A run event broadcast by the leader. */
-  readonly onEvent: (event: RunEvent) => void;
+  readonly onEvent: (event: RunEvent | BatchProgressEvent) => void;
 }
 
 interface PendingCall {
@@ -156,7 +157,7 @@ export class TabCoordinator {
   }
 
   /** Leader only: sends a run event to every other host. */
-  publish(event: RunEvent): void {
+  publish(event: RunEvent | BatchProgressEvent): void {
     if (this.local) this.post({ type: 'event', from: this.options.hostId, event });
   }
 

@@ -46,6 +46,7 @@ export interface WorkflowHostHandle {
 const SERVE_OPTION_NAMES = optionNames<ServeWorkflowRuntimeOptions>({
   store: true, name: true, runner: true, jobs: true, jobRunnerOptions: true, terminalHook: true,
   path: true, queueOptions: true, runtimeOptions: true, hostId: true, endpoint: true,
+  bulk: true,
 });
 
 export function serveWorkflowRuntime(options: ServeWorkflowRuntimeOptions): WorkflowHostHandle {
@@ -66,4 +67,6 @@ export function serveWorkflowRuntime(options: ServeWorkflowRuntimeOptions): Work
 }
 
 export type { WorkflowHostOptions, HostStore, HostJob } from './workflow-host.js';
+export type { HostBulk } from './local-bulk-operations.js';
 export type { HostEvent, HostInfo, HostRole, RunEvent, RoleEvent, StepResultKind } from './protocol.js';
+export type { BatchProgressEvent } from './protocol.js';

@@ -30,8 +30,9 @@ import { asStepRunnerObject } from '../core/workflow/step.js';
 import { IndexedDbObjectStore } from '../stores/indexeddb/index.js';
 import { OpfsObjectStore } from '../stores/opfs/index.js';
 import { LocalJobOperations } from './local-job-operations.js';
+import { LocalBulkOperations, type HostBulk } from './local-bulk-operations.js';
 import { LocalOperations } from './local-operations.js';
-import type { HostEvent, HostInfo, HostRole, OperationCall, RunEvent, WireError } from './protocol.js';
+import type { BatchProgressEvent, HostEvent, HostInfo, HostRole, OperationCall, RunEvent, WireError } from './protocol.js';
 import { EventHub, observeHook, observeRunner, terminalEvent } from './run-events.js';
 import { TabCoordinator } from './tab-coordination.js';
 import { fromWireError, toWireError } from './wire-error.js';
@@ -65,6 +66,12 @@ export interface WorkflowHostOptions {
   readonly jobs?: readonly HostJob[];
   /** Options of the leader's `JobRunner` (clock and logger default to the runtime's). */
   readonly jobRunnerOptions?: JobRunnerOptions;
+  /**
+   * A bulk pipeline the leader's worker runs (a `Bulk` over the same queue and store, queue name
+   * `bulk-items` unless its options say otherwise). Pages submit batches with
+   * `client.bulkSubmit` and follow `batch-progress` events. Default: none.
+   */
+  readonly bulk?: HostBulk;
   /** The app's terminal hook. Default: none. */
   readonly terminalHook?: TerminalHook;
   /** Object-key prefix of the queue inside the store. Default `workflow`. */
@@ -171,13 +178,27 @@ export class WorkflowHost {
       const spec = call.args[0] ?? {};
       if (typeof spec === 'object' && spec !== null && spec.runId === undefined) call = { method: 'submit', args: [{ ...spec, runId: this.nextRunId() }] };
     }
+    if (call.method === 'bulkSubmit') {
+      // Likewise every batch submission carries a batch id.
+      const options = call.args[1] ?? {};
+      if (typeof options === 'object' && options !== null && options.batchId === undefined) call = { method: 'bulkSubmit', args: [call.args[0], { ...options, batchId: this.nextRunId() }] };
+    }
     if (this.role === 'failed' && this.coordinator.leader === null) return Promise.reject(fromWireError(this.failure!));
     return this.coordinator.call(call);
   }
 
   /** Subscribes to this host's events. */
   listen(listener: (event: HostEvent) => void): () => void {
-    return this.events.listen(listener);
+    return this.events.listen((event) => {
+      if (event.type !== 'batch-progress') listener(event);
+    });
+  }
+
+  /** Subscribes to the progress events of the bulk batches the leader drives. */
+  listenBatches(listener: (event: BatchProgressEvent) => void): () => void {
+    return this.events.listen((event) => {
+      if (event.type === 'batch-progress') listener(event);
+    });
   }
 
   /** A port delivering this host's events (for a page client). */
@@ -232,6 +253,7 @@ export class WorkflowHost {
     let queue: Queue | undefined;
     let handle: RunnerHandle | undefined;
     let jobs: LocalJobOperations | undefined;
+    let bulk: LocalBulkOperations | undefined;
     const stopped = new Promise<void>((resolve) => (this.stopLeading = resolve));
     try {
       store = await openStore(this.options.store, this.name);
@@ -270,23 +292,32 @@ export class WorkflowHost {
           ...this.options.jobRunnerOptions,
         });
       }
-      ops = new LocalOperations(runtime, q, jobs);
+      if (this.options.bulk !== undefined) {
+        bulk = new LocalBulkOperations(q, store, this.options.bulk, this.hostId, () => clock.now(), (event) => {
+          this.events.deliver(event);
+          this.coordinator.publish(event);
+        });
+      }
+      ops = new LocalOperations(runtime, q, jobs, bulk);
       // Timers that came due while no tab had the store open fire now, not at the next tick.
       await q.promoteScheduledNow().catch(() => undefined);
       handle = runtime.spawn();
       const jobsDone = jobs?.spawn().done ?? new Promise<void>(() => undefined);
+      const bulkDone = bulk?.spawn().done ?? new Promise<void>(() => undefined);
       this.coordinator.lead(ops);
       this.setRole('leader');
-      await Promise.race([stopped, handle.done, jobsDone]);
+      await Promise.race([stopped, handle.done, jobsDone, bulkDone]);
       if (!this.closed) throw new ClosedError('the workflow runtime stopped', { reason: 'runtime_stopped' });
     } catch (e) {
       if (!this.closed) this.fail(e);
     } finally {
       // Job waits answer (null) at once, so the requests in flight that `resign` waits for end.
       const jobsStopped = jobs?.shutdown().catch(() => undefined);
+      const bulkStopped = bulk?.shutdown().catch(() => undefined);
       await this.coordinator.resign();
       await handle?.shutdown().catch(() => undefined);
       await jobsStopped;
+      await bulkStopped;
       await queue?.close().catch(() => undefined);
       await closeStore(store).catch(() => undefined);
       if (!this.closed && this.role === 'leader') this.setRole('starting');

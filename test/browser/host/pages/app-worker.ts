@@ -18,6 +18,7 @@ import { utf8 } from '../../../../src/core/bytes.js';
 import { StepError, StepOutcome, type Step, type TerminalHook } from '../../../../src/core/workflow/index.js';
 import { serveWorkflowRuntime } from '../../../../src/browser/worker.js';
 import { greet, refuse } from './app-jobs.js';
+import { squares } from './app-bulk.js';
 
 export interface WorkerConfig {
   readonly store: 'indexeddb' | 'opfs';
@@ -102,6 +103,7 @@ const handle = serveWorkflowRuntime({
   terminalHook: hook,
   jobs: [greet, refuse],
   jobRunnerOptions: { pollIntervalMs: 50 },
+  bulk: { pipeline: squares, options: { pollIntervalMs: 50, logger: false } },
   // Retries of `failOnceAt` come back fast.
   queueOptions: {
     defaultQueueConfig: { retryBackoffBaseMs: 50, retryBackoffMaxMs: 200 },

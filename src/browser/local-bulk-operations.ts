@@ -1,0 +1,104 @@
+/**
+ * The leader's bulk runner: a `Bulk` over the leader's queue and store running the pipeline the
+ * worker was served with, the batches it drives, and their progress as `batch-progress` events
+ * (throttled per batch; the final snapshot always goes out). After a takeover, asking for a
+ * batch's progress drives the stored batch again on the new leader.
+ */
+import { InvalidArgumentError } from '../core/errors.js';
+import type { ObjectStore } from '../core/objects/object-store.js';
+import type { Queue } from '../core/queue/index.js';
+import type { RunnerHandle } from '../core/workflow/index.js';
+import { Bulk, type Batch, type BatchProgress, type BatchStatus, type BulkOptions, type Pipeline } from '../core/workflow/bulk/index.js';
+import type { BatchProgressEvent, WireBatchSubmitOptions } from './protocol.js';
+
+/** A pipeline for `WorkflowHostOptions.bulk` (any input and output types). */
+export interface HostBulk {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly pipeline: Pipeline<any, any>;
+  readonly options?: BulkOptions;
+}
+
+/** Least time between two progress events of one batch (the last one is never held back). */
+const EVENT_INTERVAL_MS = 100;
+
+export function noBulkError(): InvalidArgumentError {
+  return new InvalidArgumentError('this worker serves no bulk pipeline; pass serveWorkflowRuntime({ bulk: { pipeline } })', { reason: 'bulk_not_configured' });
+}
+
+export class LocalBulkOperations {
+  private readonly bulk: Bulk<unknown, unknown>;
+  private readonly batches = new Map<string, Batch<unknown>>();
+  private handle: RunnerHandle | undefined;
+
+  constructor(
+    queue: Queue,
+    store: ObjectStore,
+    config: HostBulk,
+    private readonly executor: string,
+    private readonly now: () => number,
+    private readonly emit: (event: BatchProgressEvent) => void,
+  ) {
+    this.bulk = new Bulk(queue, store, config.pipeline, config.options);
+  }
+
+  spawn(): RunnerHandle {
+    this.handle ??= this.bulk.spawn();
+    return this.handle;
+  }
+
+  async shutdown(): Promise<void> {
+    await this.handle?.shutdown();
+  }
+
+  async submit(inputs: readonly unknown[], options: WireBatchSubmitOptions = {}): Promise<BatchProgress> {
+    if (!Array.isArray(inputs)) throw new InvalidArgumentError('bulk inputs must be an array', { reason: 'invalid_spec' });
+    const { keys, ...rest } = options ?? {};
+    if (keys !== undefined && (!Array.isArray(keys) || keys.length !== inputs.length)) {
+      throw new InvalidArgumentError(`keys must be an array with one key per input. inputs=${inputs.length}`, { reason: 'invalid_spec' });
+    }
+    const batch = await this.bulk.submit(inputs, { ...rest, ...(keys === undefined ? {} : { key: (_input: unknown, i: number) => keys[i]! }) });
+    return this.watch(batch);
+  }
+
+  async progress(batchId: string): Promise<BatchProgress> {
+    const known = this.batches.get(batchId);
+    if (known) return known.progress();
+    return this.watch(await this.bulk.resume(batchId));
+  }
+
+  status(batchId: string): Promise<BatchStatus> {
+    return this.bulk.status(batchId);
+  }
+
+  /** Forwards a batch's progress as events, at most one per EVENT_INTERVAL_MS, and the last. */
+  private watch(batch: Batch<unknown>): BatchProgress {
+    if (!this.batches.has(batch.id)) {
+      this.batches.set(batch.id, batch);
+      let last = 0;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const send = (): void => {
+        timer = undefined;
+        last = this.now();
+        this.emit({ type: 'batch-progress', batchId: batch.id, executor: this.executor, at: last, progress: batch.progress() });
+      };
+      const stop = batch.onProgress((p) => {
+        if (p.finished) {
+          clearTimeout(timer);
+          return send();
+        }
+        if (timer === undefined) timer = setTimeout(send, Math.max(0, last + EVENT_INTERVAL_MS - this.now()));
+      });
+      const end = (): void => {
+        stop();
+        clearTimeout(timer);
+        if (this.batches.get(batch.id) === batch) this.batches.delete(batch.id);
+      };
+      batch.done().then(() => {
+        // A batch already finished when it was submitted sends its final snapshot once.
+        if (last === 0) send();
+        end();
+      }, end);
+    }
+    return batch.progress();
+  }
+}

@@ -4,12 +4,12 @@
  * calls are not made again (counted through AGENT_MODEL_CALLS_FILE); its summary equals that of
  * an uninterrupted run in another directory.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runScript, type ScriptRun } from '../support/run-script.js';
 
 const example = fileURLToPath(new URL('../../examples/agent.ts', import.meta.url));
 const dirs: string[] = [];
@@ -17,35 +17,9 @@ afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-function runAgent(dir: string, killOn?: (line: string) => boolean): Promise<{ lines: string[]; code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, TAQUBA_DIR: dir, AGENT_MODEL_CALLS_FILE: join(dir, 'calls'), AGENT_TOKEN_DELAY_MS: '15', OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
-    const proc = spawn(process.execPath, ['--import', 'tsx', example, 'durable agents'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines: string[] = [];
-    let buffer = '';
-    let stderr = '';
-    let killed = false;
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
-    proc.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const parts = buffer.split('\n');
-      buffer = parts.pop() ?? '';
-      for (const line of parts) {
-        lines.push(line);
-        if (killOn && !killed && killOn(line)) {
-          killed = true;
-          proc.kill('SIGKILL');
-        }
-      }
-    });
-    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      if (buffer) lines.push(buffer);
-      resolve({ lines, code, signal, stderr });
-    });
-  });
+function runAgent(dir: string, killOn?: (line: string) => boolean): Promise<ScriptRun> {
+  const env = { TAQUBA_DIR: dir, AGENT_MODEL_CALLS_FILE: join(dir, 'calls'), AGENT_TOKEN_DELAY_MS: '15', OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+  return runScript(example, ['durable agents'], { env, signal: killOn && { on: killOn, with: 'SIGKILL' }, timeoutMs: 60_000 });
 }
 
 const calls = async (dir: string) => (await readFile(join(dir, 'calls'), 'utf8')).trim().split('\n');

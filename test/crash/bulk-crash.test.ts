@@ -6,12 +6,12 @@
  * before the kill means `research` of that item was memoized, so `research` ran once; items
  * finished before the kill ran nothing after it.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runScript, type ScriptRun } from '../support/run-script.js';
 
 const child = fileURLToPath(new URL('./bulk-crash-worker.ts', import.meta.url));
 const dirs: string[] = [];
@@ -22,32 +22,11 @@ afterAll(async () => {
 const ITEMS = 60;
 
 /** Runs the child; SIGKILLs it once `killAt(lines)` holds (if given). Resolves with its stdout lines and pid. */
-function runChild(root: string, counter: string, killAt?: (lines: string[]) => boolean): Promise<{ lines: string[]; pid: number; killed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, root, counter, String(ITEMS)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines: string[] = [];
-    let buffer = '';
-    let stderr = '';
-    let killed = false;
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 90_000);
-    proc.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const parts = buffer.split('\n');
-      buffer = parts.pop() ?? '';
-      lines.push(...parts);
-      if (!killed && killAt?.(lines)) {
-        killed = true;
-        proc.kill('SIGKILL');
-      }
-    });
-    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      if (killed ? signal === 'SIGKILL' : code === 0) resolve({ lines, pid: proc.pid!, killed });
-      else reject(new Error(`child ended unexpectedly: code=${code} signal=${signal}\n${lines.join('\n')}\n${stderr}`));
-    });
-  });
+async function runChild(root: string, counter: string, killAt?: (lines: readonly string[]) => boolean): Promise<ScriptRun> {
+  const run = await runScript(child, [root, counter, String(ITEMS)], { signal: killAt && { on: (_line, lines) => killAt(lines), with: 'SIGKILL' } });
+  const expected = run.signalled ? run.signal === 'SIGKILL' : run.code === 0;
+  if (!expected) throw new Error(`child ended unexpectedly: code=${run.code} signal=${run.signal}\n${run.lines.join('\n')}\n${run.stderr}`);
+  return run;
 }
 
 const reportOf = (lines: string[]) => JSON.parse(lines.find((l) => l.startsWith('report '))!.slice('report '.length));
@@ -60,7 +39,7 @@ describe('bulk batch across kill -9', () => {
     const counter = join(crashed, 'phases.log');
 
     const first = await runChild(crashed, counter, (ls) => ls.filter((l) => l.startsWith('item ')).length >= 15);
-    expect(first.killed).toBe(true);
+    expect(first.signalled).toBe(true);
     const finishedBeforeKill = new Set(first.lines.filter((l) => l.startsWith('item ')).map((l) => l.slice(5)));
     expect(finishedBeforeKill.size).toBeGreaterThanOrEqual(15);
     expect(finishedBeforeKill.size).toBeLessThan(ITEMS);

@@ -3,12 +3,12 @@
  * SIGINT part-way and run again, it finishes the same batch; the summaries file holds every
  * document exactly once, and the counts and cost equal those of an uninterrupted run.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runScript, type ScriptRun } from '../support/run-script.js';
 
 const example = fileURLToPath(new URL('../../examples/bulk.ts', import.meta.url));
 const dirs: string[] = [];
@@ -18,35 +18,9 @@ afterAll(async () => {
 
 const ARGS = ['--docs', '30', '--fail-every', '13', '--max-failure-fraction', '0.1', '--concurrency', '4'];
 
-function runBulk(dir: string, tokenDelayMs: number, interruptOn?: (line: string) => boolean): Promise<{ lines: string[]; code: number | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, TAQUBA_DIR: dir, BULK_TOKEN_DELAY_MS: String(tokenDelayMs), OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
-    const proc = spawn(process.execPath, ['--import', 'tsx', example, ...ARGS], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines: string[] = [];
-    let buffer = '';
-    let stderr = '';
-    let sent = false;
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 90_000);
-    proc.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const parts = buffer.split('\n');
-      buffer = parts.pop() ?? '';
-      for (const line of parts) {
-        lines.push(line);
-        if (interruptOn && !sent && interruptOn(line)) {
-          sent = true;
-          proc.kill('SIGINT');
-        }
-      }
-    });
-    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    proc.on('error', reject);
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      if (buffer) lines.push(buffer);
-      resolve({ lines, code, stderr });
-    });
-  });
+function runBulk(dir: string, tokenDelayMs: number, interruptOn?: (line: string) => boolean): Promise<ScriptRun> {
+  const env = { TAQUBA_DIR: dir, BULK_TOKEN_DELAY_MS: String(tokenDelayMs), OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+  return runScript(example, ARGS, { env, signal: interruptOn && { on: interruptOn, with: 'SIGINT' } });
 }
 
 const done = (line: string): number => Number(/^progress (\d+)\//.exec(line)?.[1] ?? -1);

@@ -3,54 +3,18 @@
  * what it prints, including the kill-and-resume of crash_resume and the three decision paths of
  * durable_approvals across separate processes on one filesystem store.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runScript, type ScriptRun } from '../support/run-script.js';
 
 const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
 
-interface Run {
-  lines: string[];
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stderr: string;
-}
-
 /** Runs an example; `killOn` sends `killWith` to it at the first line that matches. */
-function runExample(name: string, args: string[], env: Record<string, string>, kill?: { on: (line: string) => boolean; with: NodeJS.Signals }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', join(examples, `${name}.ts`), ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const lines: string[] = [];
-    let buffer = '';
-    let stderr = '';
-    let killed = false;
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);
-    proc.stdout.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const parts = buffer.split('\n');
-      buffer = parts.pop() ?? '';
-      for (const line of parts) {
-        lines.push(line);
-        if (kill && !killed && kill.on(line)) {
-          killed = true;
-          proc.kill(kill.with);
-        }
-      }
-    });
-    proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      if (buffer) lines.push(buffer);
-      resolve({ lines, code, signal, stderr });
-    });
-  });
+function runExample(name: string, args: string[], env: Record<string, string>, kill?: { on: (line: string) => boolean; with: NodeJS.Signals }): Promise<ScriptRun> {
+  return runScript(join(examples, `${name}.ts`), args, { env, signal: kill, timeoutMs: 60_000 });
 }
 
 const dirs: string[] = [];

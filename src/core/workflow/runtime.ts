@@ -44,14 +44,9 @@ import { asStepRunnerObject, type StepRunner } from './step.js';
 import { processDelivery } from './step-processor.js';
 import { submitRun, type RunSpec, type SubmitOutcome } from './submit.js';
 import type { TerminalHook } from './terminal-hook.js';
+import { spawnRunner, type RunnerHandle } from './runner-handle.js';
 
-/** A running worker started by `spawn`. */
-export interface RunnerHandle {
-  /** Stops claiming, waits for in-flight steps and background tasks. Resolves like `done`. */
-  shutdown(): Promise<void>;
-  /** Settles when the worker stops: resolves after a shutdown, rejects if the loop failed. */
-  readonly done: Promise<void>;
-}
+export type { RunnerHandle } from './runner-handle.js';
 
 export class WorkflowRuntime {
   private readonly ctx: RuntimeContext;
@@ -274,20 +269,9 @@ export class WorkflowRuntime {
 
   /** `run` in the background; `shutdown()` stops it and waits. */
   spawn(signal?: AbortSignal): RunnerHandle {
-    const stop = new AbortController();
-    if (signal?.aborted) stop.abort();
-    signal?.addEventListener('abort', () => stop.abort(), { once: true });
-    const done = this.run(stop.signal);
-    // Observed here so an unawaited failure is not reported as unhandled; callers see it via done/shutdown.
-    done.catch(() => undefined);
-    return {
-      done,
-      shutdown: async () => {
-        stop.abort();
-        await done;
-      },
-    };
+    return spawnRunner((stop) => this.run(stop), signal);
   }
+
 
   /** Runs one memo-retention pass now (a no-op returning 0 without retention). Returns runs cleared. */
   async sweepMemosNow(): Promise<number> {

@@ -31,7 +31,8 @@ import { checkOptions, numberRule, optionNames } from '../../options.js';
 import type { Queue } from '../../queue/index.js';
 import { show } from '../../show.js';
 import { createRunIdGenerator } from '../run-ids.js';
-import { WorkflowRuntime, type RunnerHandle } from '../runtime.js';
+import { WorkflowRuntime } from '../runtime.js';
+import { spawnRunner, type RunnerHandle } from '../runner-handle.js';
 import { NoopTerminalHook } from '../terminal-hook.js';
 import { checkUserHeaders, validateRunId } from '../validation.js';
 import { Batch } from './batch.js';
@@ -184,19 +185,9 @@ export class Bulk<I, O> {
 
   /** `run` in the background; `shutdown()` stops it and waits. */
   spawn(signal?: AbortSignal): RunnerHandle {
-    const stop = new AbortController();
-    if (signal?.aborted) stop.abort();
-    signal?.addEventListener('abort', () => stop.abort(), { once: true });
-    const done = this.run(stop.signal);
-    done.catch(() => undefined);
-    return {
-      done,
-      shutdown: async () => {
-        stop.abort();
-        await done;
-      },
-    };
+    return spawnRunner((stop) => this.run(stop), signal);
   }
+
 
   /**
    * Submits `inputs` as one batch (see the module comment) and starts driving it; idempotent per

@@ -205,6 +205,7 @@ export {
   JobFailedError,
   JobHandle,
   JobRunner,
+  type AnyJob,
   type Job,
   type JobCodec,
   type JobContext,

@@ -7,7 +7,7 @@
  * INPUT_MISMATCH; waiting with NOT_FOUND, CANCELLED; and the runtime's CLOSED / FENCED /
  * CORRUPT_DATA / STORE_* for infrastructure failures.
  */
-export { defineJob, type Job, type JobCodec, type JobContext, type JobDefinition, type JobParse } from './job.js';
+export { defineJob, type AnyJob, type Job, type JobCodec, type JobContext, type JobDefinition, type JobParse } from './job.js';
 export { JobFailedError, type JobFailureReason } from './job-errors.js';
 export { JobHandle, type JobResult, type JobResultOptions } from './job-handle.js';
 export { JobRunner, type JobRunnerOptions, type JobSubmitOptions } from './job-runner.js';

@@ -93,8 +93,8 @@ export interface Job<I, O, E = never> {
 }
 
 /**
- * @internal Any job, whatever its types (the runner's registry). `any` because a job is invariant
- * in its input (taken by `run`, produced by `parse.input`); never part of a public signature.
+ * Any job, whatever its types: a list of different jobs (a cluster's `jobs` option, the runner's
+ * registry). `any` because a job is invariant in its input (taken by `run`, produced by `parse.input`).
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyJob = Job<any, any, any>;

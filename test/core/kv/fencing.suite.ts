@@ -357,7 +357,7 @@ export function describeFencingSuite(name: string, makeStore: FencingStoreFactor
         }
         const opens = await within(Promise.all([bOpenSettled, cOpenSettled]), 15_000, 'both opens settling');
         for (const [who, o] of [['B', opens[0]], ['C', opens[1]]] as const) {
-          expect(['acknowledged', 'FENCED'], `${who}'s open succeeds or says FENCED`).toContain(codeOf(o));
+          expect(['acknowledged', 'FENCED'], `${who}'s open succeeds or says FENCED, got ${explain(o)}`).toContain(codeOf(o));
         }
         const dbs: { who: string; db: KvDb }[] = [];
         if (opens[0].ok) dbs.push({ who: 'B', db: await bOpen });

@@ -154,16 +154,15 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
     expect(signal).toMatchObject({ command: 'signal', correlationKey: 'approve:approval-1', outcome: 'delivered' });
     expect(json(await cli(at('cancel', 'timer-1', '--json')))).toMatchObject({ command: 'cancel', runId: 'timer-1', cancelled: true });
     expect(json(await cli(at('retry', deadNotification, '--json')))).toMatchObject({ command: 'retry', jobId: deadNotification, requeued: true, kind: 'notification' });
-    // broken-1 failed with its dead step: requeueing it would run a step of a finished run.
-    const ended = await cli(at('retry', deadStep));
-    expect(ended.code).toBe(1);
-    expect(oneLine(ended)).toMatch(/^taquba: CONFLICT: the run of this dead step already ended.* \(hint: the run failed with this step; submit the run again/);
+    // broken-1 failed with its dead step: retrying the step revives the run (active again, from that step).
+    expect(json(await cli(at('retry', deadStep, '--json')))).toMatchObject({ command: 'retry', jobId: deadStep, requeued: true, kind: 'revived' });
 
     const [approval, runs, dead, again] = await Promise.all([cli(at('run', 'approval-1', '--json')), cli(at('runs', '--json')), cli(at('dead', '--json')), cli(at('cancel', 'timer-1'))]);
     expect(json(approval).run.steps[1].signal).toMatchObject({ arrival: 'woken', payload: { text: 'approved by cli' } });
     expect(json(approval).run.state).toBe('pending');
     expect(json(runs).runs.map((r: any) => r.runId)).not.toContain('timer-1');
-    expect(json(dead).deadSteps.map((d: any) => d.jobId)).toEqual([deadStep]);
+    expect(json(runs).runs.find((r: any) => r.runId === 'broken-1')).toMatchObject({ state: 'pending', jobId: deadStep });
+    expect(json(dead).deadSteps).toEqual([]);
     // A second cancel finds no active run: one line, non-zero.
     expect(again.code).toBe(1);
     expect(oneLine(again)).toMatch(/^taquba: NOT_FOUND: no active run to cancel/);

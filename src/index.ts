@@ -118,6 +118,7 @@ export {
   type NackOptions,
   type NackOutcome,
   type CancelOutcome,
+  type RequeueDeadOptions,
   type WakeOutcome,
   type WaitOutcome,
   type QueueStats,

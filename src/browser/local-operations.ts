@@ -183,9 +183,10 @@ export class LocalOperations implements RuntimeOperations {
     return Promise.all(names.map((name) => this.queue.stats(name)));
   }
 
+  /** The runtime's one retry rule (`retryDeadJob`): a step whose run failed with it revives the run. */
   async retryDeadStep(jobId: string): Promise<void> {
     await this.deadStepOfThisRuntime(jobId, true);
-    await this.queue.requeueDeadJob(jobId);
+    await this.runtime.retryDeadJob(jobId);
   }
 
   async discardDeadStep(jobId: string): Promise<boolean> {

@@ -278,8 +278,9 @@ export interface RuntimeOperations {
   queueCounts(): Promise<readonly QueueCountsView[]>;
   /**
    * Re-enqueues a dead step of this runtime's queue with fresh attempts (its history keeps a
-   * `requeued` marker). NOT_FOUND when no dead job of this runtime has the id; CORRUPT_DATA when
-   * its payload object is unreadable.
+   * `requeued` marker), by `runtime.retryDeadJob`: a step that failed its run revives the run.
+   * NOT_FOUND when no dead job of this runtime has the id; CONFLICT (`run_resubmitted`) when the
+   * run id was submitted again since; CORRUPT_DATA when its payload object is unreadable.
    */
   retryDeadStep(jobId: string): Promise<void>;
   /** Deletes a dead step of this runtime's queue; false when no dead job of this runtime has the id. */

@@ -228,10 +228,10 @@ export async function retryCommand(io: Io, options: GlobalOptions, jobId: string
   await withWriter(options, local.force ?? false, async ({ runtime, path }) => {
     const kind = await runtime.retryDeadJob(jobId).catch((e: unknown) => {
       if (isTaqubaError(e, 'NOT_FOUND')) throw new CliError('NOT_FOUND', e.message, 'list dead jobs with: taquba dead', EXIT_FAILURE, { cause: e });
-      if (isTaqubaError(e, 'CONFLICT')) throw new CliError('CONFLICT', e.message, 'the run failed with this step; submit the run again to redo it', EXIT_FAILURE, { cause: e });
+      if (isTaqubaError(e, 'CONFLICT')) throw new CliError('CONFLICT', e.message, 'the run id was submitted again; discard this dead step, or cancel the new run first', EXIT_FAILURE, { cause: e });
       throw e;
     });
-    const what = kind === 'step' ? 'the run resumes from this step' : kind === 'notification' ? "the run's terminal hook is called again" : 'requeued as is';
+    const what = kind === 'step' ? 'the run resumes from this step' : kind === 'revived' ? 'the run it failed is active again from this step' : kind === 'notification' ? "the run's terminal hook is called again" : 'requeued as is';
     io.out(options.json ? document('retry', context(io, options, path), { jobId, requeued: true, kind }) : `job ${jobId} re-enqueued with fresh attempts: ${what} at the writer's next worker pass`);
   });
 }

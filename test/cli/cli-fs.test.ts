@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliProcess, json, oneLine, plainEnv, startWriter } from './cli-harness.js';
+import { cli, cliHere, cliProcess, json, oneLine, plainEnv, startWriter } from './cli-harness.js';
 
 const RUN_KEYS = ['attempts', 'currentStep', 'headers', 'interruptions', 'jobId', 'lastError', 'maxAttempts', 'runId', 'state', 'submittedAtMs', 'waitingFor'];
 const DOC_KEYS = ['command', 'nowMs', 'path', 'queue', 'schema', 'store'];
@@ -46,17 +46,17 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
   }, 60_000);
 
   it('filters by status and pages with --limit / --after', async () => {
-    const [waiting, first] = await Promise.all([cli(at('runs', '--json', '--status', 'waiting-for-signal')), cli(at('runs', '--json', '--limit', '1'))]);
+    const [waiting, first] = await Promise.all([cliHere(at('runs', '--json', '--status', 'waiting-for-signal')), cliHere(at('runs', '--json', '--limit', '1'))]);
     expect(json(waiting).runs.map((r: any) => r.runId)).toEqual(['approval-1']);
     const page1 = json(first);
     expect(page1.runs.map((r: any) => r.runId)).toEqual(['approval-1']);
     expect(typeof page1.nextCursor).toBe('string');
-    const page2 = json(await cli(at('runs', '--json', '--limit', '5', '--after', page1.nextCursor)));
+    const page2 = json(await cliHere(at('runs', '--json', '--limit', '5', '--after', page1.nextCursor)));
     expect(page2.runs.map((r: any) => r.runId)).toEqual(['ticker', 'timer-1']);
   }, 60_000);
 
   it('sees the writer change the store between two reads', async () => {
-    const step = async () => json(await cli(at('runs', '--json', '--status', 'scheduled,pending,running'))).runs.find((r: any) => r.runId === 'ticker')?.currentStep as number;
+    const step = async () => json(await cliHere(at('runs', '--json', '--status', 'scheduled,pending,running'))).runs.find((r: any) => r.runId === 'ticker')?.currentStep as number;
     const before = await step();
     let after = before;
     for (let i = 0; i < 20 && after <= before; i++) after = await step();
@@ -64,7 +64,7 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
   }, 120_000);
 
   it("shows a run's timeline: tries, signal wait, memo entries, KV effects, headers", async () => {
-    const doc = json(await cli(at('run', 'approval-1', '--json')));
+    const doc = json(await cliHere(at('run', 'approval-1', '--json')));
     const run = doc.run;
     expect(Object.keys(run).sort()).toEqual(
       ['currentStep', 'headers', 'runId', 'runMemo', 'state', 'status', 'steps', 'submittedAtMs', 'terminal', 'terminatedAtMs', 'truncated', 'waitingFor'].sort(),
@@ -84,7 +84,7 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
   }, 60_000);
 
   it('shows the terminal outcome of finished runs and the dead step with its last error', async () => {
-    const [done, broken, dead, queues] = await Promise.all([cli(at('run', 'done-1', '--json')), cli(at('run', 'broken-1', '--json')), cli(at('dead', '--json')), cli(at('queues', '--json'))]);
+    const [done, broken, dead, queues] = await Promise.all([cliHere(at('run', 'done-1', '--json')), cliHere(at('run', 'broken-1', '--json')), cliHere(at('dead', '--json')), cliHere(at('queues', '--json'))]);
     expect(json(done).run).toMatchObject({ status: 'terminated', terminal: { status: 'succeeded', finalStep: 1, source: 'notification', result: { text: 'finished' } } });
     expect(json(broken).run.terminal).toMatchObject({ status: 'failed', error: 'model endpoint refused: 503' });
     expect(json(broken).run.steps[0].jobs[0].tries.map((t: any) => t.outcome)).toEqual(['retried', 'dead_lettered']);
@@ -102,9 +102,9 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
 
   it('prints aligned tables with relative times, coloured only when asked (FORCE_COLOR) and never under NO_COLOR', async () => {
     const [plain, noColor, forced] = await Promise.all([
-      cli(at('runs')),
-      cli(at('runs'), plainEnv({ NO_COLOR: '1' })),
-      cli(at('run', 'approval-1'), plainEnv({ FORCE_COLOR: '1' })),
+      cliHere(at('runs')),
+      cliHere(at('runs'), plainEnv({ NO_COLOR: '1' })),
+      cliHere(at('run', 'approval-1'), plainEnv({ FORCE_COLOR: '1' })),
     ]);
     for (const r of [plain, noColor]) {
       expect(r.code).toBe(0);
@@ -148,26 +148,25 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
   }, 90_000);
 
   it('applies signal, cancel and retry once no process holds the store', async () => {
-    const [deadStep, deadNotification] = json(await cli(at('dead', '--json'))).deadSteps.map((d: any) => d.jobId as string);
+    const [deadStep, deadNotification] = json(await cliHere(at('dead', '--json'))).deadSteps.map((d: any) => d.jobId as string);
     await writer.stop();
-    const signal = json(await cli(at('signal', 'approve:approval-1', 'approved by cli', '--json')));
+    const signal = json(await cliHere(at('signal', 'approve:approval-1', 'approved by cli', '--json')));
     expect(signal).toMatchObject({ command: 'signal', correlationKey: 'approve:approval-1', outcome: 'delivered' });
-    expect(json(await cli(at('cancel', 'timer-1', '--json')))).toMatchObject({ command: 'cancel', runId: 'timer-1', cancelled: true });
-    expect(json(await cli(at('retry', deadNotification, '--json')))).toMatchObject({ command: 'retry', jobId: deadNotification, requeued: true, kind: 'notification' });
-    // broken-1 failed with its dead step: requeueing it would run a step of a finished run.
-    const ended = await cli(at('retry', deadStep));
-    expect(ended.code).toBe(1);
-    expect(oneLine(ended)).toMatch(/^taquba: CONFLICT: the run of this dead step already ended.* \(hint: the run failed with this step; submit the run again/);
+    expect(json(await cliHere(at('cancel', 'timer-1', '--json')))).toMatchObject({ command: 'cancel', runId: 'timer-1', cancelled: true });
+    expect(json(await cliHere(at('retry', deadNotification, '--json')))).toMatchObject({ command: 'retry', jobId: deadNotification, requeued: true, kind: 'notification' });
+    // broken-1 failed with its dead step: retrying the step revives the run (active again, from that step).
+    expect(json(await cliHere(at('retry', deadStep, '--json')))).toMatchObject({ command: 'retry', jobId: deadStep, requeued: true, kind: 'revived' });
 
-    const [approval, runs, dead, again] = await Promise.all([cli(at('run', 'approval-1', '--json')), cli(at('runs', '--json')), cli(at('dead', '--json')), cli(at('cancel', 'timer-1'))]);
+    const [approval, runs, dead, again] = await Promise.all([cliHere(at('run', 'approval-1', '--json')), cliHere(at('runs', '--json')), cliHere(at('dead', '--json')), cliHere(at('cancel', 'timer-1'))]);
     expect(json(approval).run.steps[1].signal).toMatchObject({ arrival: 'woken', payload: { text: 'approved by cli' } });
     expect(json(approval).run.state).toBe('pending');
     expect(json(runs).runs.map((r: any) => r.runId)).not.toContain('timer-1');
-    expect(json(dead).deadSteps.map((d: any) => d.jobId)).toEqual([deadStep]);
+    expect(json(runs).runs.find((r: any) => r.runId === 'broken-1')).toMatchObject({ state: 'pending', jobId: deadStep });
+    expect(json(dead).deadSteps).toEqual([]);
     // A second cancel finds no active run: one line, non-zero.
     expect(again.code).toBe(1);
     expect(oneLine(again)).toMatch(/^taquba: NOT_FOUND: no active run to cancel/);
-    const missing = await cli(at('retry', deadNotification));
+    const missing = await cliHere(at('retry', deadNotification));
     expect(missing.code).toBe(1);
     expect(oneLine(missing)).toMatch(/^taquba: NOT_FOUND: no dead job with this id.*\(hint: list dead jobs with: taquba dead\)$/);
   }, 120_000);

@@ -1,9 +1,11 @@
 /**
- * Runs the CLI from source as a child process (node + tsx, as `npx taquba` runs the built file),
- * and starts the live writer of test/cli/live-writer.ts beside it.
+ * Runs the CLI from source as a child process (node + tsx, as `npx taquba` runs the built file)
+ * or, for the many read calls of a test, in this process through `runCli` (same program, no
+ * process start per call), and starts the live writer of test/cli/live-writer.ts beside it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { runCli } from '../../src/cli/program.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -41,6 +43,15 @@ export function cli(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** One CLI invocation in this process: `runCli` with the process wiring of main.ts replaced (stdout not a TTY). */
+export async function cliHere(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const io = { out: (text: string) => void (stdout += `${text}\n`), env, isTty: false, stop: new AbortController().signal, now: () => Date.now() };
+  const code = await runCli(args, io, (line) => void (stderr += `${line}\n`));
+  return { code, stdout, stderr };
 }
 
 /** A CLI invocation that keeps running (`watch`): its stdout lines as they come, and a way to stop it. */

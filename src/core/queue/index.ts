@@ -53,7 +53,7 @@ export type { JobAttempt, AttemptOutcome } from './records/attempt-history.js';
 export type { EnqueueOptions, EnqueueRequest, EnqueueResult } from './transitions/enqueue.js';
 export type { SettlementEffects } from './storage/effects.js';
 export type { NackOptions, NackOutcome } from './transitions/settlement.js';
-export type { CancelOutcome, WakeOutcome } from './transitions/operator-actions.js';
+export type { CancelOutcome, RequeueDeadOptions, WakeOutcome } from './transitions/operator-actions.js';
 export type { WaitOutcome } from './reads/completion-wait.js';
 export type { QueueStats, JobPage, ListJobsOptions } from './reads/inspection.js';
 export type { KvPage, KvScanOptions } from './storage/kv-namespace.js';

@@ -51,7 +51,7 @@ import { renewBinding } from './leases/lease-handle.js';
 import { CancelTokens, LeaseRegistry } from './leases/lease-registry.js';
 import { queueMergeOperator } from './records/merge-operator.js';
 import { Broadcast, QueueNotifiers } from './workers/notifier.js';
-import { cancelJob, deleteDeadJob, requeueDeadJob, wakeScheduledJob, type CancelOutcome, type WakeOutcome } from './transitions/operator-actions.js';
+import { cancelJob, deleteDeadJob, requeueDeadJob, wakeScheduledJob, type CancelOutcome, type RequeueDeadOptions, type WakeOutcome } from './transitions/operator-actions.js';
 import { PayloadOffload } from './storage/payload-offload.js';
 import { closedError, notePendingInserts, type QueueContext } from './queue-context.js';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueConfig, type ResolvedQueueOptions } from './queue-options.js';
@@ -473,10 +473,11 @@ export class Queue {
    * Requeues a dead job with a fresh attempt budget. Durable. Rejects with NOT_FOUND when the
    * job is gone, INVALID_ARGUMENT when it is not dead, CORRUPT_DATA (details.reason
    * `payload_unreadable`, details.object the key) when its offloaded payload object is missing
-   * or corrupt (the job stays dead: restore the object, or delete the job).
+   * or corrupt (the job stays dead: restore the object, or delete the job). `options` commits
+   * caller-KV puts with the requeue, only while a key is absent (else CONFLICT, reason `kv_exists`).
    */
-  async requeueDeadJob(idOrRecord: string | JobRecord): Promise<void> {
-    await requeueDeadJob(this.ctx, idOrRecord);
+  async requeueDeadJob(idOrRecord: string | JobRecord, options?: RequeueDeadOptions): Promise<void> {
+    await requeueDeadJob(this.ctx, idOrRecord, options);
   }
 
   /**

@@ -206,14 +206,15 @@ export class WorkflowRuntime {
 
   /**
    * Requeues a dead job of this runtime's queue with a fresh attempt budget: a terminal
-   * notification (the hook is called again), a step of a run that is still active (dead-lettered
-   * outside a worker, before reconciliation failed the run: the run resumes), or a job that is
-   * not a step. A step whose run already ended is refused with CONFLICT (reason `run_ended`):
-   * submit the run again. Rejects with NOT_FOUND (no such dead job on this queue), CORRUPT_DATA,
-   * INVALID_ARGUMENT, CLOSED or store errors. Resolves with what was requeued.
+   * notification (the hook is called again), a step of a run that is still active (the run
+   * resumes), a step whose run ended with it (the run is revived: listed and queried as active
+   * again, and its hook hears its next ending), or a job that is not a step. Rejects with
+   * CONFLICT (reason `run_resubmitted`) when the run id was submitted again since, NOT_FOUND (no
+   * such dead job on this queue), CORRUPT_DATA, INVALID_ARGUMENT, CLOSED or store errors.
+   * Resolves with what was requeued.
    */
   retryDeadJob(jobId: string): Promise<DeadJobRetry> {
-    return retryDeadJob(this.ctx.queue, this.ctx.queueName, jobId);
+    return retryDeadJob(this.ctx.queue, this.ctx.queueName, jobId, this.ctx.clock.now());
   }
 
   /**

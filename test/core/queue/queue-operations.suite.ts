@@ -100,6 +100,24 @@ export function defineQueueOperationsSuite(name: string, factory: StoreFactory):
         ]);
         await q.close();
       });
+
+      it('commits caller-KV puts with a dead requeue only while the guard key is absent', async () => {
+        const h = await makeHarness(factory);
+        const q = await h.open();
+        const id = await q.enqueue('q', b('x'));
+        await q.deadLetter((await q.claim('q', 1000))!, 'failed');
+        await q.kvPut(b('guard'), b('taken'));
+        await expect(q.requeueDeadJob(id, { unlessKvExists: b('guard'), kvWrites: [[b('k'), b('v')]] })).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'kv_exists' } });
+        expect(await q.kvGet(b('k'))).toBeUndefined();
+        expect(await q.getJob(id)).toMatchObject({ status: 'dead' });
+        await expect(q.requeueDeadJob(id, { kvWrite: [] } as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('kvWrites') });
+
+        await q.kvDelete(b('guard'));
+        await q.requeueDeadJob(id, { unlessKvExists: b('guard'), kvWrites: [[b('k'), b('v')]] });
+        expect(await q.kvGet(b('k'))).toEqual(b('v'));
+        expect(await q.getJob(id)).toMatchObject({ status: 'pending' });
+        await q.close();
+      });
     });
 
     describe('completion waits', () => {

@@ -1,7 +1,8 @@
 /**
  * `runtime.retryDeadJob`: a step dead-lettered outside a worker (its run still active) resumes
- * the run; a dead notification calls the hook again; a step whose run already failed is refused
- * (CONFLICT, `run_ended`); a job that is not dead, or on another queue, is NOT_FOUND.
+ * the run; a dead notification calls the hook again; a step whose run failed with it revives the
+ * run, unless the id was submitted again since (CONFLICT, `run_resubmitted`); a job that is not
+ * dead, or on another queue, is NOT_FOUND.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
@@ -21,8 +22,10 @@ describe('retryDeadJob', () => {
     cleanup.push(() => queue.close());
     const outcomes: RunOutcome[] = [];
     let hookDown = true;
+    let fixed = false;
     const runner = async (step: Step): Promise<StepOutcome> => {
-      if (step.runId === 'fatal') throw StepError.permanent('bad input');
+      if (step.runId === 'fatal' && !fixed) throw StepError.permanent('bad input');
+      if (s(step.payload) === 'bad') throw StepError.permanent('bad input');
       return StepOutcome.succeed(b(`done ${step.runId}`));
     };
     const hook = {
@@ -32,7 +35,7 @@ describe('retryDeadJob', () => {
       },
     };
     const runtime = new WorkflowRuntime(queue, store, runner, hook, { logger: false, pollIntervalMs: 20 });
-    return { queue, runtime, outcomes, hookUp: () => (hookDown = false) };
+    return { queue, runtime, outcomes, hookUp: () => (hookDown = false), fix: () => (fixed = true) };
   }
 
   it('resumes a run whose step was dead-lettered outside a worker, and redelivers a dead notification', async () => {
@@ -60,15 +63,33 @@ describe('retryDeadJob', () => {
     expect(s(outcomes[0].result!)).toBe('done orphan');
   });
 
-  it('refuses a step whose run already failed, and jobs that are not dead steps of this runtime', async () => {
-    const { queue, runtime, hookUp } = await setup();
+  it('revives a run that failed with its step; refuses when the id was submitted again, and jobs that are not dead steps of this runtime', async () => {
+    const { queue, runtime, outcomes, hookUp, fix } = await setup();
     hookUp();
     const worker = runtime.spawn();
-    cleanup.push(() => worker.shutdown());
     await runtime.submit({ runId: 'fatal', input: b('x') });
     const dead = (await eventually(async () => (await runtime.listDeadSteps()).find((d) => d.runId === 'fatal' && !d.notification)))!;
-    await expect(runtime.retryDeadJob(dead.jobId)).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'run_ended', runId: 'fatal' } });
-    expect((await runtime.listDeadSteps()).map((d) => d.jobId)).toContain(dead.jobId);
+    await eventually(() => outcomes.some((o) => o.runId === 'fatal'));
+    expect(outcomes.find((o) => o.runId === 'fatal')).toMatchObject({ status: 'failed' });
+    expect(await runtime.getRun('fatal')).toBeNull();
+
+    fix();
+    expect(await runtime.retryDeadJob(dead.jobId)).toBe('revived');
+    await expect(runtime.retryDeadJob(dead.jobId)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    // Its hook hears the new ending; the run is gone from the active list again after it.
+    await eventually(() => outcomes.filter((o) => o.runId === 'fatal').length === 2);
+    expect(outcomes.filter((o) => o.runId === 'fatal').map((o) => o.status)).toEqual(['failed', 'succeeded']);
+    expect(s(outcomes.at(-1)!.result!)).toBe('done fatal');
+    expect(await runtime.getRun('fatal')).toBeNull();
+
+    // The id is submitted again while the failed step is dead: retrying that step would fork it.
+    await runtime.submit({ runId: 'again', input: b('bad') });
+    const deadAgain = (await eventually(async () => (await runtime.listDeadSteps()).find((d) => d.runId === 'again' && !d.notification)))!;
+    await worker.shutdown();
+    await runtime.submit({ runId: 'again', input: b('good') });
+    await expect(runtime.retryDeadJob(deadAgain.jobId)).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'run_resubmitted', runId: 'again' } });
+    expect((await runtime.listDeadSteps()).map((d) => d.jobId)).toContain(deadAgain.jobId);
+    expect((await runtime.getRun('again'))?.jobId).not.toBe(deadAgain.jobId);
 
     const other = await queue.enqueue('elsewhere', b('p'));
     const claim = (await queue.claimNext('elsewhere'))!;

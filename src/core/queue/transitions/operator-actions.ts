@@ -3,12 +3,13 @@
  * is one durable transaction, retried on conflict, that starts from the job index (so a racing
  * claim, promotion or reap conflicts on the record key and the retry sees the new state).
  */
-import { CorruptDataError, InvalidArgumentError, NotFoundError } from '../../errors.js';
+import { ConflictError, CorruptDataError, InvalidArgumentError, NotFoundError } from '../../errors.js';
+import { checkOptions, optionNames } from '../../options.js';
 import { discardEffects, prepareEffects, stageEffects, type SettlementEffects } from '../storage/effects.js';
 import type { EnqueueResult } from './enqueue.js';
 import { decodeJobRecord, encodeJobRecord } from '../records/job-record-codec.js';
 import { withChanges, type JobRecord } from '../records/job-record.js';
-import { dedupKey, historyKey, jobIndexKey, spaceOfKey } from '../records/keys.js';
+import { dedupKey, historyKey, jobIndexKey, spaceOfKey, userKey } from '../records/keys.js';
 import { payloadErrorOf } from '../storage/payload-offload.js';
 import { notePendingInserts, type QueueContext } from '../queue-context.js';
 import { attemptEntry } from './settlement.js';
@@ -126,8 +127,19 @@ async function assertPayloadReadable(ctx: QueueContext, record: JobRecord): Prom
  * offloaded payload object is missing or corrupt: requeueing it would only dead-letter it again,
  * so restore the object or delete the job.
  */
-export async function requeueDeadJob(ctx: QueueContext, idOrRecord: string | JobRecord): Promise<void> {
+/** Caller-KV changes committed with a dead requeue (the workflow layer revives a run this way). */
+export interface RequeueDeadOptions {
+  /** Caller KV puts committed in the requeue's transaction. */
+  readonly kvWrites?: readonly (readonly [Uint8Array, Uint8Array])[];
+  /** The requeue (and its puts) happens only while this caller-KV key is absent; else CONFLICT (reason `kv_exists`). */
+  readonly unlessKvExists?: Uint8Array;
+}
+
+const REQUEUE_DEAD_OPTION_NAMES = optionNames<RequeueDeadOptions>({ kvWrites: true, unlessKvExists: true });
+
+export async function requeueDeadJob(ctx: QueueContext, idOrRecord: string | JobRecord, options: RequeueDeadOptions = {}): Promise<void> {
   ctx.checkOpen();
+  checkOptions(options, REQUEUE_DEAD_OPTION_NAMES, 'requeueDeadJob options', 'INVALID_ARGUMENT');
   const id = typeof idOrRecord === 'string' ? idOrRecord : idOrRecord?.id;
   validateLookupId(id);
   await runTransaction(ctx.db, async (s) => {
@@ -136,6 +148,10 @@ export async function requeueDeadJob(ctx: QueueContext, idOrRecord: string | Job
     if (spaceOfKey(found.key) !== 'dead') {
       throw new InvalidArgumentError(`job is not dead. id=${id} status=${found.record.status}`, { id, status: found.record.status, reason: 'invalid_state' });
     }
+    if (options.unlessKvExists !== undefined && (await s.get(userKey(options.unlessKvExists))) !== undefined) {
+      throw new ConflictError(`the caller-KV key this requeue depends on exists. id=${id}`, { id, reason: 'kv_exists' });
+    }
+    for (const [k, v] of options.kvWrites ?? []) s.put(userKey(k), v);
     // Checked inside the transaction, so the record checked is the record requeued.
     await assertPayloadReadable(ctx, found.record);
     const now = ctx.clock.now();

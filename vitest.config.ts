@@ -18,6 +18,9 @@ const browserDeps = ['idb', 'comlink', '@msgpack/msgpack', 'sorted-btree'];
 
 export default defineConfig({
   test: {
+    // Two files at a time: by default vitest runs one at a time on a 2-core machine (cores - 1),
+    // and most of our files wait on child processes, Chromium or the S3 test server.
+    maxWorkers: 2,
     projects: [
       {
         test: {

@@ -59,7 +59,11 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
     const step = async () => json(await cliHere(at('runs', '--json', '--status', 'scheduled,pending,running'))).runs.find((r: any) => r.runId === 'ticker')?.currentStep as number;
     const before = await step();
     let after = before;
-    for (let i = 0; i < 20 && after <= before; i++) after = await step();
+    // In-process reads take milliseconds: poll for up to 30 s while the writer's ticker advances.
+    for (const deadline = Date.now() + 30_000; after <= before && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await step();
+    }
     expect(after).toBeGreaterThan(before);
   }, 120_000);
 

@@ -19,7 +19,7 @@
  * s3rver performed the request.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -82,6 +82,7 @@ interface StoreMeta {
 }
 interface S3rverStore {
   getMetadata(bucket: string, key: string): Promise<StoreMeta>;
+  getResourcePath(bucket: string, key: string, resource: 'object'): string;
   listObjects(bucket: string, options: { prefix?: string; maxKeys: number }): Promise<{ objects: { key: string; size: number; metadata: StoreMeta }[] }>;
 }
 
@@ -191,6 +192,17 @@ export async function startS3TestServer(options: S3TestServerOptions = {}): Prom
     }
   };
 
+  // s3rver answers a PUT of a buffered body before its write stream has opened and filled the
+  // object file; under load a listing or GET right after the answer misses the object. Wait
+  // (inside the key lock) until the file holds the whole body.
+  const objectWritten = async (key: string, length: number): Promise<void> => {
+    const path = store.getResourcePath(bucket, key, 'object');
+    for (let i = 0; i < 400; i++) {
+      if ((await stat(path).then((st) => st.size, () => -1)) === length) return;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+
   const metaOf = async (key: string): Promise<StoreMeta | undefined> => {
     try {
       return await store.getMetadata(bucket, key);
@@ -276,7 +288,9 @@ export async function startS3TestServer(options: S3TestServerOptions = {}): Prom
           if ((incoming.method === 'GET' || incoming.method === 'HEAD') && incoming.headers.range !== undefined && Number((await metaOf(key))?.['content-length']) === 0) {
             return [416, 'InvalidRange', { RangeRequested: String(incoming.headers.range), ActualObjectSize: '0' }];
           }
-          return forward(incoming, body);
+          const answered = await forward(incoming, body);
+          if (incoming.method === 'PUT' && answered.status === 200 && !/[?&](partNumber|uploadId)=/.test(incoming.url ?? '') && incoming.headers['x-amz-copy-source'] === undefined) await objectWritten(key, Number(incoming.headers['x-amz-decoded-content-length'] ?? body.length));
+          return answered;
         });
       }
     } finally {

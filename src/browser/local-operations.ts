@@ -5,7 +5,7 @@
  * so a run submitted under an earlier leader is visible at once after a takeover); terminal
  * outcomes this leader saw commit are remembered (bounded) for `status`. No record decoding here.
  */
-import { InvalidArgumentError, NotFoundError } from '../core/errors.js';
+import { InvalidArgumentError } from '../core/errors.js';
 import type { Queue } from '../core/queue/index.js';
 import type { DurableRunState, RunOutcome, SignalOutcome, SubmitOutcome, WorkflowRuntime } from '../core/workflow/index.js';
 import { show } from '../core/show.js';
@@ -185,22 +185,20 @@ export class LocalOperations implements RuntimeOperations {
 
   /** The runtime's one retry rule (`retryDeadJob`): a step whose run failed with it revives the run. */
   async retryDeadStep(jobId: string): Promise<void> {
-    await this.deadStepOfThisRuntime(jobId, true);
+    checkJobId(jobId);
     await this.runtime.retryDeadJob(jobId);
   }
 
   async discardDeadStep(jobId: string): Promise<boolean> {
-    if (!(await this.deadStepOfThisRuntime(jobId, false))) return false;
+    if (!(await this.deadStepOfThisRuntime(jobId))) return false;
     return this.queue.deleteDeadJob(jobId);
   }
 
   /** Operator actions reach only this runtime's dead jobs, never another queue's. */
-  private async deadStepOfThisRuntime(jobId: string, required: boolean): Promise<boolean> {
-    if (typeof jobId !== 'string' || jobId === '') throw new InvalidArgumentError(`dead step job id must be a non-empty string. jobId=${show(jobId)}`, { reason: 'invalid_job_id' });
+  private async deadStepOfThisRuntime(jobId: string): Promise<boolean> {
+    checkJobId(jobId);
     const job = await this.queue.getJob(jobId);
-    const ours = job !== undefined && job.queue === this.runtime.queueName && job.status === 'dead';
-    if (!ours && required) throw new NotFoundError(`no dead step of this runtime has this id. jobId=${jobId}`, { id: jobId });
-    return ours;
+    return job !== undefined && job.queue === this.runtime.queueName && job.status === 'dead';
   }
 
   async jobSubmit(name: string, input: Uint8Array, options?: JobSubmitOptions): Promise<JobSubmission> {
@@ -222,4 +220,8 @@ export class LocalOperations implements RuntimeOperations {
     if (!this.jobs) return false;
     return this.jobs.jobCancel(id);
   }
+}
+
+function checkJobId(jobId: unknown): asserts jobId is string {
+  if (typeof jobId !== 'string' || jobId === '') throw new InvalidArgumentError(`dead step job id must be a non-empty string. jobId=${show(jobId)}`, { reason: 'invalid_job_id' });
 }

@@ -62,5 +62,13 @@ export const terminalDedupKey = (runId: string): string => `run:${runId}:termina
 export const memoRunPrefix = (prefix: string, runId: string): string => `${prefix}/memos/${runId}/`;
 export const stepOutputRunPrefix = (prefix: string, runId: string): string => `${prefix}/step-outputs/${runId}/`;
 export const memoObjectKey = (prefix: string, runId: string, scope: number | 'run', hashHex: string): string => `${prefix}/memos/${runId}/${scope}/${hashHex}`;
+
+/** The scope and key hash of a memo object listed under `memoRunPrefix` (the part after it); undefined for anything else. */
+export function parseMemoObjectName(name: string): { readonly scope: number | 'run'; readonly keyHash: string } | undefined {
+  const [scopeText, keyHash, ...rest] = name.split('/');
+  const scope = scopeText === 'run' ? 'run' : Number(scopeText);
+  if (keyHash === undefined || rest.length > 0 || (scope !== 'run' && !Number.isSafeInteger(scope))) return undefined;
+  return { scope, keyHash };
+}
 export const stepOutputObjectKey = (prefix: string, runId: string, step: number, payloadHashHex: string): string =>
   `${prefix}/step-outputs/${runId}/${step}/${payloadHashHex}`;

@@ -23,7 +23,7 @@ import type { ObjectStore } from '../objects/object-store.js';
 import { openSealedObject, sealObject, type SealedObjectKind } from '../sealed-object.js';
 import { show } from '../show.js';
 import { validateRunId } from './validation.js';
-import { memoObjectKey, memoRunPrefix, stepOutputRunPrefix } from './keys.js';
+import { memoObjectKey, memoRunPrefix, parseMemoObjectName, stepOutputRunPrefix } from './keys.js';
 
 export type MemoWarn = (message: string, error?: unknown) => void;
 
@@ -226,9 +226,9 @@ export class MemoStore {
     const prefix = memoRunPrefix(this.prefix, runId);
     const entries: MemoEntry[] = [];
     for await (const info of this.store.list(prefix)) {
-      const [scopeText, keyHash, ...rest] = info.key.slice(prefix.length).split('/');
-      const scope = scopeText === 'run' ? 'run' : Number(scopeText);
-      if (keyHash === undefined || rest.length > 0 || (scope !== 'run' && !Number.isSafeInteger(scope))) continue;
+      const name = parseMemoObjectName(info.key.slice(prefix.length));
+      if (!name) continue;
+      const { scope, keyHash } = name;
       const obj = await this.store.get(info.key);
       // Swept between the listing and the read.
       if (!obj) continue;

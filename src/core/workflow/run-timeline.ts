@@ -19,7 +19,7 @@ import type { ObjectStore } from '../objects/object-store.js';
 import type { JobAttempt, JobPage, JobRecord, JobStatus, ListJobsOptions } from '../queue/index.js';
 import { DEFAULT_MEMO_PREFIX, HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL } from './constants.js';
 import { getRun, type RunDetails, type WorkflowReadSource } from './inspection.js';
-import { memoRunPrefix, parseTerminalMarkerKey, signalDeliveredKey, stepOutputRunPrefix, TERMINALS_PREFIX } from './keys.js';
+import { memoRunPrefix, parseMemoObjectName, parseTerminalMarkerKey, signalDeliveredKey, stepOutputRunPrefix, TERMINALS_PREFIX } from './keys.js';
 import type { Trigger } from './outcome.js';
 import { decodeRunOutcome } from './records.js';
 import { openReplayRecord } from './replay.js';
@@ -199,12 +199,10 @@ async function memoEntries(store: ObjectStore, prefix: string, runId: string): P
   const base = memoRunPrefix(prefix, runId);
   const out: TimelineMemoEntry[] = [];
   for await (const info of store.list(base)) {
-    const [scope, keyHash] = info.key.slice(base.length).split('/');
-    if (keyHash === undefined) continue;
-    const step = Number(scope);
-    out.push({ scope: scope === 'run' ? 'run' : step, keyHash, size: info.size });
+    const name = parseMemoObjectName(info.key.slice(base.length));
+    if (name) out.push({ ...name, size: info.size });
   }
-  return out.filter((e) => e.scope === 'run' || Number.isSafeInteger(e.scope));
+  return out;
 }
 
 async function terminatedAt(source: WorkflowReadSource, runId: string, limit: number): Promise<{ at: number | null; truncated: boolean }> {

@@ -7,7 +7,6 @@ import {
   StoreUnavailableError,
   UnsupportedPlatformError,
 } from '../../core/errors.js';
-import { KeyedMutex } from '../../core/keyed-mutex.js';
 import { DIR_SUFFIX, listStart, segmentCodec } from '../../core/objects/directory-layout.js';
 import { walkDirectory, type DirectoryWalkPlatform } from '../../core/objects/directory-walk.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
@@ -16,6 +15,7 @@ import type { AppendLog, AppendLogStore } from '../../core/objects/append-log.js
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../core/objects/object-store.js';
 import { checkPrecondition, hasPrecondition } from '../../core/objects/preconditions.js';
 import { domErrorName } from '../shared/dom-errors.js';
+import { withKeyLock } from './key-locks.js';
 import { toOpfsError } from './opfs-errors.js';
 import { hasSyncAccessHandles, originPrivateRoot, type OpfsDirectoryHandle, type OpfsFileHandle, type SyncAccessHandle } from './opfs-types.js';
 
@@ -153,17 +153,9 @@ async function fileHandleIfExists(dir: OpfsDirectoryHandle, name: string): Promi
 }
 
 /*
- * Per-key async mutex, module-level so that every store instance in this realm (this worker) on
- * the same directory shares it. Holding it, a put checks its precondition and moves its temp file
- * into place, and a delete removes the file. It does not reach other workers or tabs: one writer
- * per directory at a time (the browser host's Web Lock) is what makes conditional puts safe there.
- */
-const keyLocks = new KeyedMutex();
-
-/*
  * Temporary files of puts in flight in this realm, by name (64 random bits each), module-level
- * like the key locks: a sweep by another store instance on the same directory in this worker
- * must not remove a temp file between its write and its move.
+ * so that a sweep by another store instance on the same directory in this worker does not
+ * remove a temp file between its write and its move.
  */
 const tempsInFlight = new Set<string>();
 
@@ -228,7 +220,7 @@ async function openPath(names: readonly string[], create: boolean): Promise<Opfs
  * Worker; use `IndexedDbObjectStore` there instead.
  *
  * - put: writes header and bytes to a new temporary file in the target's directory through a
- *   sync access handle, flushes and closes it, then, holding the key's in-process lock, checks
+ *   sync access handle, flushes and closes it, then, holding the key's origin-wide lock, checks
  *   the precondition and `move()`s the temporary file over the target name (Chromium replaces the
  *   existing file in one step). Readers see the old object or the new one, never a torn one; a
  *   crash before the move leaves only an invisible `.tmp-*` file. Access handles are only ever
@@ -238,8 +230,9 @@ async function openPath(names: readonly string[], create: boolean): Promise<Opfs
  *   names (creations, moves, removals) in its own metadata, which it does not fsync: a resolved
  *   put survives a tab or browser crash, but after an OS crash or power loss the newest puts may
  *   be missing (the key then holds its previous version or nothing) — never torn.
- * - Preconditions (create-only, compare-and-swap) are atomic among the stores of this worker
- *   (a per-key mutex) but NOT across workers or tabs: run one writer per directory.
+ * - Preconditions (create-only, compare-and-swap) are atomic across every worker and tab of the
+ *   origin: each put, delete and log creation holds a Web Lock named after the directory and key
+ *   while it checks and moves (see key-locks.ts).
  * - Versions are 96 random bits stored in the file's 16-byte header, new on every put.
  * - get reads one file snapshot; if the object is replaced under the read, it retries on the new
  *   file. list walks the directories lazily in key order, one directory at a time, reading each
@@ -393,7 +386,7 @@ export class OpfsObjectStore implements ObjectStore {
         const temp = await this.writeTemp(dir, tempName, bytes);
         let moved = false;
         try {
-          await keyLocks.run(this.lockKey(key), async () => {
+          await this.withKeyLock(key, async () => {
             await this.checkPrecondition(dir, name, key, options);
             await temp.move(name);
             moved = true;
@@ -419,7 +412,7 @@ export class OpfsObjectStore implements ObjectStore {
     try {
       const dir = await this.dirFor(dirNames, false);
       if (!dir) return;
-      await keyLocks.run(this.lockKey(key), async () => {
+      await this.withKeyLock(key, async () => {
         try {
           await dir.removeEntry(name);
         } catch (e) {
@@ -467,7 +460,7 @@ export class OpfsObjectStore implements ObjectStore {
         const file = await this.writeTemp(dir, tempName, header);
         let moved = false;
         try {
-          await keyLocks.run(this.lockKey(key), async () => {
+          await this.withKeyLock(key, async () => {
             await this.checkPrecondition(dir, name, key, { ifNoneMatch: '*' });
             await file.move(name);
             moved = true;
@@ -588,8 +581,9 @@ export class OpfsObjectStore implements ObjectStore {
     return { dirNames: dirNamesOf(segments), name };
   }
 
-  private lockKey(key: string): string {
-    return `${this.directory}\n${key}`;
+  /** Holds the lock every context of the origin takes to change `key` in this directory (see key-locks.ts). */
+  private withKeyLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    return withKeyLock(this.path.join('/'), key, fn);
   }
 }
 

@@ -366,7 +366,7 @@ export function describeFencingSuite(name: string, makeStore: FencingStoreFactor
 
         await within(aLoop, 20_000, "A's loop ending");
         const aLast = aLate[aLate.length - 1];
-        expect(aLast && codeOf(aLast.outcome), "A's writes end FENCED once it is overtaken").toBe('FENCED');
+        expect(aLast && explain(aLast.outcome), "A's writes end FENCED once it is overtaken").toBe('FENCED');
         expect(explain(await outcome(a.write([put('a-after', 'x')]))), "A's next write").toBe('FENCED');
 
         // Both write at once, interleaved; then each flushes.

@@ -25,6 +25,17 @@ async function collect(store: { list(prefix: string): AsyncIterable<{ key: strin
   return keys;
 }
 
+/** 'ok', or the code a put was refused with (anything but a library error is rethrown). */
+async function codeOrOk(put: Promise<unknown>): Promise<string> {
+  try {
+    await put;
+    return 'ok';
+  } catch (e) {
+    if (isTaqubaError(e)) return e.code;
+    throw e;
+  }
+}
+
 async function fresh(what: string): Promise<{ store: WorkerOpfsStore; directory: string; cleanup: () => Promise<void> }> {
   const directory = uniqueDir(what);
   const store = await client.open(directory);
@@ -290,6 +301,36 @@ describe('OpfsObjectStore in a dedicated worker', () => {
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     } finally {
       await other.close();
+    }
+  });
+
+  it('stores in two workers share the per-key lock: racing create-only puts and compare-and-swaps have one winner each', async () => {
+    const { store, directory } = await open('two-workers');
+    const second = new OpfsWorkerClient();
+    const other = await second.open(directory);
+    try {
+      const keys = Array.from({ length: 40 }, (_, i) => `race/${i}`);
+      const creates = await Promise.all(
+        keys.map((key) => Promise.all([store, other].map((s, w) => codeOrOk(s.put(key, text(`w${w}`), { ifNoneMatch: '*' }))))),
+      );
+      for (const [i, codes] of creates.entries()) {
+        expect(codes.filter((c) => c === 'ok'), `${keys[i]}: exactly one create wins, got ${codes.join(',')}`).toHaveLength(1);
+        expect(codes.filter((c) => c !== 'ok'), `${keys[i]}: the loser is refused`).toEqual(['PRECONDITION_FAILED']);
+      }
+      // Compare-and-swap from the version both read: one swap wins, the other is refused.
+      const swaps = await Promise.all(
+        keys.map(async (key) => {
+          const { version } = (await store.get(key))!;
+          return Promise.all([store, other].map((s, w) => codeOrOk(s.put(key, text(`s${w}`), { ifMatch: version }))));
+        }),
+      );
+      for (const [i, codes] of swaps.entries()) {
+        expect(codes.filter((c) => c === 'ok'), `${keys[i]}: exactly one swap wins, got ${codes.join(',')}`).toHaveLength(1);
+        expect(codes.filter((c) => c !== 'ok')).toEqual(['PRECONDITION_FAILED']);
+      }
+    } finally {
+      await other.close();
+      second.terminate();
     }
   });
 

@@ -145,7 +145,10 @@ afterAll(async () => {
   for (const r of roots.splice(0)) await rm(r, { recursive: true, force: true });
 });
 
-/** Runs `trial(i)` for i < count, `parallel` at a time. */
+/**
+ * Runs `trial(i)` for i < count, `parallel` at a time. A round takes ~10 s here; the tests'
+ * timeouts leave room for a machine several times slower (each wait inside has its own deadline).
+ */
 async function trials(count: number, parallel: number, trial: (i: number) => Promise<void>): Promise<void> {
   for (let i = 0; i < count; i += parallel) {
     await Promise.all(Array.from({ length: Math.min(parallel, count - i) }, (_, j) => trial(i + j)));
@@ -175,7 +178,7 @@ describe.each([
       await Promise.all([first.exited, second.exited]);
       await checkStore(root, [first, second], `lock trial ${t}`, wal);
     });
-  }, 60_000);
+  }, 150_000);
 
   it('without the lock: two stopped writers are fenced on SIGCONT by a third, and nothing acknowledged is lost', async () => {
     await trials(count, 2, async (t) => {
@@ -198,5 +201,5 @@ describe.each([
       await Promise.all([first.exited, second.exited, third.exited]);
       await checkStore(root, [first, second, third], `no-lock trial ${t}`, wal);
     });
-  }, 60_000);
+  }, 150_000);
 });

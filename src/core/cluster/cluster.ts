@@ -20,7 +20,7 @@ import type { Job } from '../workflow/jobs/job.js';
 import { ClusterJobHandle, finishedJob, prepareJob, type JobSource } from './cluster-jobs.js';
 import { assignShards } from './assignment.js';
 import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions } from './cluster-options.js';
-import { applyInbox, CommandSender, MAX_BACKOFF_FACTOR } from './inbox.js';
+import { applyInbox, collectOrphanReplies, CommandSender, MAX_BACKOFF_FACTOR } from './inbox.js';
 import { ClusterLayout, parseInboxKey, routingText, shardOfText } from './layout.js';
 import { createLease, listLeaseTable, readNewestLease } from './leases.js';
 import { MemberView } from './members.js';
@@ -94,6 +94,8 @@ export class Cluster {
   private left: Promise<void> | undefined;
   private liveMembers: readonly string[] = [];
   private passChain: Promise<void> = Promise.resolve();
+  /** When `collectReplies` last ran (clock ms). */
+  private repliesCollectedAt = -Infinity;
   private readonly memberView: MemberView;
 
   /** @internal Use `openCluster`. */
@@ -211,10 +213,28 @@ export class Cluster {
       }
       try {
         await this.pass();
+        await this.collectReplies();
       } catch (e) {
         if (this.stop.signal.aborted) return;
         this.options.logger.warn('cluster member pass failed; retrying', { member: this.memberId, error: (e as Error)?.message });
       }
+    }
+  }
+
+  /**
+   * Once per `commandTimeoutMs`, deletes the replies of owned shards that no sender will read:
+   * those of batches sent more than twice the timeout ago (plus the clock-skew margin on both
+   * clocks and the senders' longest poll backoff).
+   */
+  private async collectReplies(): Promise<void> {
+    const o = this.options;
+    const now = o.clock.now();
+    if (now - this.repliesCollectedAt < o.commandTimeoutMs) return;
+    this.repliesCollectedAt = now;
+    const sentBefore = now - 2 * o.commandTimeoutMs - 2 * o.maxClockSkewMs - MAX_BACKOFF_FACTOR * o.inboxPollMs;
+    for (const shard of this.ownedShards()) {
+      if (this.stop.signal.aborted) return;
+      await collectOrphanReplies(this.store, this.layout, shard, sentBefore);
     }
   }
 
@@ -498,6 +518,23 @@ export class Cluster {
       return jobs.submit(spec);
     });
     return new ClusterJobHandle<O, E>(source, job, outcome.runId, outcome.newlySubmitted);
+  }
+
+  /**
+   * Cancels a pending or running typed job, from any member (as `JobRunner.cancel`): its
+   * `ctx.signal` fires and the run ends cancelled, so `result()` rejects with JOB_FAILED
+   * (`no_outcome`). Resolves false when the job is not active (finished, cancelled, unknown).
+   * Rejects with INVALID_ARGUMENT (bad id, or a member without the jobs option), TIMEOUT, CLOSED
+   * after `leave`, or store errors.
+   */
+  async cancelJob(id: string): Promise<boolean> {
+    validateRunId(id);
+    const shard = shardOfText(id, this.options.shards);
+    return this.route(shard, { type: 'cancelJob', runId: id }, async () => {
+      const jobs = this.localJobsRuntime(shard);
+      if (!jobs) throw new ClosedError(`shard ${shard} has no jobs runtime here`);
+      return jobs.cancel(id);
+    });
   }
 
   /** A handle on a job submitted earlier (by any member), typed by `job`; no I/O. INVALID_ARGUMENT for an unknown job or a bad id. */

@@ -41,15 +41,21 @@ async function apply(targets: ShardTargets, command: ClusterCommand): Promise<un
       return runtime.submit(spec);
     }
     case 'submitJob': {
-      if (targets.jobs === undefined) throw new InvalidArgumentError('this cluster member runs no typed jobs (the jobs option); every member must pass the same jobs', { reason: 'unregistered_job' });
       const { type: _type, ...spec } = command;
-      return targets.jobs.submit(spec);
+      return jobsOf(targets).submit(spec);
     }
     case 'signal':
       return runtime.signal(command.correlationKey, command.payload);
     case 'cancel':
       return runtime.cancel(command.runId);
+    case 'cancelJob':
+      return jobsOf(targets).cancel(command.runId);
   }
+}
+
+function jobsOf(targets: ShardTargets): WorkflowRuntime {
+  if (targets.jobs === undefined) throw new InvalidArgumentError('this cluster member runs no typed jobs (the jobs option); every member must pass the same jobs', { reason: 'unregistered_job' });
+  return targets.jobs;
 }
 
 /**
@@ -94,6 +100,31 @@ export async function applyInbox(store: ObjectStore, layout: ClusterLayout, shar
     await store.delete(key);
   }
   return applied;
+}
+
+/**
+ * Deletes the replies of `shard` whose batch was sent before `sentBeforeMs` (by the batch id's
+ * time): their senders stopped waiting long ago (TIMEOUT, or the sender died), so nobody will
+ * read or delete them. Resolves with how many went; rejects with store errors.
+ */
+export async function collectOrphanReplies(store: ObjectStore, layout: ClusterLayout, shard: number, sentBeforeMs: number): Promise<number> {
+  const prefix = layout.repliesPrefix(shard);
+  const old: string[] = [];
+  for await (const info of store.list(prefix)) {
+    const sentAt = commandIdTime(info.key.slice(prefix.length));
+    // Ids are time first, so the listing is in send order: the rest are newer.
+    if (sentAt === undefined) continue;
+    if (sentAt >= sentBeforeMs) break;
+    old.push(info.key);
+  }
+  for (const key of old) await store.delete(key);
+  return old.length;
+}
+
+/** The sender's clock reading a batch id starts with (see `randomId`), undefined for another name. */
+function commandIdTime(id: string): number | undefined {
+  const head = /^([0-9a-z]{9,})-[0-9a-f]{20}$/.exec(id)?.[1];
+  return head === undefined ? undefined : parseInt(head, 36);
 }
 
 function randomId(clock: Clock): string {

@@ -64,8 +64,11 @@ export class ClusterLayout {
   inboxKey(shard: number, commandId: string): string {
     return `${this.inboxPrefix(shard)}${commandId}`;
   }
+  repliesPrefix(shard: number): string {
+    return `${this.name}/shards/${shardSegment(shard)}/replies/`;
+  }
   replyKey(shard: number, commandId: string): string {
-    return `${this.name}/shards/${shardSegment(shard)}/replies/${commandId}`;
+    return `${this.repliesPrefix(shard)}${commandId}`;
   }
 }
 

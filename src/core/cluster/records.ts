@@ -52,7 +52,9 @@ export type ClusterCommand =
       readonly runAt?: number;
     }
   | { readonly type: 'signal'; readonly correlationKey: string; readonly payload: Uint8Array }
-  | { readonly type: 'cancel'; readonly runId: string };
+  | { readonly type: 'cancel'; readonly runId: string }
+  /** Cancels a typed job's run (in the shard's jobs runtime). */
+  | { readonly type: 'cancelJob'; readonly runId: string };
 
 /** The owner's answer: the call's value, or the typed error it rejected with. */
 export type CommandReply =
@@ -108,7 +110,7 @@ export function decodeLease(bytes: Uint8Array, key: string): LeaseRecord {
 export const encodeCommands = (commands: readonly ClusterCommand[]): Uint8Array => encode('command', { commands });
 export function decodeCommands(bytes: Uint8Array, key: string): ClusterCommand[] {
   const b = decode('command', bytes, key);
-  need(Array.isArray(b.commands) && (b.commands as { type?: unknown }[]).every((c) => ['submit', 'submitJob', 'signal', 'cancel'].includes(String(c?.type))), 'command', key, 'commands');
+  need(Array.isArray(b.commands) && (b.commands as { type?: unknown }[]).every((c) => ['submit', 'submitJob', 'signal', 'cancel', 'cancelJob'].includes(String(c?.type))), 'command', key, 'commands');
   return b.commands as ClusterCommand[];
 }
 

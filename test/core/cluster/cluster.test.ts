@@ -238,6 +238,22 @@ describe('commands from any member (inboxes)', () => {
   });
 });
 
+describe('orphaned replies', () => {
+  it('the owner deletes replies no sender waits for any more (sent over twice the command timeout ago), and only those', async () => {
+    const w = clusterWorld();
+    const a = await w.open('a', { commandTimeoutMs: 1000 });
+    await w.until('a owns every shard', () => a.ownedShards().length === SHARDS);
+    const idAt = (ms: number) => `${ms.toString(36).padStart(9, '0')}-${'ab'.repeat(10)}`;
+    const orphan = layout.replyKey(3, idAt(w.clock.now() - 10_000));
+    const waitedFor = layout.replyKey(3, idAt(w.clock.now() + 120_000));
+    const foreign = `${layout.repliesPrefix(3)}not-a-batch`;
+    for (const key of [orphan, waitedFor, foreign]) await w.store.put(key, encodeReplies([]));
+    await w.until('the orphaned reply is collected', async () => (await w.store.get(orphan)) === undefined, 10_000);
+    expect(await w.store.get(waitedFor), 'a reply whose sender may still poll').toBeDefined();
+    expect(await w.store.get(foreign), 'a name that is not a batch id').toBeDefined();
+  });
+});
+
 describe('cluster options and errors', () => {
   const base = { name: 'c', shards: 4, runner: twoSteps, logger: quiet };
 
@@ -316,5 +332,35 @@ describe('typed jobs in a cluster', () => {
     expect((err as { error?: unknown }).error).toEqual({ why: 'always' });
     expect(await codeOf(a.submitJob(unknownJob, undefined as never))).toBe('INVALID_ARGUMENT');
     expect(await w.drive(codeOf(a.jobHandle(double, 'never-submitted').result()))).toBe('NOT_FOUND');
+  });
+
+  it('a running job is cancelled from a member that does not own its shard: its signal fires, result() says no_outcome', async () => {
+    const started: string[] = [];
+    const aborted: string[] = [];
+    const hang = defineJob({
+      name: 'test.hang',
+      run: (_: null, ctx) =>
+        new Promise<never>((_resolve, reject) => {
+          started.push(ctx.id);
+          ctx.signal.addEventListener('abort', () => {
+            aborted.push(ctx.id);
+            reject(ctx.signal.reason);
+          });
+        }),
+    });
+    const w = clusterWorld();
+    const jobs = [hang];
+    const members = [await w.open('a', { jobs }), await w.open('b', { jobs }), await w.open('c', { jobs })];
+    await w.until('fair ownership', () => fair(members));
+    const handle = await w.drive(members[0]!.submitJob(hang, null));
+    const shard = shardOfText(handle.id, SHARDS);
+    const other = members.find((m) => !m.ownedShards().includes(shard))!;
+    await w.until('the job runs', () => started.includes(handle.id));
+    expect(await w.drive(other.cancelJob(handle.id))).toBe(true);
+    const err = await w.drive(handle.result().then(() => undefined, (e: unknown) => e));
+    expect(isTaqubaError(err, 'JOB_FAILED') && err.details.reason).toBe('no_outcome');
+    expect(aborted).toEqual([handle.id]);
+    expect(await w.drive(other.cancelJob(handle.id)), 'a job no longer active').toBe(false);
+    expect(await codeOf(other.cancelJob('has space'))).toBe('INVALID_ARGUMENT');
   });
 });

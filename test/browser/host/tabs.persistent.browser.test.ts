@@ -109,7 +109,10 @@ describe.skipIf(!inject('persistentProfile'))('browser host tabs (persistent pro
     const first = await open();
     await waitRole(first, 'leader');
     const { runId } = await submit(first, { steps: 2, afterAt: { step: 0, ms: 800 } });
-    await waitFor(async () => (await call<RunView | null>(first, 'status', runId))?.state === 'scheduled', 'the timer to be stored');
+    await waitFor(async () => (await call<RunView | null>(first, 'status', runId))?.state === 'scheduled', 'the timer to be scheduled');
+    // Reads see commits before they are stored; closing the tab now could lose the timer's commit
+    // (step 0 would then run again after the reopen and wait for the 1 h tick). Store it first.
+    await durabilityBarrier((key) => call<string>(first, 'signal', key, 'barrier'));
     // The timer was stored before this point, so it is due by dueBy (not before: 800 ms must pass).
     const dueBy = Date.now() + 800;
     await commands.closeTab(first);

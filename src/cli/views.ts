@@ -129,6 +129,10 @@ function stepBlock(s: TimelineStep, t: RunTimeline, v: ViewContext): string[] {
   return [...lines, ...body.map((l) => `  ${l}`)];
 }
 
+/** Why finished steps show so little, and the writer's options that keep more. */
+const KEEP_MORE_HINT =
+  "hint: finished step jobs are deleted at ack by default; Queue.open with queueConfigs: { 'workflow-steps': { keepDoneMs: 86_400_000 } } keeps their tries a day, and the runtime option stepOutputReplay keeps each step's verdict and KV effects";
+
 export function timelineView(t: RunTimeline, v: ViewContext): string {
   const c = v.colors;
   if (t.status === 'unknown') return c.dim(`run ${t.runId}: nothing stored (never submitted, or its traces were removed)`);
@@ -148,5 +152,6 @@ export function timelineView(t: RunTimeline, v: ViewContext): string {
     lines.push(`${c.bold('outcome')}: ${stateColor(t.terminal.status, c)} at step ${t.terminal.finalStep}${detail}`);
   } else if (!a) lines.push(c.dim('outcome: not kept (no terminal notification or dead step left in the store)'));
   if (t.truncated) lines.push(c.dim('(scan limit reached: older traces may be missing)'));
+  if (t.steps.some((s) => s.jobs.length === 0 && s.step !== a?.currentStep)) lines.push(c.dim(KEEP_MORE_HINT));
   return lines.join('\n');
 }

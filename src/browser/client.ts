@@ -213,6 +213,7 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
     memoGet: (runId, scope, key) => track(() => remote.memoGet(runId, scope, key)),
     listDeadSteps: (opts) => track(() => remote.listDeadSteps(opts)),
     getRun: (runId) => track(() => remote.getRun(runId)),
+    runTimeline: (runId) => track(() => remote.runTimeline(runId)),
     listMemo: (runId, knownKeys) => track(() => remote.listMemo(runId, knownKeys)),
     bufferedSignal: (correlationKey) => track(() => remote.bufferedSignal(correlationKey)),
     queueCounts: () => track(() => remote.queueCounts()),

@@ -36,6 +36,7 @@ export function createHostApi(host: WorkflowHost): HostApi {
     memoGet: (runId, scope, key) => run({ method: 'memoGet', args: [runId, scope, key] }),
     listDeadSteps: (options) => run({ method: 'listDeadSteps', args: [options] }),
     getRun: (runId) => run({ method: 'getRun', args: [runId] }),
+    runTimeline: (runId) => run({ method: 'runTimeline', args: [runId] }),
     listMemo: (runId, knownKeys) => run({ method: 'listMemo', args: [runId, knownKeys] }),
     bufferedSignal: (correlationKey) => run({ method: 'bufferedSignal', args: [correlationKey] }),
     queueCounts: () => run({ method: 'queueCounts', args: [] }),

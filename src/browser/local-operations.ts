@@ -7,7 +7,7 @@
  */
 import { InvalidArgumentError } from '../core/errors.js';
 import type { Queue } from '../core/queue/index.js';
-import type { DurableRunState, RunOutcome, SignalOutcome, SubmitOutcome, WorkflowRuntime } from '../core/workflow/index.js';
+import type { DurableRunState, RunOutcome, RunTimeline, SignalOutcome, SubmitOutcome, WorkflowRuntime } from '../core/workflow/index.js';
 import { show } from '../core/show.js';
 import { kvKeyBytes, validateRunId } from '../core/workflow/validation.js';
 import { readBufferedSignal } from '../core/workflow/inspection.js';
@@ -163,6 +163,10 @@ export class LocalOperations implements RuntimeOperations {
 
   getRun(runId: string): Promise<RunDetailsView | null> {
     return this.runtime.getRun(runId);
+  }
+
+  runTimeline(runId: string): Promise<RunTimeline> {
+    return this.runtime.getRunTimeline(runId);
   }
 
   async listMemo(runId: string, knownKeys: readonly string[] = []): Promise<readonly MemoEntryView[]> {

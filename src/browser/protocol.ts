@@ -7,12 +7,12 @@
  */
 import type { ErrorCode, ErrorDetails } from '../core/errors.js';
 import type { QueueStats } from '../core/queue/index.js';
-import type { DeadStep, DurableRunState, KvKey, MemoEntry, RunDetails, RunSpec, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
+import type { DeadStep, DurableRunState, KvKey, MemoEntry, RunDetails, RunSpec, RunTimeline, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
 import type { JobFailureReason, JobSubmitOptions } from '../core/workflow/jobs/index.js';
 import type { BatchProgress, BatchStatus, FailurePolicy } from '../core/workflow/bulk/index.js';
 
 /** Bumped when a message shape changes: tabs of different versions never talk to each other. */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 // ---- run events ----
 
@@ -270,6 +270,12 @@ export interface RuntimeOperations {
   listDeadSteps(options?: DeadStepPageOptions): Promise<readonly DeadStepView[]>;
   /** One active run in detail (current step, its tries with timestamps, what it waits for), or null. INVALID_ARGUMENT for a bad id. */
   getRun(runId: string): Promise<RunDetailsView | null>;
+  /**
+   * Everything the store still holds of a run, active or ended, step by step (`runtime.getRunTimeline`):
+   * kept step jobs with their tries, signals, step verdicts, memo entries, the terminal outcome.
+   * INVALID_ARGUMENT for a bad id.
+   */
+  runTimeline(runId: string): Promise<RunTimeline>;
   /** The memo entries of a run that exist now; entries whose key is in `knownKeys` are named. INVALID_ARGUMENT for a bad id. */
   listMemo(runId: string, knownKeys?: readonly string[]): Promise<readonly MemoEntryView[]>;
   /** The signal buffered on `correlationKey` (sent before a run waited for it), or null. */
@@ -346,6 +352,7 @@ export const RETRYABLE_OPERATIONS: ReadonlySet<OperationName> = new Set<Operatio
   'memoGet',
   'listDeadSteps',
   'getRun',
+  'runTimeline',
   'listMemo',
   'bufferedSignal',
   'queueCounts',

@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { encodeValue } from '../../src/core/codec.js';
-import type { RunDetails } from '../../src/core/workflow/index.js';
+import type { RunDetails, RunTimeline, TimelineJob } from '../../src/core/workflow/index.js';
 import { describeBytes, isCancelMessage } from '../../src/browser/inspector/format.js';
-import { buildTimeline, RunObserver } from '../../src/browser/inspector/timeline.js';
+import { buildTimeline, RunObserver, storedEnding } from '../../src/browser/inspector/timeline.js';
 import type { RunEvent } from '../../src/browser/protocol.js';
 
 const base = { runId: 'r1', executor: 'h1' };
@@ -34,7 +34,42 @@ function details(overrides: Partial<RunDetails>): RunDetails {
   };
 }
 
+/** A kept (done or dead) step job of run r1 with its tries. */
+function keptJob(step: number, history: TimelineJob['history'], status: TimelineJob['status'] = 'done'): TimelineJob {
+  return { jobId: `j${step}`, status, attempts: history.length, maxAttempts: 4, interruptions: 0, enqueuedAt: 0, claimedAt: null, completedAt: null, failedAt: null, runAt: null, lastError: null, history };
+}
+
 describe('buildTimeline', () => {
+  it('after a reload (no events seen) draws earlier steps from the jobs the store kept, and the ending from its terminal record', () => {
+    const stored: RunTimeline = {
+      runId: 'r1',
+      status: 'terminated',
+      active: null,
+      headers: {},
+      steps: [
+        { step: 0, jobs: [keptJob(0, [{ attempt: 1, claimedAt: 100, recordedAt: 140, outcome: 'retried', error: 'rate limited' }, { attempt: 2, claimedAt: 300, recordedAt: 350, outcome: 'completed' }])], signal: null, outcome: null },
+        { step: 1, jobs: [keptJob(1, [{ attempt: 1, claimedAt: 400, recordedAt: 420, outcome: 'completed' }])], signal: null, outcome: null },
+      ],
+      memo: [],
+      terminal: { status: 'succeeded', error: null, result: null, finalStep: 1, source: 'notification' },
+      terminatedAtMs: 430,
+      truncated: false,
+    };
+    const ending = storedEnding(stored);
+    expect(ending).toEqual({ status: 'succeeded', error: null, finalStep: 1, at: 430 });
+    const steps = buildTimeline({ runId: 'r1', observer: new RunObserver(), details: null, ending, stored });
+    expect(steps.map((s) => [s.stepNumber, s.phase, s.maxAttempts])).toEqual([
+      [0, 'done', 4],
+      [1, 'done', 4],
+    ]);
+    expect(steps[0]!.attempts).toEqual([
+      { attempt: 1, startedAt: 100, endedAt: 140, outcome: 'failed, retried', error: 'rate limited' },
+      { attempt: 2, startedAt: 300, endedAt: 350, outcome: 'completed', error: null },
+    ]);
+    expect(steps[1]!.attempts.map((a) => a.outcome)).toEqual(['completed']);
+    expect(storedEnding({ ...stored, terminal: null })).toBeUndefined();
+  });
+
   it('draws done steps, the current one from the store with its tries, and named steps still to come', () => {
     const observer = new RunObserver();
     observer.apply(started(0, 1, 100));

@@ -47,6 +47,8 @@ test("after a reload the inspector shows the run's timeline: steps done, the cur
   const step1 = timeline.getByRole('listitem').filter({ hasText: 'Step 1: Research 1/3' });
   await step1.getByText('done', { exact: true }).waitFor();
   await step1.getByText(/model called/).waitFor();
+  // Its try comes from the step job the store kept (this page saw none of it happen).
+  await step1.getByText(/attempt 1 of 5: completed · started .* · took /).waitFor();
   // The approval and publish steps are named before the run reaches them.
   await timeline.getByRole('listitem').filter({ hasText: 'Step 6: Publish' }).getByText('still to come').waitFor();
 

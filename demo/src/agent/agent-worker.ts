@@ -32,7 +32,8 @@ serveWorkflowRuntime({
     schedulerIntervalMs: 500,
     // Five tries for failures (the "outage" task uses them all). A step cut off by a reload or a
     // closed tab does not use one: it counts as an interruption (up to the default 20).
-    defaultQueueConfig: { maxAttempts: 5, retryBackoffBaseMs: 500, retryBackoffMaxMs: 10_000, leaseMs: 30_000 },
+    // Finished step jobs are kept a day, so the inspector shows every step's tries after a reload.
+    defaultQueueConfig: { maxAttempts: 5, retryBackoffBaseMs: 500, retryBackoffMaxMs: 10_000, leaseMs: 30_000, keepDoneMs: 24 * 3600_000 },
   },
   runtimeOptions: { maxConcurrentSteps: 4 },
 });

@@ -402,7 +402,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       const state: RunState = view.details?.state ?? view.ending?.status ?? row?.state ?? 'ended';
       const d = view.details;
       const now = Date.now();
-      const steps = buildTimeline({ runId, details: d, observer: this.observer, description: view.description, ending: view.ending });
+      const steps = buildTimeline({ runId, details: d, observer: this.observer, description: view.description, ending: view.ending, stored: view.stored });
       const header: (HTMLElement | null)[] = [
         h('h2', {}, 'Run timeline'),
         h('p', { class: 'detail-title' }, h('strong', {}, this.titleOf(runId, view.description)), this.badge(state)),

@@ -4,15 +4,15 @@
  * detail (its record, memo entries, buffered signals, the app's KV values). Plain data out; the
  * element decides how to draw it.
  */
-import type { DurableRunState, RunDetails, TerminalStatus } from '../../core/workflow/index.js';
+import type { DurableRunState, RunDetails, RunTimeline, TerminalStatus } from '../../core/workflow/index.js';
 import type { WorkflowClient } from '../client.js';
 import type { MemoEntryView } from '../protocol.js';
-import type { RunDescription, RunEnding, RunObserver } from './timeline.js';
+import { storedEnding, type RunDescription, type RunEnding, type RunObserver } from './timeline.js';
 
 /** The client operations the inspector uses (a `WorkflowClient` from `connect` has them all). */
 export type InspectorClient = Pick<
   WorkflowClient,
-  'listRuns' | 'getRun' | 'status' | 'listMemo' | 'bufferedSignal' | 'queueCounts' | 'listDeadSteps' | 'retryDeadStep' | 'discardDeadStep' | 'kvScan' | 'subscribe'
+  'listRuns' | 'getRun' | 'runTimeline' | 'status' | 'listMemo' | 'bufferedSignal' | 'queueCounts' | 'listDeadSteps' | 'retryDeadStep' | 'discardDeadStep' | 'kvScan' | 'subscribe'
 >;
 
 /** What an app may tell the inspector; everything is optional. */
@@ -42,6 +42,8 @@ export interface RunRow {
 export interface RunDetailView {
   readonly runId: string;
   readonly details: RunDetails | null;
+  /** What the store keeps of the run (kept step jobs, terminal outcome); null when it could not be read. */
+  readonly stored: RunTimeline | null;
   readonly description: RunDescription | undefined;
   readonly ending: RunEnding | undefined;
   readonly memo: readonly MemoEntryView[];
@@ -141,10 +143,11 @@ export class RunReads {
   }
 
   async detail(runId: string, shown: readonly RunRow[]): Promise<RunDetailView> {
-    const [details, description] = await Promise.all([this.client.getRun(runId), this.describe(runId)]);
+    // The stored timeline adds kept tries and the outcome; without it (a store error) the rest still shows.
+    const [details, stored, description] = await Promise.all([this.client.getRun(runId), this.client.runTimeline(runId).catch(() => null), this.describe(runId)]);
     const row = shown.find((r) => r.runId === runId);
     const ending =
-      details === null ? (this.observer.ending(runId) ?? description?.ended ?? (row && !ACTIVE.has(row.state) && row.state !== 'ended' ? { status: row.state as TerminalStatus, error: null } : undefined)) : undefined;
+      details === null ? (this.observer.ending(runId) ?? description?.ended ?? storedEnding(stored) ?? (row && !ACTIVE.has(row.state) && row.state !== 'ended' ? { status: row.state as TerminalStatus, error: null } : undefined)) : undefined;
     const waitKey = details?.waitingFor?.type === 'signal' ? details.waitingFor.correlationKey : null;
     const keys = [...new Set([...(waitKey ? [waitKey] : []), ...(description?.signalKeys ?? [])])];
     const [memo, signals, kv] = await Promise.all([
@@ -152,7 +155,7 @@ export class RunReads {
       Promise.all(keys.map(async (key) => ({ key, buffered: await this.client.bufferedSignal(key), waiting: key === waitKey }))),
       this.kv(description?.kvPrefixes ?? []),
     ]);
-    return { runId, details, description, ending, memo, signals, kv };
+    return { runId, details, stored, description, ending, memo, signals, kv };
   }
 
   private async kv(prefixes: readonly string[]): Promise<[string, Uint8Array][]> {

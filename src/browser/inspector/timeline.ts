@@ -1,11 +1,12 @@
 /**
- * A run's timeline as the inspector shows it, from three sources: what the store records (the
- * current step and its attempt history, `getRun`), what this page saw happen (run events since it
- * loaded, including earlier steps' attempts), and what the app says about the run (step names,
- * steps still to come, how an ended run ended). Pure functions over plain data.
+ * A run's timeline as the inspector shows it, from four sources: the active run's record (the
+ * current step and its attempt history, `getRun`), what else the store keeps of the run (earlier
+ * steps' jobs while the queue keeps done jobs, the terminal outcome: core `getRunTimeline`), what
+ * this page saw happen (run events since it loaded), and what the app says about the run (step
+ * names, steps still to come, how an ended run ended). Pure functions over plain data.
  */
 import type { JobAttempt } from '../../core/queue/index.js';
-import type { DurableRunState, RunDetails, RunWait, TerminalStatus } from '../../core/workflow/index.js';
+import type { DurableRunState, RunDetails, RunTimeline, RunWait, TerminalStatus } from '../../core/workflow/index.js';
 import type { RunEvent, StepResultKind } from '../protocol.js';
 import { isCancelMessage } from './format.js';
 
@@ -183,14 +184,23 @@ function fromSeen(step: SeenStep | undefined): TimelineAttempt[] {
   return (step?.attempts ?? []).map((a) => ({ attempt: a.attempt, startedAt: a.startedAt, endedAt: a.endedAt, ...seenOutcome(a) }));
 }
 
+function historyAttempts(history: readonly JobAttempt[]): TimelineAttempt[] {
+  return history.map((h) => ({ attempt: h.attempt, startedAt: h.claimedAt ?? null, endedAt: h.recordedAt, outcome: HISTORY_OUTCOME[h.outcome], error: h.error ?? null }));
+}
+
+/** The tries of step `n` the store kept (its done or dead jobs), oldest first. */
+function fromStored(stored: RunTimeline | null | undefined, n: number): TimelineAttempt[] {
+  return (stored?.steps.find((s) => s.step === n)?.jobs ?? []).flatMap((job) => historyAttempts(job.history));
+}
+
+/** How the run ended, from the store's terminal record (notification job or dead step), when kept. */
+export function storedEnding(stored: RunTimeline | null | undefined): RunEnding | undefined {
+  const t = stored?.terminal;
+  return t ? { status: t.status, error: t.error, finalStep: t.finalStep, ...(stored!.terminatedAtMs === null ? {} : { at: stored!.terminatedAtMs }) } : undefined;
+}
+
 function fromHistory(details: RunDetails): TimelineAttempt[] {
-  const out: TimelineAttempt[] = details.history.map((h) => ({
-    attempt: h.attempt,
-    startedAt: h.claimedAt ?? null,
-    endedAt: h.recordedAt,
-    outcome: HISTORY_OUTCOME[h.outcome],
-    error: h.error ?? null,
-  }));
+  const out = historyAttempts(details.history);
   if ((details.state === 'running' || details.state === 'cancelling') && details.claimedAt !== null) {
     out.push({ attempt: details.attempts, startedAt: details.claimedAt, endedAt: null, outcome: details.state === 'cancelling' ? 'stopping: cancel requested' : 'running', error: null });
   }
@@ -224,11 +234,13 @@ export interface TimelineInput {
   readonly observer: RunObserver;
   readonly description?: RunDescription;
   readonly ending?: RunEnding;
+  /** What the store keeps of the run (`runTimeline`), when read. */
+  readonly stored?: RunTimeline | null;
 }
 
 /** Steps 0..n of the run: done, the current one, and those still to come when the app named them. */
 export function buildTimeline(input: TimelineInput): TimelineStep[] {
-  const { details, observer, description, ending, runId } = input;
+  const { details, observer, description, ending, runId, stored } = input;
   const seen = observer.seen(runId);
   const named = description?.steps ?? [];
   const current = details?.currentStep ?? ending?.finalStep ?? (seen.size > 0 ? Math.max(...seen.keys()) : named.length > 0 ? 0 : -1);
@@ -237,9 +249,11 @@ export function buildTimeline(input: TimelineInput): TimelineStep[] {
   for (let n = 0; n <= last; n++) {
     const about = named[n];
     const base = { stepNumber: n, name: about?.name ?? null, note: about?.note ?? null };
+    // What this page saw, else what the store kept of the step.
     let attempts = fromSeen(seen.get(n));
-    // The attempts allowed, as the executing runtime reported them when the step started.
-    const seenMax = seen.get(n)?.attempts.at(-1)?.maxAttempts ?? null;
+    if (attempts.length === 0) attempts = fromStored(stored, n);
+    // The attempts allowed, as the executing runtime reported them when the step started (or its kept job says).
+    const seenMax = seen.get(n)?.attempts.at(-1)?.maxAttempts ?? stored?.steps.find((s) => s.step === n)?.jobs.at(-1)?.maxAttempts ?? null;
     if (n < current) {
       steps.push({ ...base, phase: 'done', attempts, waitingFor: null, maxAttempts: seenMax });
     } else if (n === current && details) {

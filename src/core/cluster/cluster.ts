@@ -213,7 +213,8 @@ export class Cluster {
       }
       try {
         await this.pass();
-        await this.collectReplies();
+        // Not awaited: listings on a slow store must not delay the next lease renewal.
+        void this.collectReplies();
       } catch (e) {
         if (this.stop.signal.aborted) return;
         this.options.logger.warn('cluster member pass failed; retrying', { member: this.memberId, error: (e as Error)?.message });
@@ -230,11 +231,16 @@ export class Cluster {
     const o = this.options;
     const now = o.clock.now();
     if (now - this.repliesCollectedAt < o.commandTimeoutMs) return;
+    // Set first: a failed collection waits for the next period (an overlapping one only repeats deletes).
     this.repliesCollectedAt = now;
     const sentBefore = now - 2 * o.commandTimeoutMs - 2 * o.maxClockSkewMs - MAX_BACKOFF_FACTOR * o.inboxPollMs;
-    for (const shard of this.ownedShards()) {
-      if (this.stop.signal.aborted) return;
-      await collectOrphanReplies(this.store, this.layout, shard, sentBefore);
+    try {
+      for (const shard of this.ownedShards()) {
+        if (this.stop.signal.aborted) return;
+        await collectOrphanReplies(this.store, this.layout, shard, sentBefore);
+      }
+    } catch (e) {
+      if (!this.stop.signal.aborted) o.logger.warn('cluster reply collection failed; retrying next period', { member: this.memberId, error: (e as Error)?.message });
     }
   }
 

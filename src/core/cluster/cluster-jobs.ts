@@ -15,17 +15,18 @@ import { encodeEnvelope, readOutcome } from '../workflow/jobs/job-records.js';
 import { JobFailedError, type JobSubmitOptions } from '../workflow/jobs/index.js';
 import type { AnyJob, Job } from '../workflow/jobs/job.js';
 import { MemoStore } from '../workflow/memo.js';
+import type { RunStatus } from '../workflow/index.js';
 import { show } from '../show.js';
 import { checkOptions, optionNames } from '../options.js';
 
-/** What a handle needs of its member: where outcomes are, and whether the job's run is active. */
+/** What a handle needs of its member: where outcomes are, and the job's run status. */
 export interface JobSource {
   readonly store: ObjectStore;
   readonly clock: Clock;
   readonly pollMs: number;
   memoPrefix(id: string): string;
-  /** Whether the job's run is still active (its shard's jobs runtime or a reader of it). */
-  active(id: string): Promise<boolean>;
+  /** The job's run status while it is active, else null (its shard's jobs runtime or a reader of it). */
+  status(id: string): Promise<RunStatus | null>;
 }
 
 const SUBMIT_OPTIONS = optionNames<JobSubmitOptions>({ priority: true, runAt: true, maxAttempts: true, headers: true });
@@ -74,7 +75,7 @@ export class ClusterJobHandle<O, E = never> {
       if (signal?.aborted) throw cancelled();
       const stored = await this.fetchResult();
       if (stored) return unwrap(stored);
-      if (polls % ACTIVE_CHECK_EVERY === 0 && !(await this.source.active(this.id))) {
+      if (polls % ACTIVE_CHECK_EVERY === 0 && (await this.source.status(this.id)) === null) {
         const late = await this.fetchResult();
         if (late) return unwrap(late);
         if (this.newlySubmitted) throw new JobFailedError<E>({ jobId: this.id, jobName: this.job.name, reason: 'no_outcome', message: 'the job ended without recording an outcome' });
@@ -87,6 +88,11 @@ export class ClusterJobHandle<O, E = never> {
       }
       waitMs = Math.min(Math.round(waitMs * 1.5), MAX_RESULT_POLL_MS);
     }
+  }
+
+  /** The job's run status (pending, running, cancelling), or null once it ended; from any member. See `Cluster.readStatus`. */
+  status(): Promise<RunStatus | null> {
+    return this.source.status(this.id);
   }
 }
 

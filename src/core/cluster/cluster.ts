@@ -496,9 +496,9 @@ export class Cluster {
       clock: this.options.clock,
       pollMs: this.options.inboxPollMs,
       memoPrefix: (id) => this.layout.jobsMemoPrefix(shardOfText(id, this.options.shards)),
-      active: async (id) => {
+      status: (id) => {
         const shard = shardOfText(id, this.options.shards);
-        return (await this.readRun(shard, id, this.localJobsRuntime(shard), DEFAULT_JOBS_QUEUE_NAME)) !== null;
+        return this.statusIn(shard, id, this.localJobsRuntime(shard), DEFAULT_JOBS_QUEUE_NAME);
       },
     };
   }
@@ -555,11 +555,15 @@ export class Cluster {
    * the shard, refreshed first. Null for an unknown or terminated run (also a run submitted whose
    * shard's engine was never written yet).
    */
-  async readStatus(runId: string): Promise<RunStatus | null> {
+  readStatus(runId: string): Promise<RunStatus | null> {
     const shard = this.shardOf(runId);
-    const runtime = this.localRuntime(shard);
-    if (runtime) return runtime.readStatus(runId);
-    const details = await this.getRun(runId);
+    return this.statusIn(shard, runId, this.localRuntime(shard));
+  }
+
+  /** A run's status in `shard`: from `local` when this member runs the shard, else from its record through a reader. */
+  private async statusIn(shard: number, runId: string, local: WorkflowRuntime | undefined, queueName?: string): Promise<RunStatus | null> {
+    if (local) return local.readStatus(runId);
+    const details = await this.readRun(shard, runId, undefined, queueName);
     if (details === null) return null;
     const state = details.state === 'running' ? 'running' : details.state === 'cancelling' ? 'cancelling' : 'pending';
     return { runId, state, currentStep: details.currentStep };

@@ -356,10 +356,14 @@ describe('typed jobs in a cluster', () => {
     const shard = shardOfText(handle.id, SHARDS);
     const other = members.find((m) => !m.ownedShards().includes(shard))!;
     await w.until('the job runs', () => started.includes(handle.id));
+    // Read from a member that does not run the shard (its claim may not be flushed yet: pending).
+    const seenElsewhere = other.jobHandle(hang, handle.id);
+    expect(['pending', 'running']).toContain((await w.drive(seenElsewhere.status()))?.state);
     expect(await w.drive(other.cancelJob(handle.id))).toBe(true);
     const err = await w.drive(handle.result().then(() => undefined, (e: unknown) => e));
     expect(isTaqubaError(err, 'JOB_FAILED') && err.details.reason).toBe('no_outcome');
     expect(aborted).toEqual([handle.id]);
+    expect(await w.drive(seenElsewhere.status()), 'no status once the job ended').toBeNull();
     expect(await w.drive(other.cancelJob(handle.id)), 'a job no longer active').toBe(false);
     expect(await codeOf(other.cancelJob('has space'))).toBe('INVALID_ARGUMENT');
   });

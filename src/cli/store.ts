@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { isTaqubaError } from '../core/errors.js';
 import type { ObjectStore } from '../core/objects/object-store.js';
 import { Queue } from '../core/queue/index.js';
+import { ClusterLayout, parseShardQueuePath } from '../core/cluster/layout.js';
 import { WorkflowReader } from '../core/workflow/workflow-reader.js';
 import { FileSystemObjectStore } from '../node/fs-store.js';
 import { S3ObjectStore } from '../stores/s3/s3-store.js';
@@ -132,6 +133,15 @@ export async function openWriter(opened: OpenedStore, options: StoreOptions, for
   // A reader first: it proves an engine is there (Queue.open would create one) and reads the heartbeat.
   const { reader, path } = await openReader(opened, options);
   const beat = await reader.queue.writerHeartbeat().finally(() => reader.close());
+  // A cluster's shard engines take no writer lock (leases guard them): opening one would fence its owner.
+  const shard = parseShardQueuePath(path);
+  if (shard && !force && (await opened.store.get(new ClusterLayout(shard.cluster).clusterKey)) !== undefined) {
+    throw new CliError(
+      'LOCKED',
+      `this engine is shard ${shard.shard} of the cluster ${JSON.stringify(shard.cluster)}, which its owner holds under a lease. store=${JSON.stringify(opened.location)} path=${JSON.stringify(path)}`,
+      'send it through a member of the cluster (openCluster with takesShards: false, then cluster.signal / cluster.cancel); pass --force only when no member runs',
+    );
+  }
   if (!opened.hasWriterLock && !force && !beat?.closed) {
     throw new CliError(
       'LOCKED',

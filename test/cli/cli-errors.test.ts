@@ -12,6 +12,8 @@ import { Queue } from '../../src/core/queue/index.js';
 import { StepOutcome, WorkflowRuntime } from '../../src/core/workflow/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
 import { runCli } from '../../src/cli/program.js';
+import { openCluster } from '../../src/core/cluster/index.js';
+import { ClusterLayout } from '../../src/core/cluster/layout.js';
 import { cli, json, oneLine } from './cli-harness.js';
 
 /** The CLI in this process: what it wrote to stdout and stderr, and its exit code. */
@@ -145,5 +147,23 @@ describe('taquba CLI failures', () => {
     expect(json(good)).toMatchObject({ path: 'app', runs: [{ runId: 'parked', waitingFor: { type: 'signal', correlationKey: 'go' } }] });
     expect(unknownRun.code).toBe(1);
     expect(oneLine(unknownRun)).toMatch(/^taquba: NOT_FOUND: no run with this id in the store\. runId="nobody"/);
+  }, 60_000);
+
+  it("refuses write commands on a cluster's shard engine (they take no lock: opening one would fence its owner); --force opens it", async () => {
+    const root = join(dir, 'cluster');
+    const store = new FileSystemObjectStore({ root });
+    const member = await openCluster(store, { name: 'orders', shards: 2, runner: async (s) => StepOutcome.continueOnSignal(s.payload, 'go', 60_000), hook: { onTermination: async () => undefined }, logger: false });
+    await member.submit({ runId: 'r0' });
+    await member.leave();
+    const path = new ClusterLayout('orders').queuePath(member.shardOf('r0'));
+    const refused = await inProcess(['--store', root, '--path', path, 'signal', 'go', 'x']);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toHaveLength(1);
+    expect(refused.err[0]).toMatch(new RegExp(`^taquba: LOCKED: this engine is shard \\d of the cluster "orders", which its owner holds under a lease\\. .*path="${path}"`));
+    expect(refused.err[0]).toMatch(/through a member of the cluster/);
+    // Reads are fine, and --force (no member runs) goes through.
+    expect((await inProcess(['--store', root, '--path', path, 'runs'])).code).toBe(0);
+    const forced = await inProcess(['--store', root, '--path', path, 'signal', 'go', 'x', '--force']);
+    expect([forced.code, forced.err]).toEqual([0, []]);
   }, 60_000);
 });

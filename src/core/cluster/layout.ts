@@ -78,6 +78,12 @@ export function parseInboxKey(rest: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+/** The cluster name and shard of an engine path made by `queuePath`; undefined for any other path. */
+export function parseShardQueuePath(path: string): { cluster: string; shard: number } | undefined {
+  const m = /^(.+)\/shards\/(\d{4})\/queue$/.exec(path);
+  return m ? { cluster: m[1]!, shard: Number(m[2]) } : undefined;
+}
+
 /** Parses `<shard>/<seq>` below the leases prefix; undefined for anything else. */
 export function parseLeaseKey(rest: string): { shard: number; seq: number } | undefined {
   const m = /^(\d{4})\/(\d{20})$/.exec(rest);

@@ -27,6 +27,8 @@ interface Writer {
   readonly acked: string[];
   /** The last line that ended it: FENCED, `error ...`, or undefined while it runs. */
   final: string | undefined;
+  /** It printed `open` (its engine opened). */
+  opened: boolean;
   readonly exited: Promise<void>;
   stderr: string;
 }
@@ -41,7 +43,7 @@ function startWriter(root: string, name: string, lock: boolean, wal: Wal): Write
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
-  const writer: Writer = { name, child, acked: [], final: undefined, exited: new Promise((r) => child.once('exit', () => r())), stderr: '' };
+  const writer: Writer = { name, child, acked: [], final: undefined, opened: false, exited: new Promise((r) => child.once('exit', () => r())), stderr: '' };
   let buffer = '';
   child.stdout!.on('data', (chunk: Buffer) => {
     buffer += chunk.toString();
@@ -49,6 +51,7 @@ function startWriter(root: string, name: string, lock: boolean, wal: Wal): Write
     buffer = lines.pop() ?? '';
     for (const line of lines) {
       if (line.startsWith('ack ')) writer.acked.push(line.slice(4));
+      else if (line === 'open') writer.opened = true;
       else if (line === 'FENCED' || line.startsWith('error ')) writer.final = line;
     }
   });
@@ -56,20 +59,25 @@ function startWriter(root: string, name: string, lock: boolean, wal: Wal): Write
   return writer;
 }
 
-async function waitUntil(what: string, cond: () => boolean, ms: number): Promise<void> {
+/** `what` is described when the wait times out (so it shows the state then). */
+async function waitUntil(what: string | (() => string), cond: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${typeof what === 'string' ? what : what()}`);
     await sleep(10);
   }
 }
 
-/** Waits until `writer` has `count` acknowledged keys (failing early if it stopped). */
+/**
+ * Waits until `writer` has `count` acknowledged keys (failing early if it stopped). Generous: a
+ * new writer is a `tsx` process start plus an open, on a machine busy with other test files.
+ */
 async function waitAcks(writer: Writer, count: number): Promise<void> {
-  await waitUntil(`${writer.name} acknowledging ${count} keys (has ${writer.acked.length}, final=${writer.final}, stderr=${writer.stderr.slice(0, 300)})`, () => {
+  const state = () => `${writer.name} acknowledging ${count} keys (has ${writer.acked.length}, opened=${writer.opened}, final=${writer.final}, stderr=${writer.stderr.slice(0, 300)})`;
+  await waitUntil(state, () => {
     if (writer.final !== undefined) throw new Error(`${writer.name} stopped early: ${writer.final} ${writer.stderr.slice(0, 300)}`);
     return writer.acked.length >= count;
-  }, 15_000);
+  }, 40_000);
 }
 
 /**
@@ -178,7 +186,7 @@ describe.each([
       await Promise.all([first.exited, second.exited]);
       await checkStore(root, [first, second], `lock trial ${t}`, wal);
     });
-  }, 150_000);
+  }, 300_000);
 
   it('without the lock: two stopped writers are fenced on SIGCONT by a third, and nothing acknowledged is lost', async () => {
     await trials(count, 2, async (t) => {
@@ -201,5 +209,5 @@ describe.each([
       await Promise.all([first.exited, second.exited, third.exited]);
       await checkStore(root, [first, second, third], `no-lock trial ${t}`, wal);
     });
-  }, 150_000);
+  }, 300_000);
 });

@@ -131,6 +131,26 @@ const harness = {
     }
   },
 
+  /** The bytes of a raw file (header included). */
+  async readRaw(names: string[]) {
+    const dir = await dirAt(await rootOf(), names.slice(0, -1), false);
+    const file = await (await dir.getFileHandle(names[names.length - 1])).getFile();
+    return new Uint8Array(await file.arrayBuffer());
+  },
+
+  /** Cuts a raw file to `size` bytes (a torn tail), flushed. */
+  async truncateRaw(names: string[], size: number) {
+    const dir = await dirAt(await rootOf(), names.slice(0, -1), false);
+    const access = await (await dir.getFileHandle(names[names.length - 1])).createSyncAccessHandle!();
+    try {
+      // truncate is part of the platform's handle; the library's type leaves it out (unused there).
+      (access as typeof access & { truncate(size: number): void }).truncate(size);
+      access.flush();
+    } finally {
+      access.close();
+    }
+  },
+
   /** Every raw path below `names` ('/'-joined, directories with a trailing '/'), sorted. */
   async listRaw(names: string[]) {
     const out: string[] = [];

@@ -14,6 +14,7 @@ import { fromUtf8, utf8 } from '../../src/core/bytes.js';
 import { isTaqubaError } from '../../src/core/errors.js';
 import { KvDb } from '../../src/core/kv/index.js';
 import { FileSystemObjectStore } from '../../src/node/index.js';
+import { recordEnds } from '../core/kv/log-record-ends.js';
 
 const roots: string[] = [];
 afterAll(async () => {
@@ -35,17 +36,6 @@ async function segmentFile(root: string): Promise<string> {
   const names = (await readdir(dir)).filter((n) => !n.startsWith('.'));
   expect(names).toHaveLength(1);
   return join(dir, names[0]);
-}
-
-/** Offsets where each record ends (the header record first), read from the length prefixes. */
-function recordEnds(bytes: Uint8Array): number[] {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const ends: number[] = [];
-  for (let at = 0; at < bytes.length; ) {
-    at += 8 + view.getUint32(at);
-    ends.push(at);
-  }
-  return ends;
 }
 
 /** A writer that commits k0..k(COMMITS-1), one record each, and "dies" (never closes). */

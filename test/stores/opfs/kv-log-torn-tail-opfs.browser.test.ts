@@ -11,21 +11,11 @@ import { fromUtf8, utf8 } from '../../../src/core/bytes.js';
 import { KvDb } from '../../../src/core/kv/index.js';
 import { OPFS_HEADER_BYTES } from '../../../src/stores/opfs/index.js';
 import { OpfsWorkerClient } from './opfs-worker-client.js';
+import { recordEnds } from '../../core/kv/log-record-ends.js';
 
 const COMMITS = 6;
 const reader = new OpfsWorkerClient();
 afterAll(() => reader.terminate());
-
-/** Where each log record ends in the segment's data (after the file header), from the length prefixes. */
-function recordEnds(data: Uint8Array): number[] {
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const ends: number[] = [];
-  for (let at = 0; at < data.length; ) {
-    at += 8 + view.getUint32(at);
-    ends.push(at);
-  }
-  return ends;
-}
 
 async function presentKeys(db: KvDb): Promise<number[]> {
   const present: number[] = [];

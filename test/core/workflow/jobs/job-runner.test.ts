@@ -203,11 +203,14 @@ describe('JobRunner', () => {
     const { runner } = await setup();
     runner.register(refuses).register(add);
     expectTypeOf(refuses).toEqualTypeOf<Job<{ amount: number }, string, { code: 'too_large'; limit: number }>>();
-    expectTypeOf(runner.submit(refuses, { amount: 1 })).resolves.toEqualTypeOf<JobHandle<string, { code: 'too_large'; limit: number }>>();
+    // A real submission: awaited below, so it settles before the test's queue closes.
+    const submitted = runner.submit(refuses, { amount: 1 });
+    expectTypeOf(submitted).resolves.toEqualTypeOf<JobHandle<string, { code: 'too_large'; limit: number }>>();
     expectTypeOf<ReturnType<JobHandle<string, number>['result']>>().toEqualTypeOf<Promise<string>>();
     expectTypeOf<Awaited<ReturnType<JobHandle<string, number>['fetchResult']>>>().toEqualTypeOf<JobResult<string, number> | null>();
     expectTypeOf(add).toEqualTypeOf<Job<AddInput, { sum: number; at: Date }, never>>();
     // @ts-expect-error the input type is checked
     await runner.submit(refuses, { amount: 'ten' }).catch(() => undefined);
+    expect((await submitted).jobName).toBe('test.refuses');
   });
 });

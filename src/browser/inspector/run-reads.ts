@@ -12,7 +12,7 @@ import { storedEnding, type RunDescription, type RunEnding, type RunObserver } f
 /** The client operations the inspector uses (a `WorkflowClient` from `connect` has them all). */
 export type InspectorClient = Pick<
   WorkflowClient,
-  'listRuns' | 'getRun' | 'runTimeline' | 'status' | 'listMemo' | 'bufferedSignal' | 'queueCounts' | 'listDeadSteps' | 'retryDeadStep' | 'discardDeadStep' | 'kvScan' | 'subscribe'
+  'listRuns' | 'runTimeline' | 'status' | 'listMemo' | 'bufferedSignal' | 'queueCounts' | 'listDeadSteps' | 'retryDeadStep' | 'discardDeadStep' | 'kvScan' | 'subscribe'
 >;
 
 /** What an app may tell the inspector; everything is optional. */
@@ -42,8 +42,8 @@ export interface RunRow {
 export interface RunDetailView {
   readonly runId: string;
   readonly details: RunDetails | null;
-  /** What the store keeps of the run (kept step jobs, terminal outcome); null when it could not be read. */
-  readonly stored: RunTimeline | null;
+  /** What the store keeps of the run (kept step jobs, terminal outcome). */
+  readonly stored: RunTimeline;
   readonly description: RunDescription | undefined;
   readonly ending: RunEnding | undefined;
   readonly memo: readonly MemoEntryView[];
@@ -143,8 +143,9 @@ export class RunReads {
   }
 
   async detail(runId: string, shown: readonly RunRow[]): Promise<RunDetailView> {
-    // The stored timeline adds kept tries and the outcome; without it (a store error) the rest still shows.
-    const [details, stored, description] = await Promise.all([this.client.getRun(runId), this.client.runTimeline(runId).catch(() => null), this.describe(runId)]);
+    // One read gives the active record (getRun's) and what else the store kept: tries, the outcome.
+    const [stored, description] = await Promise.all([this.client.runTimeline(runId), this.describe(runId)]);
+    const details = stored.active;
     const row = shown.find((r) => r.runId === runId);
     const ending =
       details === null ? (this.observer.ending(runId) ?? description?.ended ?? storedEnding(stored) ?? (row && !ACTIVE.has(row.state) && row.state !== 'ended' ? { status: row.state as TerminalStatus, error: null } : undefined)) : undefined;

@@ -70,6 +70,12 @@ describe('LocalOperations inspector queries', () => {
     expect(run).toMatchObject({ runId: 'run-a', state: 'pending', currentStep: 0, attempts: 0, waitingFor: null });
     expect(structuredClone(run)).toEqual(run);
     expect(await ops.getRun('run-none')).toBeNull();
+    // The run's timeline crosses the worker boundary as plain data too; a bad id is refused.
+    const timeline = await ops.runTimeline('run-a');
+    expect(timeline).toMatchObject({ runId: 'run-a', status: 'active', active: { runId: 'run-a', currentStep: 0 } });
+    expect(structuredClone(timeline)).toEqual(timeline);
+    expect((await ops.runTimeline('run-none')).status).toBe('unknown');
+    await expect(ops.runTimeline('has space')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'invalid_run_id' } });
     await queue.close();
   });
 

@@ -2,9 +2,10 @@
  * Issue #13: the README's Node snippets must run as written. Every `ts` block of README.md that
  * imports `taquba-workflow/node` must follow a marker comment
  * `<!-- readme-snippet: node, prints "..." -->`; each marked block is written to a temp
- * directory, type-checked with tsc and run with tsx as a child process, with the package name
- * mapped to this repository's sources (tsconfig `paths`; the package's `exports` point at dist/,
- * which is not built here). It must print exactly the marker's line on stdout, nothing on stderr
+ * directory, type-checked with tsc (all snippets in one project, one tsc run: a run per snippet
+ * compiled the sources once each and took over 30 s apiece on a loaded machine) and run with tsx
+ * as a child process, with the package name mapped to this repository's sources (tsconfig
+ * `paths`; the package's `exports` point at dist/, which is not built here). It must print exactly the marker's line on stdout, nothing on stderr
  * (no warning, no retry), and exit by itself with code 0.
  */
 import { spawn } from 'node:child_process';
@@ -17,6 +18,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const TSX = join(ROOT, 'node_modules/tsx/dist/cli.mjs');
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const RUN_TIMEOUT_MS = 30_000;
+/** One tsc run over the repository's sources and every snippet (about 25 s on a busy 2-core machine). */
+const TSC_TIMEOUT_MS = 150_000;
 
 interface Snippet {
   readonly line: number;
@@ -44,13 +47,19 @@ function extractSnippets(readme: string): { snippets: Snippet[]; unmarked: numbe
   return { snippets, unmarked };
 }
 
-/** A user's ESM project: `"type": "module"` (the snippet uses top-level await) and a tsconfig mapping the package to the sources. */
-async function writeProject(sub: string, snippet: Snippet): Promise<void> {
-  await writeFile(join(sub, 'snippet.ts'), snippet.code);
+/** The file a snippet is written to; tsc's messages name it, so it carries the README line. */
+const snippetFile = (snippet: Snippet): string => `snippet-${snippet.line}.ts`;
+
+/**
+ * A user's ESM project (`"type": "module"`: the snippets use top-level await) with a tsconfig
+ * mapping the package to the sources, holding the given snippets (each its own module).
+ */
+async function writeProject(sub: string, snippets: readonly Snippet[]): Promise<void> {
+  for (const snippet of snippets) await writeFile(join(sub, snippetFile(snippet)), snippet.code);
   await writeFile(join(sub, 'package.json'), JSON.stringify({ name: 'readme-snippet', private: true, type: 'module' }));
   // The core's declared globals come along, as in the repository's own compile (a published
   // build carries them in its .d.ts files instead).
-  await writeFile(join(sub, 'tsconfig.json'), tsconfig(['snippet.ts', join(ROOT, 'src/core/globals.d.ts')]));
+  await writeFile(join(sub, 'tsconfig.json'), tsconfig([...snippets.map(snippetFile), join(ROOT, 'src/core/globals.d.ts')]));
 }
 
 function tsconfig(files: string[]): string {
@@ -86,7 +95,7 @@ interface Exit {
   readonly timedOut: boolean;
 }
 
-function run(args: string[], cwd: string): Promise<Exit> {
+function run(args: string[], cwd: string, timeoutMs = RUN_TIMEOUT_MS): Promise<Exit> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
     let stdout = '';
@@ -97,7 +106,7 @@ function run(args: string[], cwd: string): Promise<Exit> {
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
-    }, RUN_TIMEOUT_MS);
+    }, timeoutMs);
     child.on('error', fail);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -129,20 +138,31 @@ describe('README Node snippets', () => {
     expect(found).toEqual({ snippets: [], unmarked: [2] });
   });
 
-  it.each(snippets.map((s) => [s.line, s] as const))('the snippet at README.md:%i type-checks', async (line, snippet) => {
-    const sub = await mkdtemp(join(dir, `tsc-${line}-`));
-    await writeProject(sub, snippet);
-    const result = await run([TSC, '-p', 'tsconfig.json'], sub);
-    expect(result.stdout + result.stderr).toBe('');
+  it(`every snippet type-checks (${snippets.map((s) => `README.md:${s.line}`).join(', ')}), in one tsc run`, async () => {
+    const sub = await mkdtemp(join(dir, 'tsc-'));
+    await writeProject(sub, snippets);
+    const result = await run([TSC, '-p', 'tsconfig.json'], sub, TSC_TIMEOUT_MS);
+    // tsc names the file, snippet-<README line>.ts, in each message.
+    expect({ timedOut: result.timedOut, output: result.stdout + result.stderr }).toEqual({ timedOut: false, output: '' });
     expect(result.code).toBe(0);
-  }, 120_000);
+  }, TSC_TIMEOUT_MS + 10_000);
+
+  it('a snippet that does not type-check fails the run, and tsc names its README line', async () => {
+    const sub = await mkdtemp(join(dir, 'tsc-bad-'));
+    const bad: Snippet = { line: 9999, code: "export {};\nconst n: number = 'not a number';\n", prints: '' };
+    await writeProject(sub, [bad]);
+    const result = await run([TSC, '-p', 'tsconfig.json'], sub, TSC_TIMEOUT_MS);
+    expect(result.timedOut).toBe(false);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toContain('snippet-9999.ts(2,');
+  }, TSC_TIMEOUT_MS + 10_000);
 
   it.each(snippets.map((s) => [s.line, s] as const))('the snippet at README.md:%i runs, prints its line and exits by itself (twice in one directory)', async (line, snippet) => {
     const sub = await mkdtemp(join(dir, `run-${line}-`));
-    await writeProject(sub, snippet);
+    await writeProject(sub, [snippet]);
     // The second run starts over the state the first left behind (a re-submitted run id, its memo).
     for (const round of [1, 2]) {
-      const result = await run([TSX, '--tsconfig', 'tsconfig.json', 'snippet.ts'], sub);
+      const result = await run([TSX, '--tsconfig', 'tsconfig.json', snippetFile(snippet)], sub);
       expect({ round, timedOut: result.timedOut, code: result.code, signal: result.signal, stderr: result.stderr }).toEqual({ round, timedOut: false, code: 0, signal: null, stderr: '' });
       expect(result.stdout).toBe(`${snippet.prints}\n`);
     }

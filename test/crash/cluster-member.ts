@@ -5,7 +5,8 @@
  *   leave                leaves cleanly, prints `left`, exits
  *   stats                prints `walputs {shard: count}` (with `report`)
  * Prints `owned <shards>` whenever its owned shards change, `term <runId>` per terminal hook call,
- * `warn <message> <fields>` for the cluster's warnings.
+ * `warn <message> <fields>` for the cluster's warnings, `renewal <json>` when its lease renewal
+ * figures change (the longest gap between renewals, round trip and timer lag).
  *
  * Every step and hook call stages a KV effect under a key unique to the call
  * (`step/<run>/<step>/<member>-<n>`, `term/<run>/<member>-<n>`) whose value is the wall-clock
@@ -98,11 +99,17 @@ const cluster = await openCluster(store, {
 say('open');
 
 let owned = '';
+let renewal = '';
 setInterval(() => {
   const now = cluster.ownedShards().join(',');
   if (now !== owned) {
     owned = now;
     say(`owned ${now}`);
+  }
+  const stats = JSON.stringify(cluster.renewalStats());
+  if (stats !== renewal) {
+    renewal = stats;
+    say(`renewal ${stats}`);
   }
 }, 50);
 

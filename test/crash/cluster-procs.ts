@@ -23,6 +23,8 @@ export class MemberProc {
   readonly ran = new Map<number, number>();
   readonly firstRanAt = new Map<number, number>();
   walPuts: Record<string, number> | undefined;
+  /** The member's lease renewal figures (Cluster.renewalStats), as last printed. */
+  renewal: { renewals: number; maxGapMs: number; maxRoundTripMs: number; maxTickLagMs: number } | undefined;
   opened = false;
   output = '';
   readonly exited: Promise<void>;
@@ -55,6 +57,7 @@ export class MemberProc {
       this.ran.set(shard, (this.ran.get(shard) ?? 0) + 1);
       if (!this.firstRanAt.has(shard)) this.firstRanAt.set(shard, Date.now());
     } else if (line.startsWith('walputs ')) this.walPuts = JSON.parse(line.slice(8)) as Record<string, number>;
+    else if (line.startsWith('renewal ')) this.renewal = JSON.parse(line.slice(8)) as MemberProc['renewal'];
     else this.output += `${line}\n`;
   }
 
@@ -63,12 +66,37 @@ export class MemberProc {
   }
 }
 
+/** What a member did, for a failure message: its shards, runs ended, lease renewal figures, last warnings and output. */
+export function describeMembers(members: readonly MemberProc[]): string {
+  return members.map((m) => `${m.id}: owned=${m.owned.join(',')} terms=${m.terms.length} renewal=${JSON.stringify(m.renewal)} warnings=${m.warnings.slice(-3).join(' | ')} out=${m.output.slice(-300)}`).join('\n');
+}
+
 export async function waitUntil(what: string, cond: () => boolean | Promise<boolean>, ms: number, members: readonly MemberProc[] = []): Promise<number> {
   const start = Date.now();
   while (!(await cond())) {
-    if (Date.now() - start > ms) {
-      const state = members.map((m) => `${m.id}: owned=${m.owned.join(',')} terms=${m.terms.length} warnings=${m.warnings.slice(-3).join(' | ')} out=${m.output.slice(-300)}`).join('\n');
-      throw new Error(`timed out after ${ms} ms: ${what}\n${state}`);
+    if (Date.now() - start > ms) throw new Error(`timed out after ${ms} ms: ${what}\n${describeMembers(members)}`);
+    await sleep(25);
+  }
+  return Date.now() - start;
+}
+
+/**
+ * Waits for `cond` as long as `progress` keeps moving: fails only when it stood still for
+ * `stallMs`. For work whose pace depends on the machine's load (runs through a CPU-bound S3
+ * test server), where a fixed deadline would measure the machine rather than the product.
+ */
+export async function waitWhileProgressing(what: string, cond: () => boolean, progress: () => number, stallMs: number, members: readonly MemberProc[] = []): Promise<number> {
+  const start = Date.now();
+  let last = progress();
+  let movedAt = start;
+  while (!cond()) {
+    const now = Date.now();
+    const current = progress();
+    if (current !== last) {
+      last = current;
+      movedAt = now;
+    } else if (now - movedAt > stallMs) {
+      throw new Error(`no progress for ${stallMs} ms (at ${current}, after ${now - start} ms): ${what}\n${describeMembers(members)}`);
     }
     await sleep(25);
   }

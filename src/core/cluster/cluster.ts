@@ -34,6 +34,22 @@ interface Held {
   releasing: boolean;
   /** Set with `releasing`: settles when the release record is written (or failed). */
   released?: Promise<void>;
+  /** The renewal in flight (creating record `seq + 1`), if any. */
+  renewing?: Promise<void>;
+  /** When the newest renewal of this hold started (clock ms): the lease's age is measured from it. */
+  renewedAt: number;
+}
+
+/** How leases were renewed so far (tests and benchmarks: how close a member came to losing a shard). */
+export interface RenewalStats {
+  /** Successful renewals. */
+  readonly renewals: number;
+  /** Longest time between the start of one renewal of a shard and the end of the next (ms). */
+  readonly maxGapMs: number;
+  /** Longest renewal round trip (ms). */
+  readonly maxRoundTripMs: number;
+  /** Longest delay of a renewal tick past its due time (a busy event loop, ms). */
+  readonly maxTickLagMs: number;
 }
 
 /** Lease records kept per shard besides the newest (older ones are deleted by the owner). */
@@ -90,6 +106,8 @@ export class Cluster {
   private readonly nextRunId: () => string;
   private readonly sender: CommandSender;
   private loop: Promise<void> | undefined;
+  private renewLoop: Promise<void> | undefined;
+  private renewal = { renewals: 0, maxGapMs: 0, maxRoundTripMs: 0, maxTickLagMs: 0 };
   private inboxLoop: Promise<void> | undefined;
   private left: Promise<void> | undefined;
   private liveMembers: readonly string[] = [];
@@ -154,6 +172,7 @@ export class Cluster {
   async start(): Promise<void> {
     await this.pass();
     this.loop = this.runLoop();
+    this.renewLoop = this.options.takesShards ? this.runRenewals() : Promise.resolve();
     this.inboxLoop = this.options.takesShards ? this.runInbox() : Promise.resolve();
   }
 
@@ -223,6 +242,52 @@ export class Cluster {
   }
 
   /**
+   * Renews every held shard each `leaseMs / 3`, on its own timer: the member pass lists and reads
+   * (slow on a loaded store) and must never delay a renewal. Each renewal is one create-only put,
+   * not awaited here, so one slow put holds up only its own shard's next renewal.
+   */
+  private async runRenewals(): Promise<void> {
+    const o = this.options;
+    const interval = Math.round(o.leaseMs / 3);
+    let due = o.clock.now() + interval;
+    while (!this.stop.signal.aborted) {
+      try {
+        await o.clock.sleep(Math.max(0, due - o.clock.now()), this.stop.signal);
+      } catch {
+        return;
+      }
+      const now = o.clock.now();
+      this.renewal.maxTickLagMs = Math.max(this.renewal.maxTickLagMs, now - due);
+      due = now + interval;
+      this.dropExpired(now);
+      for (const [shard, h] of this.held) {
+        if (h.releasing || h.renewing) continue;
+        const renewing = this.renew(shard, h)
+          .catch((e) => {
+            if (!this.stop.signal.aborted) o.logger.warn('cluster lease renewal failed; retrying', { member: this.memberId, shard, error: (e as Error)?.message });
+          })
+          .finally(() => {
+            if (h.renewing === renewing) h.renewing = undefined;
+          });
+        h.renewing = renewing;
+      }
+    }
+  }
+
+  /** Drops every held shard whose lease is about to expire by this member's clock (a paused or starved member). */
+  private dropExpired(now: number): void {
+    const safetyMs = this.options.leaseMs / 5;
+    for (const [shard, h] of this.held) {
+      if (!h.releasing && now >= h.expiresAt - safetyMs) this.drop(shard, `lease expired before it was renewed (a paused or slow member; ${now - h.renewedAt} ms since the last renewal started)`);
+    }
+  }
+
+  /** @internal Tests and benchmarks: how lease renewals went so far. */
+  renewalStats(): RenewalStats {
+    return { ...this.renewal };
+  }
+
+  /**
    * Once per `commandTimeoutMs`, deletes the replies of owned shards that no sender will read:
    * those of batches sent more than twice the timeout ago (plus the clock-skew margin on both
    * clocks and the senders' longest poll backoff).
@@ -260,21 +325,16 @@ export class Cluster {
   private async passOnce(): Promise<void> {
     const o = this.options;
     const now = o.clock.now();
-    const safetyMs = o.leaseMs / 5;
+    this.dropExpired(now);
     for (const [shard, h] of this.held) {
-      if (h.releasing) continue;
-      if (now >= h.expiresAt - safetyMs) this.drop(shard, 'lease expired before it was renewed (a paused or slow member)');
-      else if (h.host.failure !== undefined) this.drop(shard, `shard stopped: ${(h.host.failure as Error)?.message ?? String(h.host.failure)}`);
+      if (!h.releasing && h.host.failure !== undefined) this.drop(shard, `shard stopped: ${(h.host.failure as Error)?.message ?? String(h.host.failure)}`);
     }
-    // Renewals first and alongside the reads: a renewal needs no table (its create-only put
-    // fails if someone else moved the lease on), and a slow store must not delay it.
-    const renewals = [...this.held].filter(([, h]) => !h.releasing).map(([shard, h]) => this.renew(shard, h));
+    // Leases are renewed by their own loop (runRenewals), never held up by this pass's reads.
     const beat = o.takesShards ? this.store.put(this.layout.memberKey(o.memberId), encodeMember({ memberId: o.memberId, beatAt: now, leaseMs: o.leaseMs })) : Promise.resolve();
     const [live, table] = await Promise.all([
       beat.then(() => this.memberView.live(now, o.takesShards && !this.stop.signal.aborted)),
       // A client member (takesShards false) needs no lease table.
       o.takesShards ? listLeaseTable(this.store, this.layout, o.shards) : Promise.resolve([]),
-      Promise.all(renewals),
     ]);
     if (live.join() !== this.liveMembers.join()) o.logger.info('cluster membership changed', { member: this.memberId, members: live.join(',') });
     this.liveMembers = live;
@@ -286,8 +346,9 @@ export class Cluster {
       const h = this.held.get(shard);
       if (h) {
         if (h.releasing) continue;
-        // Listed alongside our renewal: our own newest is h.seq or the one before. Past it is another member's.
-        if (newestSeq > h.seq) {
+        // A renewal in flight may have created h.seq + 1 before this listing: that one is ours.
+        // Past it is another member's (a lost renewal drops the shard by itself).
+        if (newestSeq > h.seq + (h.renewing ? 1 : 0)) {
           this.drop(shard, `lease record ${newestSeq} created by another member`);
           continue;
         }
@@ -327,7 +388,7 @@ export class Cluster {
     // it (its open would fence it anyway, but waiting keeps its last commits from failing
     // needlessly), in the background, so the loop is never held up.
     const host = new ShardHost(shard, this.shardStore, this.layout, this.options, this.closing.get(shard));
-    this.held.set(shard, { seq: record.seq, expiresAt: record.expiresAt, host, releasing: false });
+    this.held.set(shard, { seq: record.seq, expiresAt: record.expiresAt, host, releasing: false, renewedAt: record.expiresAt - this.options.leaseMs });
     this.options.logger.info('cluster shard taken', { member: this.memberId, shard, seq: record.seq });
     // Not awaited: the engine opens in the background (replay can take a while), and the member
     // loop must keep renewing meanwhile. A failed open shows as `host.failure` at the next pass.
@@ -336,14 +397,21 @@ export class Cluster {
 
   private async renew(shard: number, h: Held): Promise<void> {
     const record = this.leaseRecord(h.seq + 1, 'hold');
-    // No listing after a renewal: a record past ours shows in this pass's lease table, and the
-    // engine's fencing covers the moment in between.
+    const startedAt = record.expiresAt - this.options.leaseMs;
+    // No listing after a renewal: a record past ours shows in the next pass's lease table, and
+    // the engine's fencing covers the moment in between.
     if (!(await createLease(this.store, this.layout, shard, record, false))) {
       if (this.held.get(shard) === h) this.drop(shard, 'lease renewal lost to another member');
       return;
     }
+    const now = this.options.clock.now();
+    const r = this.renewal;
+    r.renewals++;
+    r.maxGapMs = Math.max(r.maxGapMs, now - h.renewedAt);
+    r.maxRoundTripMs = Math.max(r.maxRoundTripMs, now - startedAt);
     h.seq = record.seq;
     h.expiresAt = record.expiresAt;
+    h.renewedAt = startedAt;
     this.leaseCache.set(this.layout.leaseKey(shard, record.seq), record);
   }
 
@@ -362,6 +430,8 @@ export class Cluster {
 
   private async handOver(shard: number, h: Held): Promise<void> {
     await h.host.close();
+    // A renewal in flight takes seq + 1; the release record comes after it.
+    await h.renewing;
     try {
       await createLease(this.store, this.layout, shard, this.leaseRecord(h.seq + 1, 'release'));
       this.options.logger.info('cluster shard released', { member: this.memberId, shard });
@@ -589,6 +659,7 @@ export class Cluster {
     this.left ??= (async () => {
       this.stop.abort();
       await this.loop;
+      await this.renewLoop;
       await this.inboxLoop;
       await Promise.all([...this.held.entries()].map(([shard, h]) => (h.releasing ? (h.released ?? Promise.resolve()) : this.release(shard, h)).catch((e) => this.options.logger.warn('cluster release failed', { shard, error: (e as Error)?.message }))));
       await Promise.all([...this.closing.values()]);

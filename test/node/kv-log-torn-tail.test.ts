@@ -3,8 +3,8 @@
  * that died mid-append leaves its last segment cut anywhere. For every byte offset inside its
  * last records, a reopen must apply exactly the commits whose records are whole before the cut,
  * never one after it, and record that end so every later open agrees. A damaged record followed by
- * a whole one ends replay at the damaged one; a damaged record in a log whose end was recorded
- * (a clean close) is CORRUPT_DATA.
+ * a whole one cannot be a torn tail (a crash cuts only the last record): CORRUPT_DATA, with no end
+ * recorded; so is a damaged record in a log whose end was recorded (a clean close).
  */
 import { cp, mkdtemp, readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -89,14 +89,45 @@ describe('append-log WAL: torn tails', () => {
     expect(checked).toBe(bytes.length - from + 1);
   }, 120_000);
 
-  it('a damaged record ends replay there, even when whole records follow it', async () => {
-    const { root, file, ends } = await crashedWriter();
-    const bytes = new Uint8Array(await readFile(file));
-    // Damage the body of commit 7 (record index 8); records 9.. stay whole and valid.
-    bytes[ends[7] + 9] ^= 0xff;
-    await writeFile(file, bytes);
+  it('a flipped byte in any field of a record with whole records after it is CORRUPT_DATA naming the segment and offset, and no end is recorded', async () => {
+    const { root, file, bytes, ends } = await crashedWriter();
+    // Record index 8 holds commit 7; records 9.. stay whole. Fields: length (4 bytes), checksum (4), body.
+    const start = ends[7];
+    const bodyLength = ends[8] - start - 8;
+    const offsets = [0, 1, 2, 3, 4, 5, 6, 7, 8, 8 + Math.floor(bodyLength / 2), 8 + bodyLength - 1].map((o) => start + o);
+    const masks = [0x01, 0x80, 0xff];
+    let checked = 0;
+    for (const at of offsets) {
+      for (const mask of masks) {
+        const copy = await tempRoot();
+        await cp(root, copy, { recursive: true });
+        const damaged = bytes.slice();
+        damaged[at] ^= mask;
+        await writeFile(join(copy, file.slice(root.length)), damaged);
+        const error = await open(copy).then(
+          (db) => db.close().then(() => undefined),
+          (e: unknown) => e,
+        );
+        const where = `byte ${at - start} of the record, mask ${mask}`;
+        expect(isTaqubaError(error, 'CORRUPT_DATA'), `${where}: ${String(error)}`).toBe(true);
+        expect((error as Error).message, where).toContain('kv/log/');
+        expect((error as Error).message, where).toContain(`offset ${start}`);
+        // Nothing was recorded as the log's new end: the damage is still reported next time.
+        expect(await readdir(join(copy, 'kv@', 'log-end@')).catch(() => []), where).toEqual([]);
+        await rm(copy, { recursive: true, force: true });
+        checked++;
+      }
+    }
+    expect(checked).toBe(offsets.length * masks.length);
+  }, 120_000);
+
+  it('a flipped byte in the last record is a torn tail: the records before it replay', async () => {
+    const { root, file, bytes, ends } = await crashedWriter();
+    const damaged = bytes.slice();
+    damaged[ends.at(-2)! + 10] ^= 0xff;
+    await writeFile(file, damaged);
     const db = await open(root);
-    expect(await presentKeys(db)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(await presentKeys(db)).toEqual(Array.from({ length: COMMITS - 1 }, (_, i) => i));
     await db.close();
   });
 

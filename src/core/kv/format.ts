@@ -80,6 +80,10 @@ export function openChecksummed(bytes: Uint8Array, object: string): Uint8Array {
 export function writeKind(writer: ByteWriter, kind: EntryKind): void {
   writer.u8(KIND_CODES[kind]);
 }
+/** Whether `code` is the byte of an entry kind. */
+export function isKindCode(code: number): boolean {
+  return KIND_BY_CODE[code] !== undefined;
+}
 export function readKind(reader: ByteReader, object: string): EntryKind {
   const kind = KIND_BY_CODE[reader.u8()];
   if (!kind) throw corruptReader(object)('unknown entry kind');

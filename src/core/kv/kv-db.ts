@@ -36,7 +36,7 @@ import { Transaction, checkKey, type PendingWrite } from './transaction.js';
 import type { CommitOptions, KvEntry, KvReadable, MergeOperator, ScanRange, WriteOp } from './types.js';
 import { encodeCommit, type WalCommit, type WalObject } from './wal/wal-format.js';
 import { comparePositions, logSealKey, logSegmentKey, type LogEnd, type LogPosition } from './wal/log-format.js';
-import { decideLogEnd, listLogSegments, measureLog, readEpochBatches, readLogEnd } from './wal/log-replay.js';
+import { checkSegmentsPresent, decideLogEnd, listLogEndEpochs, listLogSegments, measureLog, readEpochBatches, readLogEnd } from './wal/log-replay.js';
 import { LogWalSink } from './wal/log-sink.js';
 import { appendLogsOf, type AppendLogStore } from '../objects/append-log.js';
 import { createObject } from '../objects/create-object.js';
@@ -228,7 +228,15 @@ export class KvDb implements KvReadable {
       const end = (await readLogEnd(this.store, path, epoch)) ?? (await decideLogEnd(this.store, path, await measureLog(this.store, path, epoch, segments)));
       // The old writer may have recorded an end in a segment created after our listing.
       if (end.segment > (segments.at(-1) ?? 0)) segments = (await listLogSegments(this.store, path)).get(epoch) ?? [];
+      checkSegmentsPresent(path, epoch, segments, this.manifest.data.logStart, end);
       this.logsToReplay.push({ epoch, segments, end });
+    }
+    // An older epoch with a recorded end but no segment left: fine only when its end is in tables.
+    const logStart = this.manifest.data.logStart;
+    for (const epoch of await listLogEndEpochs(this.store, path, logStart?.[0] ?? 0)) {
+      if (epoch >= this.epoch || found.has(epoch)) continue;
+      const end = await readLogEnd(this.store, path, epoch);
+      if (end) checkSegmentsPresent(path, epoch, [], logStart, end);
     }
   }
 
@@ -238,7 +246,11 @@ export class KvDb implements KvReadable {
     while (this.logsToReplay.length > 0 && this.logsToReplay[0].epoch < epoch) {
       const log = this.logsToReplay.shift()!;
       for await (const { position, commits } of readEpochBatches(this.store, this.options.path, log.epoch, log.segments, from, log.end)) {
-        this.replayed = { ...this.replayed, log: position };
+        // The mark says which segments a frozen memtable holds whole (a flush retires them): while
+        // segment n is being applied, only those before it. Marking n itself would let a freeze
+        // partway through n retire it while its later batches live only in the newer memtable.
+        const before: LogPosition = [position[0], position[1] - 1];
+        this.replayed = { ...this.replayed, log: maxPosition(this.replayed.log, before) };
         await this.applyCommits(commits);
       }
       if (log.end.segment > 0) this.replayed = { ...this.replayed, log: maxPosition(this.replayed.log, [log.epoch, log.end.segment]) };

@@ -10,7 +10,7 @@
 import { ByteReader, ByteWriter } from '../../bytes.js';
 import { crc32c } from '../../checksum.js';
 import { CorruptDataError } from '../../errors.js';
-import { FORMAT_VERSION, corruptReader, openFramed, sealWithChecksum } from '../format.js';
+import { FORMAT_VERSION, corruptReader, isKindCode, openFramed, sealWithChecksum } from '../format.js';
 import { readCommit, type WalCommit } from './wal-format.js';
 
 const LOG_MAGIC = 0x5451574c; // "TQWL"
@@ -86,7 +86,8 @@ export interface ScannedSegment {
 /**
  * Reads a segment's records. Without `end` (the log of a writer nobody sealed yet, or the live
  * writer's for a reader) it stops at the first record that runs past the bytes or fails its
- * checksum, and never reads past it. With `end` (a sealed epoch's recorded end) every record up to
+ * checksum, and never reads past it; but a bad record that cannot be a torn tail (see
+ * `checkTornTail`) is CORRUPT_DATA. With `end` (a sealed epoch's recorded end) every record up to
  * `end` must be whole and valid, else CORRUPT_DATA naming the segment; bytes after it are ignored.
  */
 export function scanSegment(bytes: Uint8Array, key: string, position: LogPosition, end?: number): ScannedSegment {
@@ -100,6 +101,7 @@ export function scanSegment(bytes: Uint8Array, key: string, position: LogPositio
     const body = recordAt(bytes, view, at, limit);
     if (!body) {
       if (end !== undefined) throw corrupt(`bad record at offset ${at}`);
+      checkTornTail(bytes, view, at, corrupt);
       break;
     }
     const r = new ByteReader(body, corrupt);
@@ -118,6 +120,44 @@ export function scanSegment(bytes: Uint8Array, key: string, position: LogPositio
     at += RECORD_HEADER_BYTES + body.length;
   }
   return { batches, validEnd: at };
+}
+
+/** Checksum work the search for whole records after a bad one may do (bytes); see checkTornTail. */
+const TAIL_SEARCH_BUDGET = 64 << 20;
+
+/**
+ * A bad record at `at` is a torn tail only if it is the last thing in the segment: a writer has
+ * one append in flight and appends nothing after a failed one, so a crash can cut only the last
+ * record. A record whose own length ends before the segment does, or a whole, valid batch
+ * record found anywhere after it, proves damage: CORRUPT_DATA naming the offsets, never a
+ * shorter log. (A damaged length that points past the end is found by the search, which checks
+ * candidate offsets whose bytes parse as the start of a commit; it stops after
+ * TAIL_SEARCH_BUDGET bytes of checksums.)
+ */
+function checkTornTail(bytes: Uint8Array, view: DataView, at: number, corrupt: (what: string) => Error): void {
+  if (bytes.length - at < RECORD_HEADER_BYTES) return;
+  const ends = at + RECORD_HEADER_BYTES + view.getUint32(at);
+  if (ends < bytes.length) throw corrupt(`bad record at offset ${at} with ${bytes.length - ends} bytes after its end: damage, not a torn tail`);
+  let budget = TAIL_SEARCH_BUDGET;
+  for (let o = at + 1; o + RECORD_HEADER_BYTES < bytes.length && budget > 0; o++) {
+    const length = view.getUint32(o);
+    const start = o + RECORD_HEADER_BYTES;
+    if (length === 0 || start + length > bytes.length || !startsLikeCommit(bytes.subarray(start, start + length))) continue;
+    budget -= length;
+    if (crc32c(bytes, start, start + length) === view.getUint32(o + 4)) {
+      throw corrupt(`bad record at offset ${at} followed by a whole record at offset ${o}: damage, not a torn tail`);
+    }
+  }
+}
+
+/** Whether `body` starts as `encodeCommit` writes a commit: a seq, at least one op, a known kind (a cheap filter before a checksum). */
+function startsLikeCommit(body: Uint8Array): boolean {
+  try {
+    const r = new ByteReader(body, () => new Error('short'));
+    return r.varint() > 0 && r.varint() > 0 && isKindCode(r.u8());
+  } catch {
+    return false;
+  }
 }
 
 /** The body of the record at `at` when it is whole within `limit` and its checksum holds. */

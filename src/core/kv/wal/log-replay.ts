@@ -6,6 +6,7 @@
 import { CorruptDataError, NotFoundError } from '../../errors.js';
 import { createObject } from '../../objects/create-object.js';
 import type { ObjectStore } from '../../objects/object-store.js';
+import { parseSequenceId } from '../format.js';
 import type { WalCommit } from './wal-format.js';
 import {
   comparePositions,
@@ -31,6 +32,17 @@ export async function listLogSegments(store: ObjectStore, path: string): Promise
   }
   for (const list of byEpoch.values()) list.sort((a, b) => a - b);
   return new Map([...byEpoch].sort((a, b) => a[0] - b[0]));
+}
+
+/** Epochs from `fromEpoch` on whose log end is recorded, ascending (ends are kept forever, so this lists only recent epochs). */
+export async function listLogEndEpochs(store: ObjectStore, path: string, fromEpoch: number): Promise<number[]> {
+  const epochs: number[] = [];
+  const startAfter = fromEpoch > 0 ? logEndKey(path, fromEpoch - 1) : undefined;
+  for await (const info of store.list(`${path}/log-end/`, { startAfter })) {
+    const epoch = parseSequenceId(info.key);
+    if (epoch !== undefined) epochs.push(epoch);
+  }
+  return epochs.sort((a, b) => a - b);
 }
 
 /** The recorded end of `epoch`'s log, or undefined when none was recorded yet. */
@@ -68,6 +80,23 @@ export async function measureLog(store: ObjectStore, path: string, epoch: number
   const obj = await store.get(key);
   if (!obj) return { epoch, segment: last, length: 0 };
   return { epoch, segment: last, length: scanSegment(obj.data, key, [epoch, last]).validEnd };
+}
+
+/**
+ * CORRUPT_DATA naming the first segment missing from `segments` that replay up to `end` needs:
+ * every segment of the epoch from `from` (from 1 when `from` lies in an earlier epoch) through
+ * `end.segment`. Segments are numbered without gaps and only those before the manifest's
+ * `logStart` are ever deleted, so a missing one is damage: skipping it would drop its commits.
+ */
+export function checkSegmentsPresent(path: string, epoch: number, segments: readonly number[], from: LogPosition | undefined, end: LogEnd): void {
+  if (end.segment === 0 || (from && from[0] > epoch)) return;
+  const first = from && from[0] === epoch ? from[1] : 1;
+  const present = new Set(segments);
+  for (let segment = first; segment <= end.segment; segment++) {
+    if (present.has(segment)) continue;
+    const object = logSegmentKey(path, epoch, segment);
+    throw new CorruptDataError(`log segment missing: replay needs it up to the log's end (segment ${end.segment}, ${end.length} bytes). object=${object}`, { object, problem: 'log_segment_missing' });
+  }
 }
 
 /** True when a record of `epoch` ending at `offset` of `segment` lies within `end`. */

@@ -14,7 +14,7 @@ import { closeSync, existsSync, fdatasync, openSync, write, writeSync } from 'no
 import * as path from 'node:path';
 import { PreconditionFailedError } from '../core/errors.js';
 import type { AppendLog, AppendLogStore } from '../core/objects/append-log.js';
-import { validateObjectKey } from '../core/objects/keys.js';
+import { validateObjectKey, validatePutData } from '../core/objects/keys.js';
 
 const SYNC_WRITE_MAX_BYTES = 64 * 1024;
 
@@ -92,6 +92,7 @@ class FsAppendLog implements AppendLog {
   }
 
   async append(data: Uint8Array): Promise<void> {
+    validatePutData(this.key, data, 'append');
     const fd = this.fd;
     if (fd === undefined) throw this.platform.toStoreError('put', `key=${this.key} (log closed)`, Object.assign(new Error('log closed'), { code: 'EBADF' }));
     try {

@@ -18,7 +18,7 @@ import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, P
 import { checkPrecondition, hasPrecondition } from '../core/objects/preconditions.js';
 import type { AppendLogStore } from '../core/objects/append-log.js';
 import { FsAppendLogs } from './fs-append-log.js';
-import { lockDirectory, type ProcessLockOptions } from './process-lock.js';
+import { lockDirectory, validateProcessLockOptions, type ProcessLockOptions } from './process-lock.js';
 import { TEMP_DIRECTORY, createTempFile, isOrphanedTemp, removeTempFile, sweepTempDirectory, sweepTempTree, type TempFile } from './temp-files.js';
 
 export interface FileSystemObjectStoreOptions {
@@ -44,6 +44,17 @@ export interface FileSystemObjectStoreOptions {
  * insists), or the constructor rejects it as unknown (INVALID_CONFIG naming the nearest name).
  */
 const FS_STORE_OPTION_NAMES = optionNames<FileSystemObjectStoreOptions>({ root: true, writerLock: true, appendLogs: true });
+
+/** The `writerLock` option after its check: throws INVALID_CONFIG unless it is false or ProcessLockOptions. */
+function checkWriterLock(value: unknown): ProcessLockOptions | false {
+  if (value === false) return false;
+  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+    const shown = typeof value === 'string' ? JSON.stringify(value) : Array.isArray(value) ? 'Array' : typeof value === 'function' ? 'function' : String(value);
+    throw new InvalidConfigError(`writerLock must be false or an object of lock options (staleMs, onCompromised). option=writerLock value=${shown}`, { option: 'writerLock' });
+  }
+  validateProcessLockOptions(value, 'writerLock');
+  return value ?? {};
+}
 
 /** Lock directories of engine writers: `<root>/.locks/<encoded engine path>.lock`. */
 const LOCK_DIRECTORY = '.locks';
@@ -214,7 +225,8 @@ const WALK: DirectoryWalkPlatform<string, Dirent> = {
  *   damaged on disk (for example truncated) is returned as it is; the engine's checksums catch it.
  * - delete unlinks and fsyncs the directory; empty directories are left in place (removing them
  *   would race with a concurrent put into the same directory).
- * - list walks directories lazily in key order, reading one directory at a time.
+ * - list walks directories lazily in key order, reading one directory at a time, and reads a
+ *   directory again when an entry vanished under it (the listing contract of ObjectStore.list).
  *
  * Targets POSIX filesystems (Linux, macOS). The root belongs to the store: never put other files
  * or symlinks in it, and give every store of one root the same path (the in-process lock is keyed
@@ -251,7 +263,10 @@ export class FileSystemObjectStore implements ObjectStore {
    */
   readonly appendLogs: AppendLogStore | undefined;
 
-  /** Throws INVALID_CONFIG when `root` is missing or empty. Touches nothing on disk. */
+  /**
+   * Throws INVALID_CONFIG when `root` is missing or empty, or an option is unknown or not of its
+   * type. Touches nothing on disk.
+   */
   constructor(options: FileSystemObjectStoreOptions) {
     checkOptions(options ?? null, FS_STORE_OPTION_NAMES, 'file system store');
     if (typeof options?.root !== 'string' || options.root === '') {
@@ -260,7 +275,7 @@ export class FileSystemObjectStore implements ObjectStore {
     this.root = path.resolve(options.root);
     this.rootWithSep = this.root.endsWith(path.sep) ? this.root : this.root + path.sep;
     this.tempDir = path.join(this.root, TEMP_DIRECTORY);
-    this.writerLock = options.writerLock ?? {};
+    this.writerLock = checkWriterLock(options.writerLock);
     if (options.appendLogs !== undefined && typeof options.appendLogs !== 'boolean') {
       throw new InvalidConfigError(`appendLogs must be a boolean. option=appendLogs value=${String(options.appendLogs)}`, { option: 'appendLogs' });
     }

@@ -14,7 +14,8 @@ import { mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import lockfile from 'proper-lockfile';
-import { StoreLockedError, StoreUnavailableError } from '../core/errors.js';
+import { InvalidConfigError, StoreLockedError, StoreUnavailableError } from '../core/errors.js';
+import { checkOptions, numberRule, optionNames } from '../core/options.js';
 
 export interface ProcessLockOptions {
   /**
@@ -27,6 +28,28 @@ export interface ProcessLockOptions {
   readonly onCompromised?: (error: Error) => void;
 }
 
+/** Every ProcessLockOptions name (add a new option's name here, or the check rejects it). */
+const PROCESS_LOCK_OPTION_NAMES = optionNames<ProcessLockOptions>({ staleMs: true, onCompromised: true });
+
+/**
+ * Throws INVALID_CONFIG unless `options` is undefined or ProcessLockOptions: an object of known
+ * options only, `staleMs` a non-negative finite number, `onCompromised` a function. `name` names
+ * the options in messages (`writerLock`: `writerLock.staleMs must not be negative`).
+ */
+export function validateProcessLockOptions(options: unknown, name: string): asserts options is ProcessLockOptions | undefined {
+  checkOptions(options, PROCESS_LOCK_OPTION_NAMES, name);
+  const { staleMs, onCompromised } = (options ?? {}) as Record<string, unknown>;
+  const rule = staleMs === undefined ? undefined : numberRule(staleMs);
+  if (rule !== undefined) {
+    const option = `${name}.staleMs`;
+    throw new InvalidConfigError(`${option} ${rule}. option=${option} value=${String(staleMs)}`, { option });
+  }
+  if (onCompromised !== undefined && typeof onCompromised !== 'function') {
+    const option = `${name}.onCompromised`;
+    throw new InvalidConfigError(`${option} must be a function, not ${onCompromised === null ? 'null' : typeof onCompromised}. option=${option}`, { option });
+  }
+}
+
 export interface ProcessLock {
   /** The directory that is locked. */
   readonly root: string;
@@ -36,9 +59,10 @@ export interface ProcessLock {
 
 /**
  * Takes the exclusive lock on `root` (created if missing). Rejects with LOCKED when another live
- * process holds it, STORE_UNAVAILABLE on I/O errors.
+ * process holds it, STORE_UNAVAILABLE on I/O errors, INVALID_CONFIG on bad options.
  */
 export async function acquireProcessLock(root: string, options: ProcessLockOptions = {}): Promise<ProcessLock> {
+  validateProcessLockOptions(options, 'lock');
   const dir = resolve(root);
   await mkdir(dir, { recursive: true });
   return { ...(await lockDirectory(dir, join(dir, '.writer.lock'), `root=${dir}`, options)), root: dir };

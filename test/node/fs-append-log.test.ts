@@ -67,6 +67,54 @@ describe('filesystem append logs', () => {
     expect(await codeOf(() => new FileSystemObjectStore({ root: '/tmp/x', appendLogs: 'yes' as unknown as boolean }))).toBe('INVALID_CONFIG');
   });
 
+  // Issue 24: a string was appended as text, an ArrayBuffer as 0 bytes, a Uint16Array as half of it.
+  const notBytes: [string, unknown][] = [
+    ['string', 'text'],
+    ['ArrayBuffer', new ArrayBuffer(4)],
+    ['Uint16Array', new Uint16Array([1, 2])],
+    ['DataView', new DataView(new ArrayBuffer(4))],
+    ['Array', [1, 2]],
+    ['number', 7],
+    ['null', null],
+    ['undefined', undefined],
+  ];
+
+  it('refuses to append data that is not a Uint8Array with INVALID_ARGUMENT, writing nothing', async () => {
+    const store = await fsStore();
+    const log = await store.appendLogs!.createLog('bad/log');
+    await log.append(utf8('ok'));
+    for (const [got, data] of notBytes) {
+      const error = await log.append(data as Uint8Array).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isTaqubaError(error, 'INVALID_ARGUMENT'), `append of ${got}: ${String(error)}`).toBe(true);
+      expect((error as Error).message).toBe(`append data must be a Uint8Array. key=bad/log got=${got}`);
+    }
+    expect(log.size).toBe(2);
+    expect(new TextDecoder().decode((await store.get('bad/log'))!.data)).toBe('ok');
+    await log.append(utf8('!')); // the log is still usable
+    expect(new TextDecoder().decode((await store.get('bad/log'))!.data)).toBe('ok!');
+    await log.close();
+    expect(await codeOf(log.append('late' as unknown as Uint8Array))).toBe('INVALID_ARGUMENT');
+  });
+
+  it('CountingObjectStore refuses bad append data the same way, counting nothing', async () => {
+    const store = new CountingObjectStore(await fsStore());
+    const log = await store.appendLogs!.createLog('bad/counted');
+    for (const [got, data] of notBytes) {
+      const error = await log.append(data as Uint8Array).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isTaqubaError(error, 'INVALID_ARGUMENT'), `append of ${got}: ${String(error)}`).toBe(true);
+      expect((error as Error).message).toBe(`append data must be a Uint8Array. key=bad/counted got=${got}`);
+    }
+    expect(store.snapshot().append).toEqual({ calls: 0, failures: 0, bytes: 0 });
+    expect((await store.get('bad/counted'))!.data).toEqual(new Uint8Array(0));
+    await log.close();
+  });
+
   it('CountingObjectStore forwards append logs and counts each append', async () => {
     const store = new CountingObjectStore(await fsStore());
     expect(new CountingObjectStore(new MemoryObjectStore()).appendLogs).toBeUndefined();

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, unlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -236,6 +236,78 @@ describe('FileSystemObjectStore', () => {
 
   it('rejects a missing root option with INVALID_CONFIG', () => {
     expect(() => new FileSystemObjectStore({ root: '' })).toThrowError(expect.objectContaining({ code: 'INVALID_CONFIG' }));
+  });
+
+  // Issue 24: these were accepted silently (the lock then ran with its defaults).
+  it('rejects writerLock and appendLogs values that are not their documented types with INVALID_CONFIG', () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ writerLock: 'off' }, 'writerLock must be false or an object of lock options (staleMs, onCompromised). option=writerLock value="off"'],
+      [{ writerLock: true }, 'writerLock must be false or an object of lock options (staleMs, onCompromised). option=writerLock value=true'],
+      [{ writerLock: null }, 'writerLock must be false or an object of lock options (staleMs, onCompromised). option=writerLock value=null'],
+      [{ writerLock: [] }, 'writerLock must be false or an object of lock options (staleMs, onCompromised). option=writerLock value=Array'],
+      [{ writerLock: { stale: 1 } }, 'unknown writerLock option. option="stale" did_you_mean=staleMs'],
+      [{ writerLock: { staleMs: -1 } }, 'writerLock.staleMs must not be negative. option=writerLock.staleMs value=-1'],
+      [{ writerLock: { staleMs: 'x' } }, 'writerLock.staleMs must be a number, not string. option=writerLock.staleMs value=x'],
+      [{ writerLock: { staleMs: Number.NaN } }, 'writerLock.staleMs must be a number, not NaN. option=writerLock.staleMs value=NaN'],
+      [{ writerLock: { staleMs: Infinity } }, 'writerLock.staleMs must be finite. option=writerLock.staleMs value=Infinity'],
+      [{ writerLock: { onCompromised: 'log' } }, 'writerLock.onCompromised must be a function, not string. option=writerLock.onCompromised'],
+      [{ writerLock: { onCompromised: null } }, 'writerLock.onCompromised must be a function, not null. option=writerLock.onCompromised'],
+      [{ appendLogs: 'yes' }, 'appendLogs must be a boolean. option=appendLogs value=yes'],
+      [{ appendLogs: 0 }, 'appendLogs must be a boolean. option=appendLogs value=0'],
+    ];
+    for (const [options, message] of cases) {
+      let error: unknown;
+      try {
+        new FileSystemObjectStore({ root, ...options } as unknown as ConstructorParameters<typeof FileSystemObjectStore>[0]);
+      } catch (e) {
+        error = e;
+      }
+      expect(isTaqubaError(error, 'INVALID_CONFIG'), `${JSON.stringify(options)}: ${String(error)}`).toBe(true);
+      expect((error as Error).message).toBe(message);
+    }
+    // Every documented form still works.
+    for (const writerLock of [undefined, false, {}, { staleMs: 0 }, { staleMs: 5000, onCompromised: () => {} }] as const) {
+      expect(new FileSystemObjectStore({ root, writerLock, appendLogs: true }).root).toBe(path.resolve(root));
+    }
+  });
+
+  // Issue 24: a listing read the directory, the writer created manifest n+1 and deleted n, and
+  // the stat of n found it gone: the listing returned no manifest at all. The writer here works
+  // like one in another process without fsyncs: each step creates the successor and deletes the
+  // predecessor at once, a step a millisecond, while the listings' directory reads and stats run
+  // on the thread pool.
+  it('listings racing a writer that replaces its newest key always return it or a newer one', async () => {
+    const key = (n: number): string => `db/manifest/${String(n).padStart(20, '0')}`;
+    await store.put(key(0), text('0'));
+    const dir = path.join(root, 'db@', 'manifest@');
+    let newest = 0;
+    let writing = true;
+    const writer = (async () => {
+      try {
+        for (let n = 0; n < 300; n++) {
+          writeFileSync(path.join(dir, key(n + 1).slice('db/manifest/'.length)), 'm', { flag: 'wx' });
+          newest = n + 1;
+          unlinkSync(path.join(dir, key(n).slice('db/manifest/'.length)));
+          await new Promise((resolve) => setTimeout(resolve, 1));
+        }
+      } finally {
+        writing = false;
+      }
+    })();
+    const problems: string[] = [];
+    let listings = 0;
+    const lister = async (): Promise<void> => {
+      while (writing) {
+        const floor = key(newest);
+        const listed = await keys(store, 'db/manifest/');
+        listings++;
+        const last = listed[listed.length - 1];
+        if (last === undefined || last < floor) problems.push(`${JSON.stringify(listed)} after ${floor}`);
+      }
+    };
+    await Promise.all([writer, lister(), lister(), lister(), lister()]);
+    expect(problems).toEqual([]);
+    expect(listings).toBeGreaterThan(250);
   });
 });
 

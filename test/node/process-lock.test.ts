@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +8,7 @@ import { utf8 } from '../../src/core/bytes.js';
 import { fromUtf8 } from '../../src/core/bytes.js';
 import { KvDb } from '../../src/core/kv/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
-import { acquireProcessLock } from '../../src/node/process-lock.js';
+import { acquireProcessLock, type ProcessLockOptions } from '../../src/node/process-lock.js';
 
 const holder = fileURLToPath(new URL('./process-lock-holder.ts', import.meta.url));
 const children: ChildProcess[] = [];
@@ -72,6 +72,20 @@ describe('process lock (one Node writer per store directory)', () => {
     await expect(acquireProcessLock(root)).rejects.toMatchObject({ code: 'LOCKED', message: expect.stringContaining(root) });
     await lock.release();
     await lock.release(); // idempotent
+  });
+
+  it('rejects options that are not ProcessLockOptions with INVALID_CONFIG, creating nothing', async () => {
+    const root = join(await tempRoot(), 'not-created');
+    const cases: [unknown, string][] = [
+      ['off', 'lock options must be an object. value="off"'],
+      [{ stale: 1 }, 'unknown lock option. option="stale" did_you_mean=staleMs'],
+      [{ staleMs: -1 }, 'lock.staleMs must not be negative. option=lock.staleMs value=-1'],
+      [{ onCompromised: 1 }, 'lock.onCompromised must be a function, not number. option=lock.onCompromised'],
+    ];
+    for (const [options, message] of cases) {
+      await expect(acquireProcessLock(root, options as ProcessLockOptions)).rejects.toMatchObject({ code: 'INVALID_CONFIG', message });
+    }
+    await expect(stat(root)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('a lock left by a killed process on this host is taken over at once', async () => {

@@ -13,7 +13,8 @@ export interface AppendLog {
   /**
    * Appends `data` at the end and resolves once it is durable. One append at a time: the caller
    * waits for each before the next. A rejected append leaves the log in an unknown state: the
-   * writer must stop using it. Rejects with STORE_UNAVAILABLE or STORE_PERMISSION.
+   * writer must stop using it. Rejects with STORE_UNAVAILABLE or STORE_PERMISSION, or with
+   * INVALID_ARGUMENT when `data` is not a `Uint8Array` (nothing written; see `validatePutData`).
    */
   append(data: Uint8Array): Promise<void>;
   /** Releases the handle; the object stays. Safe to call twice. */

@@ -129,7 +129,8 @@ export class CountingObjectStore implements ObjectStore {
       get size() {
         return log.size;
       },
-      append(data) {
+      async append(data) {
+        validatePutData(log.key, data, 'append'); // as the inner log would, before counting bytes it has not got
         const count = counts();
         count.calls++;
         count.bytes += data.length;

@@ -52,17 +52,18 @@ function describeData(data: unknown): string {
 }
 
 /**
- * Checks the bytes of a put: they must be a `Uint8Array` (a Node `Buffer` is one). Every adapter
- * calls this before writing anything, so an `ArrayBuffer`, a `DataView`, another typed array, a
- * string or a number can never be stored as zero bytes, as text, or fail as an I/O error.
+ * Checks the bytes of a put, or (`op: 'append'`) of an append to an append log: they must be a
+ * `Uint8Array` (a Node `Buffer` is one). Every adapter and wrapper calls this before writing
+ * anything, so an `ArrayBuffer`, a `DataView`, another typed array, a string or a number can
+ * never be stored as zero bytes, as half its bytes, as text, or fail as an I/O error.
  *
- * @throws InvalidArgumentError (INVALID_ARGUMENT) naming the key and what was given
- *   (`details.key`, `details.got`).
+ * @throws InvalidArgumentError (INVALID_ARGUMENT) naming the operation, the key and what was
+ *   given (`details.key`, `details.got`).
  */
-export function validatePutData(key: string, data: unknown): asserts data is Uint8Array {
+export function validatePutData(key: string, data: unknown, op: 'put' | 'append' = 'put'): asserts data is Uint8Array {
   if (typedArrayName.call(data) === 'Uint8Array') return;
   const got = describeData(data);
-  throw new InvalidArgumentError(`put data must be a Uint8Array. key=${key} got=${got}`, { key, got });
+  throw new InvalidArgumentError(`${op} data must be a Uint8Array. key=${key} got=${got}`, { key, got });
 }
 
 /** The rule of {@link validateKeyPrefixOption}, as its errors state it. */

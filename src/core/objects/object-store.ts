@@ -64,7 +64,25 @@ export interface ObjectStore {
    */
   deleteMany?(keys: readonly string[]): Promise<void>;
 
-  /** Every object whose key starts with `prefix`, in ascending key order (UTF-16 code unit order). */
+  /**
+   * Every object whose key starts with `prefix`, in strictly ascending key order (UTF-16 code unit
+   * order), so never a key twice. A listing is not a snapshot; while keys are created and deleted
+   * during it:
+   * (a) a key present for the whole listing is returned;
+   * (b) a key created or deleted during the listing may or may not be returned;
+   * (c) a deleted key does not hide the newer keys of its directory (the keys equal to it up to
+   *     its last '/'): if a key K that existed when the listing started is not returned, every
+   *     greater key of K's directory that exists from before K's deletion began until the listing
+   *     ends is returned;
+   * (d) so a chain is never lost: when a directory's keys are deleted only once a greater key of
+   *     it exists ("create the successor, then delete the predecessor"), the listing returns the
+   *     directory's greatest key as of some moment during the listing, which is at least its
+   *     greatest key when the listing started. Engine protocols rely on this to find the newest
+   *     manifest, log segment or epoch record (docs/rfcs/0001-kv-engine.md, 0002).
+   * (c) and (d) say nothing across directories: the filesystem and OPFS stores read one directory
+   * at a time. S3, IndexedDB and the memory store meet them for any keys (each page, or cursor
+   * step, reads the keys after the previous one as they are at that moment).
+   */
   list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo>;
 
   /**

@@ -236,7 +236,8 @@ async function openPath(names: readonly string[], create: boolean): Promise<Opfs
  * - Versions are 96 random bits stored in the file's 16-byte header, new on every put.
  * - get reads one file snapshot; if the object is replaced under the read, it retries on the new
  *   file. list walks the directories lazily in key order, one directory at a time, reading each
- *   object's header for its version.
+ *   object's header for its version, and reads a directory again when an entry vanished under it
+ *   (the listing contract of ObjectStore.list).
  * - delete removes the file; empty directories are left in place.
  *
  * Nothing touches a browser API until the first call (or {@link OpfsObjectStore.open}), so
@@ -600,6 +601,11 @@ class OpfsAppendLog implements AppendLog {
   }
 
   append(data: Uint8Array): Promise<void> {
+    try {
+      validatePutData(this.key, data, 'append');
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const access = this.access;
     if (!access) return Promise.reject(new StoreUnavailableError(`log is closed. key=${this.key}`, { key: this.key }));
     try {

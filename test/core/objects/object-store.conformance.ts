@@ -327,6 +327,72 @@ export function describeObjectStoreConformance(name: string, makeStore: () => Pr
       });
     });
 
+    // The listing contract under concurrent writes (ObjectStore.list, issue 24): a listing is no
+    // snapshot, but it never loses a key present throughout, nor the newest member of a chain.
+    describe('list during writes', () => {
+      const chainKey = (n: number): string => `chain/${String(n).padStart(6, '0')}`;
+
+      it('a chain of "create the successor, then delete the predecessor" never hides its newest key', async () => {
+        await store.put(chainKey(0), text('0'));
+        let newest = 0; // the greatest n whose put resolved: chain/<newest> exists until its successor does
+        let writing = true;
+        const writer = (async () => {
+          try {
+            for (let n = 0; n < 10; n++) {
+              await store.put(chainKey(n + 1), text(String(n + 1)));
+              newest = n + 1;
+              await store.delete(chainKey(n));
+            }
+          } finally {
+            writing = false;
+          }
+        })();
+        const problems: string[] = [];
+        let listings = 0;
+        while (writing || listings < 3) {
+          const floor = chainKey(newest);
+          const keys = await collect(store.list('chain/'));
+          listings++;
+          const last = keys[keys.length - 1];
+          if (last === undefined || last < floor) problems.push(`listing ${listings} returned ${JSON.stringify(keys)}; ${floor} existed when it started`);
+          if (keys.some((k, i) => i > 0 && k <= keys[i - 1]!)) problems.push(`listing ${listings} is not strictly ascending: ${JSON.stringify(keys)}`);
+        }
+        await writer;
+        expect(problems).toEqual([]);
+        expect(await collect(store.list('chain/'))).toEqual([chainKey(10)]);
+      });
+
+      it('keys present for the whole listing are all returned while keys around them come and go', async () => {
+        // Stable keys end in 0, churned keys in 5, so they interleave in key order.
+        const stable = Array.from({ length: 12 }, (_, i) => `mix/${String(i).padStart(2, '0')}0`);
+        const churned = (i: number): string => `mix/${String(i % 13).padStart(2, '0')}5`;
+        for (const key of stable) await store.put(key, text('s'));
+        for (let i = 0; i < 13; i += 2) await store.put(churned(i), text('c'));
+        let writing = true;
+        const writer = (async () => {
+          try {
+            for (let i = 0; i < 10; i++) {
+              await store.put(churned(i + 1), text('c'));
+              await store.delete(churned(i));
+            }
+          } finally {
+            writing = false;
+          }
+        })();
+        const problems: string[] = [];
+        let listings = 0;
+        while (writing || listings < 3) {
+          const keys = await collect(store.list('mix/'));
+          listings++;
+          const missing = stable.filter((k) => !keys.includes(k));
+          if (missing.length > 0) problems.push(`listing ${listings} missed ${JSON.stringify(missing)}: ${JSON.stringify(keys)}`);
+          if (keys.some((k, i) => i > 0 && k <= keys[i - 1]!)) problems.push(`listing ${listings} is not strictly ascending: ${JSON.stringify(keys)}`);
+        }
+        await writer;
+        expect(problems).toEqual([]);
+      });
+    });
+
     describe('bad keys', () => {
       const badKeys = ['', '/abs', 'a/../b', 'a//b', 'nul\0byte', 'trailing/', './a', 'back\\slash'];
 

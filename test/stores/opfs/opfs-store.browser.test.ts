@@ -293,6 +293,34 @@ describe('OpfsObjectStore in a dedicated worker', () => {
     expect(fromText((await store.get('w/log/1'))!.data)).toBe('hello world');
   });
 
+  // Issue 24: a string, an ArrayBuffer or a Uint16Array was appended as whatever write() made of it.
+  it('append logs refuse data that is not a Uint8Array with INVALID_ARGUMENT, writing nothing', async () => {
+    const { store } = await open('log-bad');
+    const log = await store.appendLogs!.createLog('w/log');
+    await log.append(text('ok'));
+    const notBytes: [string, unknown][] = [
+      ['string', 'text'],
+      ['ArrayBuffer', new ArrayBuffer(4)],
+      ['Uint16Array', new Uint16Array([1, 2])],
+      ['DataView', new DataView(new ArrayBuffer(4))],
+      ['Array', [1, 2]],
+      ['number', 7],
+      ['null', null],
+    ];
+    for (const [got, data] of notBytes) {
+      const error = await log.append(data as Uint8Array).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isTaqubaError(error, 'INVALID_ARGUMENT'), `append of ${got}: ${String(error)}`).toBe(true);
+      expect((error as Error).message).toBe(`append data must be a Uint8Array. key=w/log got=${got}`);
+    }
+    expect(fromText((await store.get('w/log'))!.data)).toBe('ok');
+    await log.append(text('!')); // the log is still usable
+    expect(fromText((await store.get('w/log'))!.data)).toBe('ok!');
+    await log.close();
+  });
+
   it('two stores on one directory in one worker share the per-key lock: 16 racing create-only puts, one winner', async () => {
     const { store, directory } = await open('two');
     const other = await client.open(directory);

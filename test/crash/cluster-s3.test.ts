@@ -15,7 +15,13 @@ const SHARDS = 16;
 const RUNS = Number(process.env.CLUSTER_TEST_RUNS ?? 1000);
 const EXTRA_RUNS = 100;
 const STEPS = 2;
-const LEASE_MS = 6000;
+/**
+ * Renewals run every leaseMs / 3 and a member gives a shard up leaseMs / 5 before expiry, so a
+ * renewal round trip must stay under about 0.47 x leaseMs. On this 2-core machine with the CPU
+ * saturated beside the test, the S3 test server's round trips reached 2.2 s (with a 6 s lease the
+ * longest gap between renewals came within 0.5 s of a drop); 10 s leaves room for that.
+ */
+const LEASE_MS = 10_000;
 const SKEW_MS = 500;
 /**
  * Waits on work (submissions answered, runs ended) fail when nothing moved for this long, not at

@@ -68,6 +68,25 @@ export class FsAppendLogs implements AppendLogStore {
     validateObjectKey(key);
     return Promise.resolve(existsSync(this.platform.fileOf(key)));
   }
+
+  async sync(key: string): Promise<void> {
+    validateObjectKey(key);
+    let fd: number;
+    try {
+      fd = openSync(this.platform.fileOf(key), 'r');
+    } catch (e) {
+      if (errnoOf(e) === 'ENOENT') return;
+      throw this.platform.toStoreError('put', `key=${key} (syncing a log)`, e);
+    }
+    try {
+      // fdatasync through any descriptor writes back every dirty page of the file.
+      await datasync(fd);
+    } catch (e) {
+      throw this.platform.toStoreError('put', `key=${key} (syncing a log)`, e);
+    } finally {
+      closeSync(fd);
+    }
+  }
 }
 
 function openExclusive(key: string, file: string): number {

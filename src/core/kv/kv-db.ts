@@ -111,6 +111,8 @@ export class KvDb implements KvReadable {
   private sawLogs = false;
   /** How far replay has got (open only); the live writer's marks come after it. */
   private replayed: WalMark;
+  /** The newest epoch of a WAL object replayed so far (open only). */
+  private newestReplayedEpoch = 0;
 
   private constructor(
     private readonly store: ObjectStore,
@@ -155,8 +157,17 @@ export class KvDb implements KvReadable {
     try {
       const manifests = new ManifestStore(store, resolved.path);
       const claimed = await claimEpoch(store, resolved.path, manifests, resolved.faults);
-      db = new KvDb(store, resolved, manifests, claimed, lock);
-      await db.recover(logs);
+      const opening = new KvDb(store, resolved, manifests, claimed, lock);
+      db = opening;
+      await opening.recover(logs).catch(async (e: unknown) => {
+        // A newer writer that overtook this open deletes what it no longer needs (segments, WAL
+        // objects), which then looks missing here: that is being fenced, not damage. (Replay may
+        // have published manifests of its own: compare with the newest of ours.)
+        if (isTaqubaError(e, 'CORRUPT_DATA') && (await manifests.hasNewer(opening.manifest.id).catch(() => false))) {
+          throw new FencedError(`a newer writer opened while this one was opening. epoch=${claimed.data.epoch}`, { epoch: claimed.data.epoch }, e);
+        }
+        throw e;
+      });
       return db;
     } catch (e) {
       await db?.logSink?.close();
@@ -280,6 +291,13 @@ export class KvDb implements KvReadable {
       const object = walObjectKey(this.options.path, id - 1);
       throw new CorruptDataError(`wal object missing before one that holds commits. object=${object}`, { object, problem: 'wal_gap' });
     }
+    // A writer's puts stop at the first id a newer writer fenced, so commits of an older epoch
+    // after a newer epoch's object mean one was lost and a fence (of an open that then died) took its id.
+    if (wal.commits.length > 0 && wal.epoch < this.newestReplayedEpoch) {
+      const object = walObjectKey(this.options.path, id);
+      throw new CorruptDataError(`wal object of epoch ${wal.epoch} after one of epoch ${this.newestReplayedEpoch}: an object before it was lost. object=${object}`, { object, problem: 'wal_order' });
+    }
+    this.newestReplayedEpoch = Math.max(this.newestReplayedEpoch, wal.epoch);
     await this.replayLogsBefore(wal.epoch);
     this.fences.note(wal.epoch, id);
     this.replayed = { ...this.replayed, walId: id };
@@ -557,7 +575,8 @@ export class KvDb implements KvReadable {
       return {
         ...m,
         walStart: walEnd + 1,
-        ...(mark.log ? { logStart: [mark.log[0], mark.log[1] + 1] as const } : {}),
+        // Never backwards: replay marks an epoch it skipped (all of it before logStart) as read.
+        ...(mark.log ? { logStart: maxPosition(m.logStart, [mark.log[0], mark.log[1] + 1]) } : {}),
         lastSeq: Math.max(m.lastSeq, oldest.memtable.maxSeq),
         runs: run.length > 0 ? [run, ...m.runs] : m.runs,
       };

@@ -91,7 +91,13 @@ export class KvReader implements KvReadable {
     }
     const tree = this.tree!; // set above on the first refresh (changedManifest returns a manifest until then)
     const logs = await listLogSegments(this.store, this.options.path);
-    for (const id of await this.listWal()) {
+    const walIds = await this.listWal();
+    // The writer deletes WAL objects and segments only after publishing a manifest that no
+    // longer needs them. A newer manifest now means our listings may lack some of them (a kept
+    // fence can even make the WAL run look whole): start over from it. None means nothing we
+    // listed had been retired; what goes while we read is NOT_FOUND, which starts over too.
+    if ((await this.manifests.ids(this.manifestId)).length > 0) throw new NotFoundError('manifest moved during refresh', { reason: 'manifest_moved' });
+    for (const id of walIds) {
       const wal = await readWal(this.store, this.options.path, id);
       if (!wal) throw new NotFoundError(`wal object vanished. id=${id}`, { id });
       // Each epoch wrote either WAL objects or a log: apply in epoch order, as the writer replays.
@@ -125,7 +131,15 @@ export class KvReader implements KvReadable {
         end = await readLogEnd(this.store, this.options.path, epoch);
         if (end) this.logEnds.set(epoch, end);
       }
-      for await (const { position, commits } of readEpochBatches(this.store, this.options.path, epoch, segments, this.logFrom, end)) {
+      const first = firstNeeded(epoch, this.logFrom);
+      const run = wholeRun(segments, epoch, this.logFrom);
+      // A segment still needed is gone while later ones are there, or a sealed epoch's run stops
+      // short of its end (all its segments existed before the seal): retired under us, or lost.
+      const short = end !== undefined && end.segment >= first && (run.at(-1) ?? 0) < end.segment;
+      if (short || (run.length === 0 && segments.some((n) => n > first))) {
+        throw new NotFoundError(`log segment missing. epoch=${epoch} segment=${(run.at(-1) ?? first - 1) + 1}`, { reason: 'log_segment_missing' });
+      }
+      for await (const { position, commits } of readEpochBatches(this.store, this.options.path, epoch, run, this.logFrom, end)) {
         this.apply(tree, commits);
         this.logFrom = position;
       }
@@ -183,4 +197,26 @@ export class KvReader implements KvReadable {
     await this.refreshing?.catch(() => undefined);
     this.tree = undefined;
   }
+}
+
+/**
+ * The segments of `epoch` to read: the run without gaps from the first one still needed (a
+ * segment created during the listing may be missing before a later one: stop before the gap,
+ * as with WAL objects; the next refresh goes on).
+ */
+function wholeRun(segments: readonly number[], epoch: number, from: LogPosition | undefined): readonly number[] {
+  let next = firstNeeded(epoch, from);
+  const run: number[] = [];
+  for (const segment of segments) {
+    if (segment < next) continue;
+    if (segment !== next) break;
+    run.push(segment);
+    next++;
+  }
+  return run;
+}
+
+/** The first segment of `epoch` a reader at `from` still needs (segments are numbered from 1). */
+function firstNeeded(epoch: number, from: LogPosition | undefined): number {
+  return from && from[0] === epoch ? Math.max(1, from[1]) : 1;
 }

@@ -136,8 +136,11 @@ const TAIL_SEARCH_BUDGET = 64 << 20;
  */
 function checkTornTail(bytes: Uint8Array, view: DataView, at: number, corrupt: (what: string) => Error): void {
   if (bytes.length - at < RECORD_HEADER_BYTES) return;
-  const ends = at + RECORD_HEADER_BYTES + view.getUint32(at);
-  if (ends < bytes.length) throw corrupt(`bad record at offset ${at} with ${bytes.length - ends} bytes after its end: damage, not a torn tail`);
+  const length = view.getUint32(at);
+  // A machine crash can leave a torn record's unsynced pages as zeros, its length among them:
+  // only a length that survived says where the record ends.
+  const ends = at + RECORD_HEADER_BYTES + length;
+  if (length !== 0 && ends < bytes.length) throw corrupt(`bad record at offset ${at} with ${bytes.length - ends} bytes after its end: damage, not a torn tail`);
   let budget = TAIL_SEARCH_BUDGET;
   for (let o = at + 1; o + RECORD_HEADER_BYTES < bytes.length && budget > 0; o++) {
     const length = view.getUint32(o);
@@ -160,11 +163,15 @@ function startsLikeCommit(body: Uint8Array): boolean {
   }
 }
 
-/** The body of the record at `at` when it is whole within `limit` and its checksum holds. */
+/**
+ * The body of the record at `at` when it is whole within `limit` and its checksum holds. An
+ * empty body never is one (headers and batches never are empty): eight zero bytes, as a machine
+ * crash leaves an unsynced tail, would otherwise pass, CRC-32C of nothing being 0.
+ */
 function recordAt(bytes: Uint8Array, view: DataView, at: number, limit: number): Uint8Array | undefined {
   if (at + RECORD_HEADER_BYTES > limit) return undefined;
   const length = view.getUint32(at);
-  if (length > MAX_RECORD_BYTES || at + RECORD_HEADER_BYTES + length > limit) return undefined;
+  if (length === 0 || length > MAX_RECORD_BYTES || at + RECORD_HEADER_BYTES + length > limit) return undefined;
   const start = at + RECORD_HEADER_BYTES;
   if (crc32c(bytes, start, start + length) !== view.getUint32(at + 4)) return undefined;
   return bytes.subarray(start, start + length);

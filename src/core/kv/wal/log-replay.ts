@@ -79,7 +79,11 @@ export async function measureLog(store: ObjectStore, path: string, epoch: number
   const key = logSegmentKey(path, epoch, last);
   const obj = await store.get(key);
   if (!obj) return { epoch, segment: last, length: 0 };
-  return { epoch, segment: last, length: scanSegment(obj.data, key, [epoch, last]).validEnd };
+  const length = scanSegment(obj.data, key, [epoch, last]).validEnd;
+  // What we read may sit unsynced in the OS cache (the writer died between write and sync): make
+  // it durable before an end that covers it is recorded (earlier segments were synced by their writer).
+  await store.appendLogs?.sync?.(key);
+  return { epoch, segment: last, length };
 }
 
 /**

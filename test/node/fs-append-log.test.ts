@@ -115,6 +115,18 @@ describe('filesystem append logs', () => {
     await log.close();
   });
 
+  it('syncs a log by key (what another process wrote), an absent key included; the counting wrapper forwards it', async () => {
+    const store = await fsStore();
+    const log = await store.appendLogs!.createLog('s/log');
+    await log.append(utf8('abc'));
+    await log.close();
+    await store.appendLogs!.sync!('s/log');
+    await store.appendLogs!.sync!('s/absent');
+    expect(new TextDecoder().decode((await store.get('s/log'))!.data)).toBe('abc');
+    await new CountingObjectStore(store).appendLogs!.sync!('s/log');
+    expect(await codeOf(store.appendLogs!.sync!('bad//key'))).toBe('INVALID_ARGUMENT');
+  });
+
   it('CountingObjectStore forwards append logs and counts each append', async () => {
     const store = new CountingObjectStore(await fsStore());
     expect(new CountingObjectStore(new MemoryObjectStore()).appendLogs).toBeUndefined();

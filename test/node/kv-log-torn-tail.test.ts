@@ -121,6 +121,20 @@ describe('append-log WAL: torn tails', () => {
     expect(checked).toBe(offsets.length * masks.length);
   }, 120_000);
 
+  it('a tail of zeros (a machine crash kept the file length, not the unsynced bytes) is a torn tail, at any length', async () => {
+    const { root, file, bytes, ends } = await crashedWriter();
+    for (const zeros of [1, 7, 8, 9, 40, bytes.length - ends.at(-2)!]) {
+      const copy = await tempRoot();
+      await cp(root, copy, { recursive: true });
+      const damaged = new Uint8Array(ends.at(-2)! + zeros);
+      damaged.set(bytes.subarray(0, ends.at(-2)!));
+      await writeFile(join(copy, file.slice(root.length)), damaged);
+      const db = await open(copy);
+      expect(await presentKeys(db), `${zeros} zero bytes`).toEqual(Array.from({ length: COMMITS - 1 }, (_, i) => i));
+      await db.close();
+    }
+  });
+
   it('a flipped byte in the last record is a torn tail: the records before it replay', async () => {
     const { root, file, bytes, ends } = await crashedWriter();
     const damaged = bytes.slice();

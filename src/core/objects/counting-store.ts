@@ -62,6 +62,7 @@ export class CountingObjectStore implements ObjectStore {
           return this.countedLog(await this.track(this.counts.put, () => logs.createLog(key)));
         },
         exists: (key) => logs.exists(key),
+        ...(logs.sync ? { sync: logs.sync.bind(logs) } : {}),
       };
     }
     const batch = inner.deleteMany?.bind(inner);

@@ -111,8 +111,6 @@ export class KvDb implements KvReadable {
   private sawLogs = false;
   /** How far replay has got (open only); the live writer's marks come after it. */
   private replayed: WalMark;
-  /** The newest epoch of a WAL object replayed so far (open only). */
-  private newestReplayedEpoch = 0;
 
   private constructor(
     private readonly store: ObjectStore,
@@ -291,13 +289,6 @@ export class KvDb implements KvReadable {
       const object = walObjectKey(this.options.path, id - 1);
       throw new CorruptDataError(`wal object missing before one that holds commits. object=${object}`, { object, problem: 'wal_gap' });
     }
-    // A writer's puts stop at the first id a newer writer fenced, so commits of an older epoch
-    // after a newer epoch's object mean one was lost and a fence (of an open that then died) took its id.
-    if (wal.commits.length > 0 && wal.epoch < this.newestReplayedEpoch) {
-      const object = walObjectKey(this.options.path, id);
-      throw new CorruptDataError(`wal object of epoch ${wal.epoch} after one of epoch ${this.newestReplayedEpoch}: an object before it was lost. object=${object}`, { object, problem: 'wal_order' });
-    }
-    this.newestReplayedEpoch = Math.max(this.newestReplayedEpoch, wal.epoch);
     await this.replayLogsBefore(wal.epoch);
     this.fences.note(wal.epoch, id);
     this.replayed = { ...this.replayed, walId: id };

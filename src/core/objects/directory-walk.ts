@@ -34,7 +34,7 @@ interface Found<E> {
 }
 
 /** Shared by every directory of one walk: how many file entries turned out gone so far. */
-interface WalkState {
+export interface WalkState {
   vanished: number;
 }
 
@@ -51,25 +51,15 @@ interface WalkState {
  * be missing from the first read. Nothing vanishing costs nothing extra. Rejects with
  * STORE_UNAVAILABLE when one directory keeps churning (see MAX_CHURN_REREADS).
  */
-export function walkDirectory<D, E>(
+export async function* walkDirectory<D, E>(
   platform: DirectoryWalkPlatform<D, E>,
   codec: SegmentCodec,
   dir: D,
   dirKey: string,
   namePrefix: string,
   startAfter: string | undefined,
-): AsyncGenerator<ObjectInfo> {
-  return walk(platform, codec, dir, dirKey, namePrefix, startAfter, { vanished: 0 });
-}
-
-async function* walk<D, E>(
-  platform: DirectoryWalkPlatform<D, E>,
-  codec: SegmentCodec,
-  dir: D,
-  dirKey: string,
-  namePrefix: string,
-  startAfter: string | undefined,
-  state: WalkState,
+  /** Shared with the walks of the directories below (callers leave it out). */
+  state: WalkState = { vanished: 0 },
 ): AsyncGenerator<ObjectInfo> {
   let found = await read(platform, codec, dir, dirKey, namePrefix, startAfter, undefined);
   let readAt = state.vanished;
@@ -101,7 +91,7 @@ async function* walk<D, E>(
     }
     if (!item) return;
     resume = item.part;
-    if (item.isDir) yield* walk(platform, codec, platform.subdirectory(dir, item.entry), dirKey + item.part, '', startAfter, state);
+    if (item.isDir) yield* walkDirectory(platform, codec, platform.subdirectory(dir, item.entry), dirKey + item.part, '', startAfter, state);
     else yield info!;
   }
 }

@@ -79,8 +79,10 @@ export class FsAppendLogs implements AppendLogStore {
       throw this.platform.toStoreError('put', `key=${key} (syncing a log)`, e);
     }
     try {
-      // fdatasync through any descriptor writes back every dirty page of the file.
+      // fdatasync through any descriptor writes back every dirty page of the file; the directory
+      // sync makes its name durable too (its writer may have died before syncing it).
       await datasync(fd);
+      await this.platform.syncDirectory(path.dirname(this.platform.fileOf(key)));
     } catch (e) {
       throw this.platform.toStoreError('put', `key=${key} (syncing a log)`, e);
     } finally {

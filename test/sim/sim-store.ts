@@ -217,7 +217,10 @@ export class SimStore implements ObjectStore {
       const answer = (): void => {
         if (fault !== 'none') return reject(this.unavailable(`sync ${key}`, fault));
         const inode = this.world.lookup(key);
-        if (inode?.log) inode.synced = Math.max(inode.synced, inode.data.length);
+        if (inode?.log) {
+          inode.synced = Math.max(inode.synced, inode.data.length);
+          inode.nameDurable = true;
+        }
         resolve();
       };
       this.submit(`sync ${key}`, prng, [{ label: 'syncs and answers', run: answer }]);
@@ -243,7 +246,7 @@ export class SimStore implements ObjectStore {
         state.landed = true;
       };
       const undo = (): void => {
-        if (inode && this.world.lookup(key) === inode) this.world.unlink(key, this.world.tick);
+        if (inode && !inode.nameDurable && this.world.lookup(key) === inode) this.world.unlink(key, this.world.tick);
       };
       const answer = (): void => {
         if (fault !== 'none') reject(this.unavailable(`create log ${key}`, fault));

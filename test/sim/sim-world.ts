@@ -25,6 +25,8 @@ export interface Inode {
   synced: number;
   version: string;
   readonly log: boolean;
+  /** Set by a sync of the log: its name survives a machine crash even if its create never answered. */
+  nameDurable?: boolean;
 }
 
 /** One stretch of time a name existed. Ticks order every call and every phase. */

@@ -96,7 +96,9 @@ export function checkSegmentsPresent(path: string, epoch: number, segments: read
   if (end.segment === 0 || (from && from[0] > epoch)) return;
   const first = from && from[0] === epoch ? from[1] : 1;
   const present = new Set(segments);
-  for (let segment = first; segment <= end.segment; segment++) {
+  // An end of 0 bytes names a segment that holds nothing (measured while it was being created).
+  const last = end.length === 0 ? end.segment - 1 : end.segment;
+  for (let segment = first; segment <= last; segment++) {
     if (present.has(segment)) continue;
     const object = logSegmentKey(path, epoch, segment);
     throw new CorruptDataError(`log segment missing: replay needs it up to the log's end (segment ${end.segment}, ${end.length} bytes). object=${object}`, { object, problem: 'log_segment_missing' });

@@ -205,6 +205,13 @@ export class KvDb implements KvReadable {
     // Objects listed past our windows can only be stray fences (see the WAL writer's put).
     await this.replayTaken(ids.slice(dense).filter((id) => id >= fence.nextId).map((id) => ({ id, afterOwn: true })));
     await this.replayLogsBefore(this.epoch);
+    // Step 3 checked for a newer manifest before replay; an open slow enough can meanwhile be
+    // overtaken by a writer that flushed and retired the very ids our fence then landed on
+    // (create-only succeeds on a deleted id), so that fence proves nothing. A newer writer
+    // publishes before it retires anything: none now means our fence stands.
+    if (await this.manifests.hasNewer(this.manifest.id)) {
+      throw new FencedError(`a newer writer opened while this one was opening. epoch=${this.epoch}`, { epoch: this.epoch });
+    }
     const objectsEnd = fence.nextId - 1;
     // Object WAL on a path with logs: the first flush retires the replayed (and garbage) segments.
     const logsSeen = this.sawLogs;

@@ -4,7 +4,6 @@ import { CHROMIUM_ARGS, resolveChromium } from './test/setup/chromium.js';
 import { PERSISTENT_PROFILE_DIR } from './test/setup/browser-profile.js';
 import { tabCommands } from './test/setup/browser-tabs.js';
 import { libraryAliases } from './demo/library-alias.js';
-import { SlowFirstSequencer } from './test/setup/slow-first-sequencer.js';
 
 // Resolved up front because the provider needs the path in its options. A failure here must not
 // break the Node project, so it only warns; the browser project then reports the launch error.
@@ -22,7 +21,6 @@ export default defineConfig({
     // Two files at a time: by default vitest runs one at a time on a 2-core machine (cores - 1),
     // and most of our files wait on child processes, Chromium or the S3 test server.
     maxWorkers: 2,
-    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       {
         test: {

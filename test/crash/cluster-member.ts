@@ -85,6 +85,10 @@ const cluster = await openCluster(store, {
   leaseMs: config.leaseMs,
   maxClockSkewMs: config.maxClockSkewMs,
   inboxPollMs: 50,
+  // The S3 test server runs in the test's own process: with the whole suite and two busy loops
+  // beside it its round trips reached 7.7 s, and a command's several round trips outlasted the
+  // 60 s default. A TIMEOUT cannot be retried here without running a workflow twice (issue 25).
+  commandTimeoutMs: 240_000,
   runner,
   hook: {
     async onTermination(outcome, effects) {

@@ -28,7 +28,7 @@ const SKEW_MS = 500;
  * a fixed deadline: the pace is the CPU-bound S3 test server's, on a machine shared with other
  * test files. Waits on membership (shards moving) keep fixed deadlines: those are the product's.
  */
-const STALL_MS = 60_000;
+const STALL_MS = 120_000;
 
 let server: S3TestServer;
 const procs: MemberProc[] = [];
@@ -138,7 +138,7 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     console.log(`[cluster-s3] phases: ${phases.join(' | ')}`);
     console.log(`[cluster-s3] ${total} runs, ${hookCalls.length} hook calls (${hookCalls.length - total} repeated after a failover), paused member warnings: ${b.warnings.filter((w) => w.includes('dropped')).length}`);
     console.log(`[cluster-s3] lease renewals (longest gap / round trip / timer lag, ms; lease ${LEASE_MS}):\n${describeRenewals(procs)}`);
-  }, 560_000);
+  }, 900_000);
 });
 
 function describeRenewals(members: readonly MemberProc[]): string {

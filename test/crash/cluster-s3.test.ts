@@ -29,6 +29,12 @@ const SKEW_MS = 500;
  * test files. Waits on membership (shards moving) keep fixed deadlines: those are the product's.
  */
 const STALL_MS = 120_000;
+/**
+ * Membership changes (start, kill, join, pause) have fixed deadlines. Idle, each takes 10-20 s
+ * (a lease plus skew, engine opens on S3); with the machine saturated (the suite, two busy
+ * loops or the simulator beside it) a join once took over 60 s.
+ */
+const MEMBERSHIP_MS = 120_000;
 
 let server: S3TestServer;
 const procs: MemberProc[] = [];
@@ -67,7 +73,7 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     const phase = (name: string) => phases.push(`${name} ${((Date.now() - t0) / 1000).toFixed(1)}s`);
     const [a, b, c] = [start('a'), start('b'), start('c')];
     let live = [a, b, c];
-    await waitUntil('3 members own a fair share', () => fairlyOwned(live, SHARDS), 60_000, live);
+    await waitUntil('3 members own a fair share', () => fairlyOwned(live, SHARDS), MEMBERSHIP_MS, live);
 
     phase('started');
     // Runs submitted through every member; most go through other members' inboxes.
@@ -86,7 +92,7 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     c.child.kill('SIGKILL');
     await c.exited;
     live = [a, b];
-    const failoverMs = await waitUntil('the killed member\'s shards move', () => fairlyOwned(live, SHARDS), 60_000, live);
+    const failoverMs = await waitUntil('the killed member\'s shards move', () => fairlyOwned(live, SHARDS), MEMBERSHIP_MS, live);
     expect(killedShards.length).toBeGreaterThan(0);
     console.log(`[cluster-s3] failover of ${killedShards.length} shards after kill -9: ${failoverMs} ms (lease ${LEASE_MS} ms + skew ${SKEW_MS} ms)`);
     await waitWhileProgressing(`all ${RUNS} runs terminated`, () => terminated() >= RUNS, terminated, STALL_MS, live);
@@ -95,7 +101,7 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     // A member joining later gets its share.
     const d = start('d');
     live = [a, b, d];
-    await waitUntil('the joiner gets its share', () => fairlyOwned(live, SHARDS), 60_000, live);
+    await waitUntil('the joiner gets its share', () => fairlyOwned(live, SHARDS), MEMBERSHIP_MS, live);
     expect(d.owned.length).toBeGreaterThanOrEqual(5);
 
     phase('joined');
@@ -107,7 +113,7 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     const stoppedAt = Date.now();
     live = [a, d];
     // b's own view is frozen: judge by the others owning every shard.
-    await waitUntil('the paused member\'s shards move', () => a.owned.length + d.owned.length === SHARDS && new Set([...a.owned, ...d.owned]).size === SHARDS, 60_000, live);
+    await waitUntil('the paused member\'s shards move', () => a.owned.length + d.owned.length === SHARDS && new Set([...a.owned, ...d.owned]).size === SHARDS, MEMBERSHIP_MS, live);
     phase('paused member replaced');
     b.child.kill('SIGCONT');
     await waitUntil('the continued member drops its shards', () => b.owned.length === 0 || !b.owned.some((s) => pausedShards.includes(s)) || b.warnings.some((w) => w.includes('dropped')), 30_000, [b]);
@@ -117,12 +123,14 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     // Exactly once: one committed effect per step and per run, nothing b ran after its stop.
     const reader = new S3ObjectStore({ bucket: server.bucket, prefix, clientConfig: { region: server.region, endpoint: server.endpoint, forcePathStyle: true, credentials: server.credentials } });
     // Hook effects commit with their notification's ack, just after the hook call printed `term`.
-    let effects = await committedEffects(reader, SHARDS);
+    // Read once per try (waitUntil tries at once): each read opens a reader per shard on S3.
+    let effects: Awaited<ReturnType<typeof committedEffects>> | undefined;
     await waitUntil('every terminal effect committed', async () => {
       effects = await committedEffects(reader, SHARDS);
       return effects.terms.size >= RUNS + EXTRA_RUNS;
     }, 30_000);
     reader.destroy();
+    if (!effects) throw new Error('no effects read');
     const total = RUNS + EXTRA_RUNS;
     const dupSteps = [...effects.steps].filter(([, v]) => v.length !== 1);
     const dupTerms = [...effects.terms].filter(([, v]) => v.length !== 1);

@@ -15,7 +15,7 @@ import { checkKey } from './transaction.js';
 import type { KvEntry, KvReadable, ScanRange } from './types.js';
 import { denseLength, listWalIds, readWal } from './wal/wal-replay.js';
 import type { LogEnd, LogPosition } from './wal/log-format.js';
-import { listLogSegments, readEpochBatches, readLogEnd } from './wal/log-replay.js';
+import { firstNeededSegment, listLogSegments, readEpochBatches, readLogEnd } from './wal/log-replay.js';
 import type { WalCommit } from './wal/wal-format.js';
 
 const REFRESH_ATTEMPTS = 8;
@@ -131,7 +131,7 @@ export class KvReader implements KvReadable {
         end = await readLogEnd(this.store, this.options.path, epoch);
         if (end) this.logEnds.set(epoch, end);
       }
-      const first = firstNeeded(epoch, this.logFrom);
+      const first = firstNeededSegment(epoch, this.logFrom);
       const run = wholeRun(segments, epoch, this.logFrom);
       // A segment still needed is gone while later ones are there, or a sealed epoch's run stops
       // short of its end (all its segments existed before the seal): retired under us, or lost.
@@ -205,7 +205,7 @@ export class KvReader implements KvReadable {
  * as with WAL objects; the next refresh goes on).
  */
 function wholeRun(segments: readonly number[], epoch: number, from: LogPosition | undefined): readonly number[] {
-  let next = firstNeeded(epoch, from);
+  let next = firstNeededSegment(epoch, from);
   const run: number[] = [];
   for (const segment of segments) {
     if (segment < next) continue;
@@ -214,9 +214,4 @@ function wholeRun(segments: readonly number[], epoch: number, from: LogPosition 
     next++;
   }
   return run;
-}
-
-/** The first segment of `epoch` a reader at `from` still needs (segments are numbered from 1). */
-function firstNeeded(epoch: number, from: LogPosition | undefined): number {
-  return from && from[0] === epoch ? Math.max(1, from[1]) : 1;
 }

@@ -86,6 +86,11 @@ export async function measureLog(store: ObjectStore, path: string, epoch: number
   return { epoch, segment: last, length };
 }
 
+/** The first segment of `epoch` that replay from `from` still needs (segments are numbered from 1). */
+export function firstNeededSegment(epoch: number, from: LogPosition | undefined): number {
+  return from && from[0] === epoch ? Math.max(1, from[1]) : 1;
+}
+
 /**
  * CORRUPT_DATA naming the first segment missing from `segments` that replay up to `end` needs:
  * every segment of the epoch from `from` (from 1 when `from` lies in an earlier epoch) through
@@ -94,7 +99,7 @@ export async function measureLog(store: ObjectStore, path: string, epoch: number
  */
 export function checkSegmentsPresent(path: string, epoch: number, segments: readonly number[], from: LogPosition | undefined, end: LogEnd): void {
   if (end.segment === 0 || (from && from[0] > epoch)) return;
-  const first = from && from[0] === epoch ? from[1] : 1;
+  const first = firstNeededSegment(epoch, from);
   const present = new Set(segments);
   // An end of 0 bytes names a segment that holds nothing (measured while it was being created).
   const last = end.length === 0 ? end.segment - 1 : end.segment;

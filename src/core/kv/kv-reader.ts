@@ -20,6 +20,14 @@ import type { WalCommit } from './wal/wal-format.js';
 
 const REFRESH_ATTEMPTS = 8;
 
+/** One epoch's log as read by a refresh, before it is applied. */
+interface ReadLog {
+  readonly epoch: number;
+  /** Its end was recorded before it was read: the batches reach it. */
+  readonly sealed: boolean;
+  readonly batches: { readonly position: LogPosition; readonly commits: readonly WalCommit[] }[];
+}
+
 export class KvReader implements KvReadable {
   private tree: LsmTree | undefined;
   /** The manifest the tables were loaded from. */
@@ -90,7 +98,11 @@ export class KvReader implements KvReadable {
       this.logFrom = current.data.logStart;
     }
     const tree = this.tree!; // set above on the first refresh (changedManifest returns a manifest until then)
-    const logs = await listLogSegments(this.store, this.options.path);
+    // Log bytes are read before the WAL is listed: a newer epoch's log record exists only after
+    // its writer fenced the WAL, so every older WAL object it replayed is in the listing that
+    // follows. (Listing the WAL first could miss an older writer's object still landing in a fence
+    // window, while the newer log's records moved appliedSeq past it for good.)
+    const logs = await this.readLogs();
     const walIds = await this.listWal();
     // The writer deletes WAL objects and segments only after publishing a manifest that no
     // longer needs them. A newer manifest now means our listings may lack some of them (a kept
@@ -101,11 +113,11 @@ export class KvReader implements KvReadable {
       const wal = await readWal(this.store, this.options.path, id);
       if (!wal) throw new NotFoundError(`wal object vanished. id=${id}`, { id });
       // Each epoch wrote either WAL objects or a log: apply in epoch order, as the writer replays.
-      await this.applyLogs(tree, logs, wal.epoch);
+      if (!this.applyLogs(tree, logs, wal.epoch)) return;
       this.apply(tree, wal.commits);
       this.nextWalId = id + 1;
     }
-    await this.applyLogs(tree, logs, Number.POSITIVE_INFINITY);
+    this.applyLogs(tree, logs, Number.POSITIVE_INFINITY);
   }
 
   private apply(tree: LsmTree, commits: readonly WalCommit[]): void {
@@ -117,14 +129,15 @@ export class KvReader implements KvReadable {
   }
 
   /**
-   * Applies log segments of epochs below `beforeEpoch`: a sealed epoch up to its recorded end, a
-   * live writer's segments up to their first incomplete record (a record being appended waits
-   * for the next refresh). Segments are read again from the last one touched, and commits at or
-   * below `appliedSeq` are skipped, so a refresh picks up where the previous one stopped.
+   * Reads the log segments not yet applied, epoch by epoch: a sealed epoch up to its recorded
+   * end, a live writer's segments up to their first incomplete record (a record being appended
+   * waits for the next refresh). Stops after the first epoch without a recorded end: nothing of a
+   * newer epoch may be applied before it is sealed (its writer may still append).
    */
-  private async applyLogs(tree: LsmTree, logs: ReadonlyMap<number, readonly number[]>, beforeEpoch: number): Promise<void> {
-    for (const [epoch, segments] of logs) {
-      if (epoch >= beforeEpoch) break;
+  private async readLogs(): Promise<ReadLog[]> {
+    const listed = await listLogSegments(this.store, this.options.path);
+    const logs: ReadLog[] = [];
+    for (const [epoch, segments] of listed) {
       if (this.logFrom && epoch < this.logFrom[0]) continue;
       let end = this.logEnds.get(epoch);
       if (!end) {
@@ -139,12 +152,29 @@ export class KvReader implements KvReadable {
       if (short || (run.length === 0 && segments.some((n) => n > first))) {
         throw new NotFoundError(`log segment missing. epoch=${epoch} segment=${(run.at(-1) ?? first - 1) + 1}`, { reason: 'log_segment_missing' });
       }
-      for await (const { position, commits } of readEpochBatches(this.store, this.options.path, epoch, run, this.logFrom, end)) {
+      const batches: ReadLog['batches'] = [];
+      for await (const batch of readEpochBatches(this.store, this.options.path, epoch, run, this.logFrom, end)) batches.push(batch);
+      logs.push({ epoch, sealed: end !== undefined, batches });
+      if (!end) break;
+    }
+    return logs;
+  }
+
+  /**
+   * Applies the read logs of epochs below `beforeEpoch`, removing them from `logs`. False when
+   * one of them was not sealed when read: what comes after it must wait for the next refresh.
+   */
+  private applyLogs(tree: LsmTree, logs: ReadLog[], beforeEpoch: number): boolean {
+    while (logs.length > 0 && logs[0].epoch < beforeEpoch) {
+      const log = logs.shift()!;
+      for (const { position, commits } of log.batches) {
         this.apply(tree, commits);
         this.logFrom = position;
       }
-      if (end) this.logFrom = [epoch + 1, 0];
+      if (!log.sealed) return false;
+      this.logFrom = [log.epoch + 1, 0];
     }
+    return true;
   }
 
   /**

@@ -20,6 +20,9 @@ const FOUND_SEEDS = [
   // A reader listed the WAL before reading a newer epoch's log: an older writer's object landing
   // in the newer writer's fence window was skipped for good (fixed: logs are read first).
   208364,
+  // With logs read first, a log whose writer failed its open before being sealed (it started its
+  // log after the newer writer listed the logs) blocked the reader for good (fixed: settleLogs).
+  1001132,
 ];
 
 function range(from: number, to: number): number[] {

@@ -23,8 +23,11 @@ const REFRESH_ATTEMPTS = 8;
 /** One epoch's log as read by a refresh, before it is applied. */
 interface ReadLog {
   readonly epoch: number;
-  /** Its end was recorded before it was read: the batches reach it. */
-  readonly sealed: boolean;
+  /**
+   * `sealed`: its end was recorded before it was read, the batches reach it. `open`: a live
+   * writer's log (more may come). `abandoned`: never sealed, and never will be (see settleLogs).
+   */
+  readonly state: 'sealed' | 'open' | 'abandoned';
   readonly batches: { readonly position: LogPosition; readonly commits: readonly WalCommit[] }[];
 }
 
@@ -98,10 +101,10 @@ export class KvReader implements KvReadable {
       this.logFrom = current.data.logStart;
     }
     const tree = this.tree!; // set above on the first refresh (changedManifest returns a manifest until then)
-    // Log bytes are read before the WAL is listed: a newer epoch's log record exists only after
-    // its writer fenced the WAL, so every older WAL object it replayed is in the listing that
-    // follows. (Listing the WAL first could miss an older writer's object still landing in a fence
-    // window, while the newer log's records moved appliedSeq past it for good.)
+    // Log bytes are read before the WAL is listed: a newer epoch's commit record exists only
+    // after its writer fenced the WAL, so every older WAL object it replayed is in the listing
+    // that follows. (Listing the WAL first could miss an older writer's object still landing in a
+    // fence window, while the newer log's records moved appliedSeq past it for good.)
     const logs = await this.readLogs();
     const walIds = await this.listWal();
     // The writer deletes WAL objects and segments only after publishing a manifest that no
@@ -109,13 +112,18 @@ export class KvReader implements KvReadable {
     // fence can even make the WAL run look whole): start over from it. None means nothing we
     // listed had been retired; what goes while we read is NOT_FOUND, which starts over too.
     if ((await this.manifests.ids(this.manifestId)).length > 0) throw new NotFoundError('manifest moved during refresh', { reason: 'manifest_moved' });
+    const wals: { id: number; epoch: number; commits: readonly WalCommit[] }[] = [];
     for (const id of walIds) {
       const wal = await readWal(this.store, this.options.path, id);
       if (!wal) throw new NotFoundError(`wal object vanished. id=${id}`, { id });
-      // Each epoch wrote either WAL objects or a log: apply in epoch order, as the writer replays.
+      wals.push({ id, epoch: wal.epoch, commits: wal.commits });
+    }
+    await this.settleLogs(logs, wals);
+    // Each epoch wrote either WAL objects or a log: apply in epoch order, as the writer replays.
+    for (const wal of wals) {
       if (!this.applyLogs(tree, logs, wal.epoch)) return;
       this.apply(tree, wal.commits);
-      this.nextWalId = id + 1;
+      this.nextWalId = wal.id + 1;
     }
     this.applyLogs(tree, logs, Number.POSITIVE_INFINITY);
   }
@@ -131,38 +139,57 @@ export class KvReader implements KvReadable {
   /**
    * Reads the log segments not yet applied, epoch by epoch: a sealed epoch up to its recorded
    * end, a live writer's segments up to their first incomplete record (a record being appended
-   * waits for the next refresh). Stops after the first epoch without a recorded end: nothing of a
-   * newer epoch may be applied before it is sealed (its writer may still append).
+   * waits for the next refresh).
    */
   private async readLogs(): Promise<ReadLog[]> {
     const listed = await listLogSegments(this.store, this.options.path);
     const logs: ReadLog[] = [];
     for (const [epoch, segments] of listed) {
       if (this.logFrom && epoch < this.logFrom[0]) continue;
-      let end = this.logEnds.get(epoch);
-      if (!end) {
-        end = await readLogEnd(this.store, this.options.path, epoch);
-        if (end) this.logEnds.set(epoch, end);
-      }
-      const first = firstNeededSegment(epoch, this.logFrom);
-      const run = wholeRun(segments, epoch, this.logFrom);
-      // A segment still needed is gone while later ones are there, or a sealed epoch's run stops
-      // short of its end (all its segments existed before the seal): retired under us, or lost.
-      const short = end !== undefined && end.segment >= first && (run.at(-1) ?? 0) < end.segment;
-      if (short || (run.length === 0 && segments.some((n) => n > first))) {
-        throw new NotFoundError(`log segment missing. epoch=${epoch} segment=${(run.at(-1) ?? first - 1) + 1}`, { reason: 'log_segment_missing' });
-      }
-      const batches: ReadLog['batches'] = [];
-      for await (const batch of readEpochBatches(this.store, this.options.path, epoch, run, this.logFrom, end)) batches.push(batch);
-      logs.push({ epoch, sealed: end !== undefined, batches });
-      if (!end) break;
+      logs.push(await this.readLog(epoch, segments));
     }
     return logs;
   }
 
+  private async readLog(epoch: number, segments: readonly number[]): Promise<ReadLog> {
+    let end = this.logEnds.get(epoch);
+    if (!end) {
+      end = await readLogEnd(this.store, this.options.path, epoch);
+      if (end) this.logEnds.set(epoch, end);
+    }
+    const first = firstNeededSegment(epoch, this.logFrom);
+    const run = wholeRun(segments, epoch, this.logFrom);
+    // A segment still needed is gone while later ones are there, or a sealed epoch's run stops
+    // short of its end (all its segments existed before the seal): retired under us, or lost.
+    const short = end !== undefined && end.segment >= first && (run.at(-1) ?? 0) < end.segment;
+    if (short || (run.length === 0 && segments.some((n) => n > first))) {
+      throw new NotFoundError(`log segment missing. epoch=${epoch} segment=${(run.at(-1) ?? first - 1) + 1}`, { reason: 'log_segment_missing' });
+    }
+    const batches: ReadLog['batches'] = [];
+    for await (const batch of readEpochBatches(this.store, this.options.path, epoch, run, this.logFrom, end)) batches.push(batch);
+    return { epoch, state: end ? 'sealed' : 'open', batches };
+  }
+
+  /**
+   * Decides each unsealed log that something of a newer epoch follows. A newer writer writes a
+   * commit record or a WAL object (fence or commits) only after sealing the older logs it saw, so
+   * once one exists the older log's end is recorded now or never: read again up to the end, or,
+   * with none (its writer started its log after the newer one listed the logs, and failed its
+   * open without acknowledging anything), nothing more will come from it.
+   */
+  private async settleLogs(logs: ReadLog[], wals: readonly { epoch: number }[]): Promise<void> {
+    for (const [i, log] of logs.entries()) {
+      if (log.state !== 'open') continue;
+      const newer = wals.some((w) => w.epoch > log.epoch) || logs.some((l) => l.epoch > log.epoch && l.batches.some((b) => b.commits.length > 0));
+      if (!newer) continue;
+      const again = await this.readLog(log.epoch, (await listLogSegments(this.store, this.options.path)).get(log.epoch) ?? []);
+      logs[i] = again.state === 'sealed' ? again : { ...again, state: 'abandoned' };
+    }
+  }
+
   /**
    * Applies the read logs of epochs below `beforeEpoch`, removing them from `logs`. False when
-   * one of them was not sealed when read: what comes after it must wait for the next refresh.
+   * one of them is still open: what comes after it must wait for the next refresh.
    */
   private applyLogs(tree: LsmTree, logs: ReadLog[], beforeEpoch: number): boolean {
     while (logs.length > 0 && logs[0].epoch < beforeEpoch) {
@@ -171,7 +198,7 @@ export class KvReader implements KvReadable {
         this.apply(tree, commits);
         this.logFrom = position;
       }
-      if (!log.sealed) return false;
+      if (log.state === 'open') return false;
       this.logFrom = [log.epoch + 1, 0];
     }
     return true;

@@ -459,14 +459,17 @@ export class Queue {
     return (await cancelJob(this.ctx, id)).outcome;
   }
 
-  /** `cancel` whose effects apply only when the outcome is `removed`. */
-  async cancelWith(id: string, effects: SettlementEffects): Promise<{ outcome: CancelOutcome; results: EnqueueResult[] }> {
-    return cancelJob(this.ctx, id, effects);
+  /**
+   * `cancel` whose effects apply only when the outcome is `removed`; `recorded` caller-KV writes
+   * apply with `removed` and `requested` (what a cancel command answered, kept with its change).
+   */
+  async cancelWith(id: string, effects: SettlementEffects, recorded?: Iterable<readonly [Uint8Array, Uint8Array]>): Promise<{ outcome: CancelOutcome; results: EnqueueResult[] }> {
+    return cancelJob(this.ctx, id, effects, recorded);
   }
 
-  /** Makes a scheduled job pending now with an optional wake payload. Durable. */
-  async wakeScheduled(id: string, wakePayload?: Uint8Array): Promise<WakeOutcome> {
-    return wakeScheduledJob(this.ctx, id, wakePayload);
+  /** Makes a scheduled job pending now with an optional wake payload; `recorded` caller-KV writes commit with the wake. Durable. */
+  async wakeScheduled(id: string, wakePayload?: Uint8Array, recorded?: Iterable<readonly [Uint8Array, Uint8Array]>): Promise<WakeOutcome> {
+    return wakeScheduledJob(this.ctx, id, wakePayload, recorded);
   }
 
   /**

@@ -32,35 +32,39 @@
  * signal cover every claim of the job, and a run whose job moved on is retried from step 1.
  */
 import type { RuntimeContext } from './context.js';
+import type { CommandRecord } from './command-ledger.js';
 import { DURABLE_READ_ATTEMPTS, inconsistent, readDurableRun } from './durable-run.js';
 import type { RegistryEntry, RunStatus } from './registry.js';
 import { userHeaders } from './step-headers.js';
 import { terminationEffects } from './termination.js';
 
 /** Protocol step 1. */
-async function cancelRegistered(ctx: RuntimeContext, runId: string, entry: RegistryEntry): Promise<boolean> {
+async function cancelRegistered(ctx: RuntimeContext, runId: string, entry: RegistryEntry, record: CommandRecord | undefined): Promise<boolean> {
   entry.cancelRequested = true;
   const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: entry.headers, finalStep: entry.currentStep });
-  const { outcome } = await ctx.queue.cancelWith(entry.currentJobId, effects);
+  const { outcome } = await ctx.queue.cancelWith(entry.currentJobId, effects, record?.writes(true));
   if (outcome === 'removed') ctx.registry.removeIf(runId, entry);
   return true;
 }
 
-/** `WorkflowRuntime.cancel` after the run id was validated. */
-export async function cancelRun(ctx: RuntimeContext, runId: string): Promise<boolean> {
+/**
+ * `WorkflowRuntime.cancel` after the run id was validated. `record`: the command being applied,
+ * whose answer commits with the cancel's removal or flag (command-ledger.ts).
+ */
+export async function cancelRun(ctx: RuntimeContext, runId: string, record?: CommandRecord): Promise<boolean> {
   for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS; attempt++) {
     const entry = ctx.registry.get(runId);
-    if (entry) return cancelRegistered(ctx, runId, entry);
+    if (entry) return cancelRegistered(ctx, runId, entry, record);
     const run = await readDurableRun(ctx.queue, runId, ctx.queueName);
     if (run.type === 'absent' || run.type === 'dead' || run.type === 'foreign') return false;
     if (run.type === 'moved') continue;
     // A claim here may have registered the run while we read: the registry path knows more
     // (the delivery) and keeps the `cancelling` overlay, so take it.
     const registered = ctx.registry.get(runId);
-    if (registered) return cancelRegistered(ctx, runId, registered);
+    if (registered) return cancelRegistered(ctx, runId, registered, record);
     const { job, step } = run;
     const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: userHeaders(job.headers), finalStep: step });
-    const { outcome } = await ctx.queue.cancelWith(job.id, effects);
+    const { outcome } = await ctx.queue.cancelWith(job.id, effects, record?.writes(true));
     if (outcome === 'removed') return true;
     if (outcome === 'requested') {
       const live = ctx.registry.get(runId);

@@ -43,6 +43,7 @@ import { clearBufferedSignal, sendSignal, signalLocksOf, type SignalOutcome } fr
 import { asStepRunnerObject, type StepRunner } from './step.js';
 import { processDelivery } from './step-processor.js';
 import { submitRun, type RunSpec, type SubmitOutcome } from './submit.js';
+import { applyCommand, type CommandOptions } from './command-ledger.js';
 import type { TerminalHook } from './terminal-hook.js';
 import { spawnRunner, type RunnerHandle } from './runner-handle.js';
 
@@ -114,9 +115,12 @@ export class WorkflowRuntime {
    * Rejects with INVALID_ARGUMENT (run id, reserved header or KV key, oversized KV value, bad
    * spec fields), INPUT_MISMATCH (the active run under this id has another input), CORRUPT_DATA
    * (a run record without its pointer, or undecodable), CLOSED, or store errors.
+   * `options.commandId` makes the call a command applied once: called again with the same id
+   * (a retry after a lost answer or a TIMEOUT), it answers what the first call answered and
+   * changes nothing, even after the run ended. The same option is on `signal` and `cancel`.
    */
-  submit(spec: RunSpec): Promise<SubmitOutcome> {
-    return submitRun(this.ctx, this.submitLocks, spec, this.options.stepMaxAttempts);
+  submit(spec: RunSpec, options?: CommandOptions): Promise<SubmitOutcome> {
+    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => submitRun(this.ctx, this.submitLocks, spec, this.options.stepMaxAttempts, record));
   }
 
   /**
@@ -133,9 +137,9 @@ export class WorkflowRuntime {
    * queue name of the same queue handle). Rejects with INVALID_ARGUMENT (run id), CORRUPT_DATA (the
    * run's records are inconsistent or undecodable), CLOSED or store errors.
    */
-  async cancel(runId: string): Promise<boolean> {
+  async cancel(runId: string, options?: CommandOptions): Promise<boolean> {
     validateRunId(runId);
-    return cancelRun(this.ctx, runId);
+    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => cancelRun(this.ctx, runId, record));
   }
 
   /**
@@ -233,8 +237,8 @@ export class WorkflowRuntime {
    * Rejects with INVALID_ARGUMENT (empty key, payload not bytes or over the KV value cap),
    * CLOSED, or store errors.
    */
-  signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
-    return sendSignal(this.ctx, correlationKey, payload);
+  signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome> {
+    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => sendSignal(this.ctx, correlationKey, payload, record));
   }
 
   /** Discards the buffered signal of `correlationKey`; false when there was none. */

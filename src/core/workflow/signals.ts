@@ -30,6 +30,7 @@ import { utf8 } from '../bytes.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import type { JobRecord, Queue } from '../queue/index.js';
 import type { RuntimeContext } from './context.js';
+import type { CommandRecord } from './command-ledger.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from './constants.js';
 import { checkKvValue } from './validation.js';
 import { signalBufferKey, signalDeliveredKey, signalWaitKey } from './keys.js';
@@ -69,7 +70,8 @@ async function liveWaiter(ctx: RuntimeContext, index: Uint8Array): Promise<strin
   return job?.status === 'scheduled' ? id : undefined;
 }
 
-export async function sendSignal(ctx: RuntimeContext, correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
+/** `record`: the command being applied, whose answer commits with the wake or the buffering (command-ledger.ts). */
+export async function sendSignal(ctx: RuntimeContext, correlationKey: string, payload: Uint8Array, record?: CommandRecord): Promise<SignalOutcome> {
   checkCorrelationKey(correlationKey);
   const bufKey = signalBufferKey(correlationKey);
   checkKvValue(bufKey, payload);
@@ -78,13 +80,14 @@ export async function sendSignal(ctx: RuntimeContext, correlationKey: string, pa
     const index = await ctx.queue.kvGet(waitKey);
     if (index !== undefined) {
       const id = decodeJobId(index);
-      const woken = id !== undefined && (await ctx.queue.wakeScheduled(id, payload)) === 'woken';
+      const woken = id !== undefined && (await ctx.queue.wakeScheduled(id, payload, record?.writes('delivered' satisfies SignalOutcome))) === 'woken';
       // Woken: the waiter no longer needs the index. Not woken: the index is stale (the waiter
       // timed out, was cancelled, or is gone). Either way it goes.
       await ctx.queue.kvCompareDelete(waitKey, index);
       if (woken) return 'delivered';
     }
-    await ctx.queue.kvPut(bufKey, payload);
+    if (record) await ctx.queue.commitEffects({ kvWrites: [[bufKey, payload], ...record.writes('buffered' satisfies SignalOutcome)] });
+    else await ctx.queue.kvPut(bufKey, payload);
     return 'buffered';
   });
 }

@@ -12,7 +12,8 @@
  *    then one transaction: step 0 (dedup `run:{id}:0`, pre-drawn id) + the caller's KV writes +
  *    run record + step pointer. A dedup hit (a waiting step 0 with no record) applies nothing and
  *    is answered as a duplicate of that job.
- * Duplicates never apply their KV writes. A run id is released when its run terminates: the next
+ * Duplicates never apply their KV writes. A command applied through a carrier keeps its answer
+ * in the step-0 transaction (command-ledger.ts). A run id is released when its run terminates: the next
  * submission under it starts a new run (sharing the old run's memo entries).
  */
 import { equalBytes, toHex } from '../bytes.js';
@@ -24,6 +25,7 @@ import { corrupt, InputMismatchError } from './errors.js';
 import { show } from '../show.js';
 import { checkKvValue, checkUserHeaders, checkUserKvKey, kvKeyBytes, validateRunId } from './validation.js';
 import type { KvKey } from './effects-handle.js';
+import type { CommandRecord } from './command-ledger.js';
 import { checkOptions, optionNames } from '../options.js';
 import { runRecordKey, stepDedupKey, stepPointerKey } from './keys.js';
 import type { KeyedMutex } from '../keyed-mutex.js';
@@ -103,7 +105,8 @@ export function validateSpec(spec: RunSpec, defaultAttempts: number | undefined)
   return { runId: spec.runId, input, headers: { ...headers }, options, kvWrites };
 }
 
-export async function submitRun(ctx: RuntimeContext, locks: KeyedMutex, spec: RunSpec, defaultAttempts: number | undefined): Promise<SubmitOutcome> {
+/** `record`: the command being applied, whose answer commits with a new run (command-ledger.ts). */
+export async function submitRun(ctx: RuntimeContext, locks: KeyedMutex, spec: RunSpec, defaultAttempts: number | undefined, record?: CommandRecord): Promise<SubmitOutcome> {
   const v = validateSpec(spec, defaultAttempts);
   const runId = v.runId ?? ctx.queue.nextJobId();
   return locks.run(runId, async () => {
@@ -137,6 +140,7 @@ export async function submitRun(ctx: RuntimeContext, locks: KeyedMutex, spec: Ru
           ...v.kvWrites,
           [runRecordKey(runId), encodeRunRecord({ runId, submittedAtMs: ctx.clock.now(), inputHash: hash })],
           [stepPointerKey(runId), encodeStepPointer({ step: 0, jobId })],
+          ...(record?.writes({ runId, newlySubmitted: true, jobId } satisfies SubmitOutcome) ?? []),
         ],
       );
       if (result.type === 'already_enqueued') return { runId, newlySubmitted: false, jobId: result.id };

@@ -5,7 +5,7 @@
  */
 import { ConflictError, CorruptDataError, InvalidArgumentError, NotFoundError } from '../../errors.js';
 import { checkOptions, optionNames } from '../../options.js';
-import { discardEffects, prepareEffects, stageEffects, type SettlementEffects } from '../storage/effects.js';
+import { discardEffects, prepareEffects, stageEffects, validateKvWrites, type SettlementEffects } from '../storage/effects.js';
 import type { EnqueueResult } from './enqueue.js';
 import { decodeJobRecord, encodeJobRecord } from '../records/job-record-codec.js';
 import { withChanges, type JobRecord } from '../records/job-record.js';
@@ -32,11 +32,18 @@ async function locate(s: StagedTxn, id: string): Promise<{ key: Uint8Array; reco
  * cancel / cancelWith. Pending or scheduled ⇒ record, index, history and dedup entry deleted,
  * effects applied (`removed`). Claimed ⇒ the durable cancel flag is set and the live signal fired;
  * the job keeps running and effects are discarded (`requested`). Done, dead or unknown ⇒
- * `not_found`, effects discarded.
+ * `not_found`, effects discarded. `recorded` caller-KV writes commit with `removed` and
+ * `requested` alike (a command's answer, kept with whatever the cancel changed).
  */
-export async function cancelJob(ctx: QueueContext, id: string, effects?: SettlementEffects): Promise<{ outcome: CancelOutcome; results: EnqueueResult[] }> {
+export async function cancelJob(
+  ctx: QueueContext,
+  id: string,
+  effects?: SettlementEffects,
+  recorded?: Iterable<readonly [Uint8Array, Uint8Array]>,
+): Promise<{ outcome: CancelOutcome; results: EnqueueResult[] }> {
   ctx.checkOpen();
   validateLookupId(id);
+  const records = validateKvWrites(recorded);
   const prepared = await prepareEffects(ctx, effects);
   let result: { outcome: CancelOutcome; results: EnqueueResult[] };
   try {
@@ -45,6 +52,7 @@ export async function cancelJob(ctx: QueueContext, id: string, effects?: Settlem
       const space = found && spaceOfKey(found.key);
       if (!found || space === 'done' || space === 'dead' || space === undefined) return { outcome: 'not_found' as const, results: [] };
       const { key, record } = found;
+      for (const [k, v] of records) s.put(userKey(k), v);
       if (space === 'claimed') {
         if (!record.cancelRequested) s.put(key, encodeJobRecord(withChanges(record, { cancelRequested: true })));
         s.afterCommit(() => {
@@ -75,16 +83,19 @@ export async function cancelJob(ctx: QueueContext, id: string, effects?: Settlem
 
 /**
  * Moves a scheduled job to Pending now, with `wakePayload` attached (or cleared when omitted).
- * `not_scheduled` for any other existing job, `not_found` for an unknown one.
+ * `not_scheduled` for any other existing job, `not_found` for an unknown one. `recorded` caller-KV
+ * writes commit with the wake only.
  */
-export async function wakeScheduledJob(ctx: QueueContext, id: string, wakePayload?: Uint8Array): Promise<WakeOutcome> {
+export async function wakeScheduledJob(ctx: QueueContext, id: string, wakePayload?: Uint8Array, recorded?: Iterable<readonly [Uint8Array, Uint8Array]>): Promise<WakeOutcome> {
   ctx.checkOpen();
   validateLookupId(id);
   if (wakePayload !== undefined) validatePayload(wakePayload, 'wakePayload');
+  const records = validateKvWrites(recorded);
   return runTransaction(ctx.db, async (s) => {
     const found = await locate(s, id);
     if (!found) return 'not_found';
     if (spaceOfKey(found.key) !== 'scheduled') return 'not_scheduled';
+    for (const [k, v] of records) s.put(userKey(k), v);
     const now = ctx.clock.now();
     const changes = wakePayload === undefined ? { status: 'pending' as const, wokenAt: now } : { status: 'pending' as const, wokenAt: now, wakePayload };
     const next = withChanges(found.record, changes, wakePayload === undefined ? ['runAt', 'wakePayload'] : ['runAt']);

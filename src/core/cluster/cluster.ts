@@ -12,6 +12,7 @@ import { checkObjectStore } from '../options.js';
 import { createRunIdGenerator, WorkflowReader, type RunDetails, type RunSpec, type RunStatus, type SignalOutcome, type SubmitOutcome, type WorkflowRuntime } from '../workflow/index.js';
 import { validateRunId } from '../workflow/validation.js';
 import { validateSpec } from '../workflow/submit.js';
+import { newCommandId, validateCommandId, type CommandOptions } from '../workflow/command-ledger.js';
 import { checkCorrelationKey } from '../workflow/outcome.js';
 import { DEFAULT_QUEUE_NAME } from '../workflow/constants.js';
 import { DEFAULT_JOBS_QUEUE_NAME } from '../workflow/jobs/job-runner.js';
@@ -480,26 +481,33 @@ export class Cluster {
    * the shard's inbox. A local call that meets FENCED or CLOSED (the shard moved meanwhile) goes
    * through the inbox instead.
    */
-  private async route<T>(shard: number, command: ClusterCommand, local: (runtime: WorkflowRuntime) => Promise<T>): Promise<T> {
+  private async route<T>(shard: number, command: ClusterCommand, options: CommandOptions | undefined, local: (runtime: WorkflowRuntime, once: CommandOptions) => Promise<T>): Promise<T> {
     if (this.left !== undefined) throw new ClosedError(`cluster member ${this.memberId} has left`);
+    // One id for the local call and the inbox, so a local call cut short by a move is applied once.
+    const commandId = options?.commandId ?? newCommandId(this.options.clock);
+    validateCommandId(commandId);
+    const once = { commandId };
     const runtime = this.localRuntime(shard);
     if (runtime) {
       try {
-        return await local(runtime);
+        return await local(runtime, once);
       } catch (e) {
         if (!isTaqubaError(e, 'FENCED') && !isTaqubaError(e, 'CLOSED')) throw e;
       }
     }
-    return (await this.sender.send(shard, command)) as T;
+    return (await this.sender.send(shard, { ...command, commandId })) as T;
   }
 
   /**
    * Starts a run in its shard, from any member; idempotent on (run id, input) like
    * `WorkflowRuntime.submit`. A spec without a run id gets a fresh one. Rejects like
    * `WorkflowRuntime.submit`, plus TIMEOUT (no owner answered within `commandTimeoutMs`; the
-   * submission may still apply: send it again with the same run id) and CLOSED after `leave`.
+   * submission may still apply) and CLOSED after `leave`. Every call is a command with an id
+   * (`options.commandId`, else a fresh one) kept with its effect in the shard: a TIMEOUT names it
+   * (`details.commandId`), and sending the same spec again with that id applies it at most once.
+   * The same holds for `signal`, `cancel`, `submitJob` and `cancelJob`.
    */
-  async submit(spec: RunSpec): Promise<SubmitOutcome> {
+  async submit(spec: RunSpec, options?: CommandOptions): Promise<SubmitOutcome> {
     validateSpec(spec, undefined); // typed errors here, before a command is sent
     const runId = spec.runId ?? this.nextRunId();
     const shard = this.shardOf(runId);
@@ -514,19 +522,19 @@ export class Cluster {
       ...(spec.runAt === undefined ? {} : { runAt: spec.runAt }),
       ...(spec.kvWrites === undefined ? {} : { kvWrites: [...spec.kvWrites].map(([k, v]) => [typeof k === 'string' ? utf8(k) : k, v] as [Uint8Array, Uint8Array]) }),
     };
-    return this.route(shard, command, (rt) => rt.submit(full));
+    return this.route(shard, command, options, (rt, once) => rt.submit(full, once));
   }
 
   /** Sends a durable signal to the shard of `correlationKey` (see `shardOfCorrelationKey`). */
-  async signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
+  async signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome> {
     const shard = this.shardOfCorrelationKey(correlationKey);
-    return this.route(shard, { type: 'signal', correlationKey, payload }, (rt) => rt.signal(correlationKey, payload));
+    return this.route(shard, { type: 'signal', correlationKey, payload }, options, (rt, once) => rt.signal(correlationKey, payload, once));
   }
 
   /** Cancels an active run, from any member (as `WorkflowRuntime.cancel`). */
-  async cancel(runId: string): Promise<boolean> {
+  async cancel(runId: string, options?: CommandOptions): Promise<boolean> {
     const shard = this.shardOf(runId);
-    return this.route(shard, { type: 'cancel', runId }, (rt) => rt.cancel(runId));
+    return this.route(shard, { type: 'cancel', runId }, options, (rt, once) => rt.cancel(runId, once));
   }
 
   private reader(shard: number, queueName = this.options.runtimeOptions.queueName ?? DEFAULT_QUEUE_NAME): Promise<WorkflowReader> {
@@ -579,8 +587,9 @@ export class Cluster {
    * Rejects with INVALID_ARGUMENT (`unregistered_job`, `invalid_job_input`, `invalid_spec`),
    * INPUT_MISMATCH, TIMEOUT, CLOSED or store errors.
    */
-  async submitJob<I, O, E>(job: Job<I, O, E>, input: I, options: JobSubmitOptions = {}): Promise<ClusterJobHandle<O, E>> {
-    const prepared = await prepareJob(this.options.jobs, job, input, options, this.nextRunId);
+  async submitJob<I, O, E>(job: Job<I, O, E>, input: I, options: JobSubmitOptions & CommandOptions = {}): Promise<ClusterJobHandle<O, E>> {
+    const { commandId, ...jobOptions } = options;
+    const prepared = await prepareJob(this.options.jobs, job, input, jobOptions, this.nextRunId);
     const source = this.jobSource;
     const done = await finishedJob<O, E>(source, job, prepared);
     if (done) return done;
@@ -588,10 +597,10 @@ export class Cluster {
     const spec = { runId: prepared.runId, input: prepared.input, ...prepared.spec };
     const command: ClusterCommand = { type: 'submitJob', ...spec };
     // The jobs runtime opens with the shard's; CLOSED sends the submission through the inbox.
-    const outcome = await this.route(shard, command, async () => {
+    const outcome = await this.route(shard, command, commandId === undefined ? undefined : { commandId }, async (_rt, once) => {
       const jobs = this.localJobsRuntime(shard);
       if (!jobs) throw new ClosedError(`shard ${shard} has no jobs runtime here`);
-      return jobs.submit(spec);
+      return jobs.submit(spec, once);
     });
     return new ClusterJobHandle<O, E>(source, job, outcome.runId, outcome.newlySubmitted);
   }
@@ -603,13 +612,13 @@ export class Cluster {
    * Rejects with INVALID_ARGUMENT (bad id, or a member without the jobs option), TIMEOUT, CLOSED
    * after `leave`, or store errors.
    */
-  async cancelJob(id: string): Promise<boolean> {
+  async cancelJob(id: string, options?: CommandOptions): Promise<boolean> {
     validateRunId(id);
     const shard = shardOfText(id, this.options.shards);
-    return this.route(shard, { type: 'cancelJob', runId: id }, async () => {
+    return this.route(shard, { type: 'cancelJob', runId: id }, options, async (_rt, once) => {
       const jobs = this.localJobsRuntime(shard);
       if (!jobs) throw new ClosedError(`shard ${shard} has no jobs runtime here`);
-      return jobs.cancel(id);
+      return jobs.cancel(id, once);
     });
   }
 

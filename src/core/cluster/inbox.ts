@@ -14,6 +14,7 @@ import type { Clock } from '../clock.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { createObject } from '../objects/create-object.js';
 import type { WorkflowRuntime } from '../workflow/index.js';
+import { commandIdTime, newCommandId } from '../workflow/command-ledger.js';
 import type { ClusterLayout } from './layout.js';
 import { decodeCommands, decodeReplies, encodeCommands, encodeReplies, type ClusterCommand, type CommandReply } from './records.js';
 
@@ -35,21 +36,22 @@ export interface ShardTargets {
 
 async function apply(targets: ShardTargets, command: ClusterCommand): Promise<unknown> {
   const runtime = targets.runtime;
+  const once = command.commandId === undefined ? undefined : { commandId: command.commandId };
   switch (command.type) {
     case 'submit': {
-      const { type: _type, ...spec } = command;
-      return runtime.submit(spec);
+      const { type: _type, commandId: _id, ...spec } = command;
+      return runtime.submit(spec, once);
     }
     case 'submitJob': {
-      const { type: _type, ...spec } = command;
-      return jobsOf(targets).submit(spec);
+      const { type: _type, commandId: _id, ...spec } = command;
+      return jobsOf(targets).submit(spec, once);
     }
     case 'signal':
-      return runtime.signal(command.correlationKey, command.payload);
+      return runtime.signal(command.correlationKey, command.payload, once);
     case 'cancel':
-      return runtime.cancel(command.runId);
+      return runtime.cancel(command.runId, once);
     case 'cancelJob':
-      return jobsOf(targets).cancel(command.runId);
+      return jobsOf(targets).cancel(command.runId, once);
   }
 }
 
@@ -121,17 +123,24 @@ export async function collectOrphanReplies(store: ObjectStore, layout: ClusterLa
   return old.length;
 }
 
-/** The sender's clock reading a batch id starts with (see `randomId`), undefined for another name. */
-function commandIdTime(id: string): number | undefined {
-  const head = /^([0-9a-z]{9,})-[0-9a-f]{20}$/.exec(id)?.[1];
-  return head === undefined ? undefined : parseInt(head, 36);
-}
+/**
+ * A batch sent whose reply did not come: each of its commands gets its own error, naming its
+ * command id, so the caller can send that command again with the same id (applied at most once).
+ */
+class UnansweredBatch extends Error {
+  constructor(
+    readonly code: 'TIMEOUT' | 'CLOSED',
+    readonly text: string,
+    readonly details: { readonly shard: number; readonly batchId: string },
+  ) {
+    super(text);
+  }
 
-function randomId(clock: Clock): string {
-  const bytes = new Uint8Array(10);
-  crypto.getRandomValues(bytes);
-  // Time first, so the owner applies batches about in the order they were sent.
-  return `${clock.now().toString(36).padStart(9, '0')}-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+  forCommand(command: ClusterCommand): TaqubaError {
+    const id = command.commandId;
+    const retry = id === undefined ? '' : `; send it again with options.commandId=${id} to have it applied once`;
+    return new TaqubaError(this.code, `${this.text}${retry}. shard=${this.details.shard} batch=${this.details.batchId}`, { details: { ...this.details, commandId: id } });
+  }
 }
 
 interface Waiting {
@@ -188,7 +197,7 @@ export class CommandSender {
             else w.reject(new TaqubaError(reply.code as ErrorCode, reply.message, { details: reply.details as ErrorDetails }));
           });
         } catch (e) {
-          for (const w of batch) w.reject(e);
+          for (const w of batch) w.reject(e instanceof UnansweredBatch ? e.forCommand(w.command) : e);
         }
       }
     } finally {
@@ -198,7 +207,7 @@ export class CommandSender {
 
   private async sendBatch(shard: number, commands: ClusterCommand[]): Promise<CommandReply[]> {
     const o = this.options;
-    const id = randomId(o.clock);
+    const id = newCommandId(o.clock);
     const replyKey = this.layout.replyKey(shard, id);
     await createObject(this.store, this.layout.inboxKey(shard, id), encodeCommands(commands));
     const deadline = o.clock.now() + o.timeoutMs;
@@ -213,11 +222,9 @@ export class CommandSender {
         return replies;
       }
       if (o.clock.now() >= deadline) {
-        throw new TaqubaError('TIMEOUT', `no reply from the owner of shard ${shard} within ${o.timeoutMs} ms; the commands may still apply. commands=${commands.length} id=${id}`, {
-          details: { shard, commands: commands.length, commandId: id },
-        });
+        throw new UnansweredBatch('TIMEOUT', `no reply from the owner of shard ${shard} within ${o.timeoutMs} ms; the command may still apply`, { shard, batchId: id });
       }
-      if (o.signal.aborted) throw new TaqubaError('CLOSED', `cluster member left while waiting for a reply. shard=${shard} id=${id}`, { details: { shard, commandId: id } });
+      if (o.signal.aborted) throw new UnansweredBatch('CLOSED', `cluster member left while waiting for a reply from the owner of shard ${shard}; the command may still apply`, { shard, batchId: id });
       // No abort signal on the sleep: many waiting batches would each add a listener to it.
       await o.clock.sleep(waitMs);
       waitMs = Math.min(Math.round(waitMs * 1.5), o.pollMs * MAX_BACKOFF_FACTOR);

@@ -29,8 +29,13 @@ export interface LeaseRecord {
   readonly nonce: string;
 }
 
-/** A command for a shard's owner. Bytes stay bytes (MessagePack carries them). */
-export type ClusterCommand =
+/**
+ * A command for a shard's owner. Bytes stay bytes (MessagePack carries them). `commandId` is kept
+ * with the command's effect in the shard (the command ledger), so a command applied again (lost
+ * reply, owner died after applying, batch re-read after a failover, a sender's retry) answers
+ * from that record. Batches written before command ids existed have none.
+ */
+export type ClusterCommand = { readonly commandId?: string } & (
   | {
       readonly type: 'submit';
       readonly runId: string;
@@ -54,7 +59,8 @@ export type ClusterCommand =
   | { readonly type: 'signal'; readonly correlationKey: string; readonly payload: Uint8Array }
   | { readonly type: 'cancel'; readonly runId: string }
   /** Cancels a typed job's run (in the shard's jobs runtime). */
-  | { readonly type: 'cancelJob'; readonly runId: string };
+  | { readonly type: 'cancelJob'; readonly runId: string }
+);
 
 /** The owner's answer: the call's value, or the typed error it rejected with. */
 export type CommandReply =
@@ -110,7 +116,15 @@ export function decodeLease(bytes: Uint8Array, key: string): LeaseRecord {
 export const encodeCommands = (commands: readonly ClusterCommand[]): Uint8Array => encode('command', { commands });
 export function decodeCommands(bytes: Uint8Array, key: string): ClusterCommand[] {
   const b = decode('command', bytes, key);
-  need(Array.isArray(b.commands) && (b.commands as { type?: unknown }[]).every((c) => ['submit', 'submitJob', 'signal', 'cancel', 'cancelJob'].includes(String(c?.type))), 'command', key, 'commands');
+  need(
+    Array.isArray(b.commands) &&
+      (b.commands as { type?: unknown; commandId?: unknown }[]).every(
+        (c) => ['submit', 'submitJob', 'signal', 'cancel', 'cancelJob'].includes(String(c?.type)) && (c.commandId === undefined || typeof c.commandId === 'string'),
+      ),
+    'command',
+    key,
+    'commands',
+  );
   return b.commands as ClusterCommand[];
 }
 

@@ -10,7 +10,7 @@ import { assignShards } from '../../../src/core/cluster/assignment.js';
 import { openCluster, type Cluster } from '../../../src/core/cluster/index.js';
 import { ClusterLayout, shardOfText } from '../../../src/core/cluster/layout.js';
 import { decodeLease, encodeCommands, encodeReplies } from '../../../src/core/cluster/records.js';
-import { isTaqubaError } from '../../../src/core/errors.js';
+import { isTaqubaError, StoreUnavailableError } from '../../../src/core/errors.js';
 import { defineJob } from '../../../src/core/workflow/jobs/index.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import { QueueReader } from '../../../src/core/queue/index.js';
@@ -235,6 +235,90 @@ describe('commands from any member (inboxes)', () => {
     await w.store.put(layout.inboxKey(shard, 'cmd1'), encodeCommands([{ type: 'submit', runId: id, input: utf8('x') }]));
     await w.until('the command is gone', async () => (await w.store.get(layout.inboxKey(shard, 'cmd1'))) === undefined);
     expect(await a.getRun(id)).toBeNull();
+  });
+});
+
+/** Passes every call through; reply writes fail while `refuseReplies` is set (the owner applied, its answer is lost). */
+class ReplyLosingStore extends MemoryObjectStore {
+  refuseReplies = false;
+  refused = 0;
+  override async put(...args: Parameters<MemoryObjectStore['put']>): ReturnType<MemoryObjectStore['put']> {
+    if (this.refuseReplies && args[0].includes('/replies/')) {
+      this.refused++;
+      throw new StoreUnavailableError(`reply write refused by the test. key=${args[0]}`);
+    }
+    return super.put(...args);
+  }
+}
+
+/** Hook outcomes and committed terminal effects of one run. */
+async function runsOf(w: ReturnType<typeof clusterWorld>, store: MemoryObjectStore, shard: number, runId: string): Promise<{ outcomes: number; effects: number }> {
+  return { outcomes: w.hook.outcomes.filter((o) => o.runId === runId).length, effects: (await termKeys(store, shard)).filter((k) => k.startsWith(`term/${runId}/`)).length };
+}
+
+describe('commands applied once (issue 25: one submission, one run)', () => {
+  it('an owner whose reply write fails applies the batch again after the run ended: the answer comes from the record, one run', async () => {
+    const store = new ReplyLosingStore();
+    const w = clusterWorld(store);
+    const a = await w.open('a');
+    const client = await w.open('web', { takesShards: false });
+    await w.until('a owns everything', () => a.ownedShards().length === SHARDS);
+    store.refuseReplies = true;
+    const id = 'lost-reply';
+    const answer = w.drive(client.submit({ runId: id, input: utf8(id) }));
+    await w.until('the run ended while its reply could not be written', () => w.hook.outcomes.some((o) => o.runId === id) && store.refused > 0);
+    // Passes that meet a refused reply re-apply the batch; let a few happen after the run ended.
+    const refusedAtEnd = store.refused;
+    await w.until('the batch was applied again', () => store.refused >= refusedAtEnd + 2);
+    store.refuseReplies = false;
+    const outcome = await answer;
+    expect(outcome.newlySubmitted).toBe(true);
+    const shard = a.shardOf(id);
+    await w.until('the hook effect committed', async () => (await runsOf(w, store, shard, id)).effects > 0);
+    expect(await runsOf(w, store, shard, id)).toEqual({ outcomes: 1, effects: 1 });
+  });
+
+  it('an owner that dies after applying, before replying: the next owner reads the batch again and answers from the record', async () => {
+    const store = new ReplyLosingStore();
+    const w = clusterWorld(store);
+    const a = await w.open('a');
+    const client = await w.open('web', { takesShards: false, commandTimeoutMs: 60_000 });
+    await w.until('a owns everything', () => a.ownedShards().length === SHARDS);
+    store.refuseReplies = true;
+    const id = 'owner-died';
+    const answer = w.drive(client.submit({ runId: id, input: utf8(id) }));
+    await w.until('applied, not answered', () => w.hook.outcomes.some((o) => o.runId === id) && store.refused > 0);
+    a.halt();
+    store.refuseReplies = false;
+    const b = await w.open('b');
+    await w.until('b took the shards over', () => b.ownedShards().length === SHARDS, 60_000);
+    const outcome = await answer;
+    expect(outcome.newlySubmitted).toBe(true);
+    const shard = b.shardOf(id);
+    await w.until('the hook effect committed', async () => (await runsOf(w, store, shard, id)).effects > 0);
+    expect(await runsOf(w, store, shard, id)).toEqual({ outcomes: 1, effects: 1 });
+  });
+
+  it('a caller that got TIMEOUT sends the command again with its id: applied once, answered from the record', async () => {
+    const store = new MemoryObjectStore();
+    const w = clusterWorld(store);
+    const client = await w.open('web', { takesShards: false, commandTimeoutMs: 500 });
+    const id = 'retried';
+    const timeout = await w.drive(client.submit({ runId: id, input: utf8(id) }).catch((e: unknown) => e));
+    expect(isTaqubaError(timeout, 'TIMEOUT')).toBe(true);
+    const commandId = (timeout as { details: { commandId?: string } }).details.commandId;
+    expect(typeof commandId).toBe('string');
+    expect((timeout as Error).message).toContain(`commandId=${commandId}`);
+    // A worker joins; the first batch applies and the run ends before the retry arrives.
+    const a = await w.open('a');
+    await w.until('the first submission ran', () => w.hook.outcomes.some((o) => o.runId === id));
+    const retried = await w.drive(client.submit({ runId: id, input: utf8(id) }, { commandId }));
+    expect(retried.newlySubmitted).toBe(true);
+    const shard = a.shardOf(id);
+    await w.until('the hook effect committed', async () => (await runsOf(w, store, shard, id)).effects > 0);
+    expect(await runsOf(w, store, shard, id)).toEqual({ outcomes: 1, effects: 1 });
+    // Without the id it is a new submission: the reference's rule for an ended run.
+    expect((await w.drive(client.submit({ runId: id, input: utf8(id) }))).newlySubmitted).toBe(true);
   });
 });
 

@@ -1,10 +1,10 @@
 /**
  * `Cluster`: one member of a cluster of processes sharing the shards of one store (RFC 0003).
- * The member loop (membership, desired owners, leases) lives here; the owned shards are
- * `ShardHost`s, commands for other members' shards go through inboxes (inbox.ts).
+ * The member loop (membership, desired owners, leases, the owned shards' `ShardHost`s) is
+ * `MemberLoop`, the heartbeat `Heartbeat`; commands for other members' shards go through inboxes
+ * (inbox.ts).
  */
-import { utf8 } from '../bytes.js';
-import { ClosedError, InvalidArgumentError, InvalidConfigError, isTaqubaError } from '../errors.js';
+import { ClosedError, InvalidArgumentError, InvalidConfigError, isTaqubaError, type TaqubaError } from '../errors.js';
 import { createObject } from '../objects/create-object.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Queue } from '../queue/index.js';
@@ -12,62 +12,32 @@ import { checkObjectStore } from '../options.js';
 import { createRunIdGenerator, WorkflowReader, type RunDetails, type RunSpec, type RunStatus, type SignalOutcome, type SubmitOutcome, type WorkflowRuntime } from '../workflow/index.js';
 import { validateRunId } from '../workflow/validation.js';
 import { validateSpec } from '../workflow/submit.js';
-import { newCommandId, validateCommandId, type CommandOptions } from '../workflow/command-ledger.js';
+import { newCommandId, validateCommandId, type CommandOptions } from '../workflow/commands/ledger.js';
 import { checkCorrelationKey } from '../workflow/outcome.js';
 import { DEFAULT_QUEUE_NAME } from '../workflow/constants.js';
 import { DEFAULT_JOBS_QUEUE_NAME } from '../workflow/jobs/job-runner.js';
 import type { JobSubmitOptions } from '../workflow/jobs/index.js';
 import type { Job } from '../workflow/jobs/job.js';
 import { ClusterJobHandle, finishedJob, prepareJob, type JobSource } from './cluster-jobs.js';
-import { assignShards } from './assignment.js';
 import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions } from './cluster-options.js';
-import { applyInbox, collectOrphanReplies, CommandSender, MAX_BACKOFF_FACTOR } from './inbox.js';
+import { applyInbox, collectOrphanReplies, CommandSender, MAX_BACKOFF_FACTOR } from '../workflow/commands/inbox.js';
+import { submitCommand, type RunCommand } from '../workflow/commands/run-command.js';
 import { ClusterLayout, parseInboxKey, routingText, shardOfText } from './layout.js';
-import { createLease, listLeaseTable, readNewestLease } from './leases.js';
-import { MemberView } from './members.js';
-import { decodeCluster, encodeCluster, encodeMember, type ClusterCommand, type LeaseRecord } from './records.js';
-import { ShardHost, withoutWriterLock } from './shard-host.js';
+import { Heartbeat } from './heartbeat.js';
+import { MemberLoop, type RenewalStats } from './member-loop.js';
+import { decodeCluster, encodeCluster, } from './records.js';
 
-interface Held {
-  seq: number;
-  expiresAt: number;
-  host: ShardHost;
-  releasing: boolean;
-  /** Set with `releasing`: settles when the release record is written (or failed). */
-  released?: Promise<void>;
-  /** The renewal in flight (creating record `seq + 1`), if any. */
-  renewing?: Promise<void>;
-  /** When the newest renewal of this hold started (clock ms): the lease's age is measured from it. */
-  renewedAt: number;
-}
-
-/** How leases were renewed so far (tests and benchmarks: how close a member came to losing a shard). */
-export interface RenewalStats {
-  /** Successful renewals. */
-  readonly renewals: number;
-  /** Longest time between the start of one renewal of a shard and the end of the next (ms). */
-  readonly maxGapMs: number;
-  /** Longest renewal round trip (ms). */
-  readonly maxRoundTripMs: number;
-  /** Longest delay of a renewal tick past its due time (a busy event loop, ms). */
-  readonly maxTickLagMs: number;
-}
-
-/** Lease records kept per shard besides the newest (older ones are deleted by the owner). */
-const KEPT_LEASE_RECORDS = 2;
-
-function nonce(): string {
-  const b = new Uint8Array(8);
-  crypto.getRandomValues(b);
-  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
-}
+export type { RenewalStats } from './member-loop.js';
 
 /**
  * Joins the cluster `options.name` on `store` as a member (creating the cluster with
  * `options.shards` shards if it does not exist), and starts the member loop: the member takes a
  * fair share of the shards, runs their workflows, and hands them over when it leaves.
  * Rejects with INVALID_CONFIG (bad options, or a cluster created with another shard count),
- * INVALID_ARGUMENT (runner or hook of the wrong shape), CORRUPT_DATA or store errors.
+ * INVALID_ARGUMENT (runner or hook of the wrong shape), LOCKED (`details.reason`
+ * `member_id_in_use`: another live process beats under `options.memberId`), CORRUPT_DATA or
+ * store errors. When the member id's heartbeat is fresh but not ours (a restart right after a
+ * crash, or a second process), the join first watches it for about `leaseMs / 3`.
  * @example
  * const cluster = await openCluster(store, { name: 'orders', shards: 16, runner });
  * await cluster.submit({ runId: 'order-42', input });
@@ -97,25 +67,18 @@ export async function openCluster(store: ObjectStore, options: ClusterOptions): 
 }
 
 export class Cluster {
-  private readonly shardStore: ObjectStore;
-  private readonly held = new Map<number, Held>();
-  /** Hosts being closed, awaited before the shard is opened again here. */
-  private readonly closing = new Map<number, Promise<void>>();
-  private readonly leaseCache = new Map<string, LeaseRecord>();
   private readonly readers = new Map<string, Promise<WorkflowReader>>();
   private readonly stop = new AbortController();
   private readonly nextRunId: () => string;
   private readonly sender: CommandSender;
-  private loop: Promise<void> | undefined;
-  private renewLoop: Promise<void> | undefined;
-  private renewal = { renewals: 0, maxGapMs: 0, maxRoundTripMs: 0, maxTickLagMs: 0 };
   private inboxLoop: Promise<void> | undefined;
   private left: Promise<void> | undefined;
-  private liveMembers: readonly string[] = [];
-  private passChain: Promise<void> = Promise.resolve();
+  /** Why this member stopped by itself (LOCKED: another process has its member id); later calls reject with it. */
+  private failure: TaqubaError | undefined;
   /** When `collectReplies` last ran (clock ms). */
   private repliesCollectedAt = -Infinity;
-  private readonly memberView: MemberView;
+  private readonly heartbeat: Heartbeat | undefined;
+  private readonly member: MemberLoop;
 
   /** @internal Use `openCluster`. */
   constructor(
@@ -123,10 +86,13 @@ export class Cluster {
     private readonly options: ResolvedClusterOptions,
     private readonly layout: ClusterLayout,
   ) {
-    this.shardStore = withoutWriterLock(store);
-    this.memberView = new MemberView(store, layout, options.memberId, options.leaseMs, options.maxClockSkewMs);
+    const o = options;
+    this.heartbeat = o.takesShards
+      ? new Heartbeat(store, layout, { memberId: o.memberId, leaseMs: o.leaseMs, maxClockSkewMs: o.maxClockSkewMs, clock: o.clock, onOtherYields: (other) => MemberLoop.otherYields(o, other) })
+      : undefined;
+    this.member = new MemberLoop(store, layout, o, this.heartbeat, this.stop.signal, (e) => this.fail(e), () => void this.collectReplies());
     this.nextRunId = createRunIdGenerator(options.clock);
-    this.sender = new CommandSender(store, layout, { clock: options.clock, pollMs: options.inboxPollMs, timeoutMs: options.commandTimeoutMs, signal: this.stop.signal });
+    this.sender = new CommandSender(store, { clock: options.clock, pollMs: options.inboxPollMs, timeoutMs: options.commandTimeoutMs, signal: this.stop.signal });
   }
 
   /** This member's id (its heartbeat object's name). */
@@ -161,20 +127,32 @@ export class Cluster {
 
   /** Shards this member owns and runs now, ascending. */
   ownedShards(): number[] {
-    return [...this.held.entries()].filter(([, h]) => !h.releasing && h.host.openRuntime !== undefined).map(([s]) => s).sort((a, b) => a - b);
+    return this.member.ownedShards();
   }
 
   /** The live members as of the last loop pass, sorted. */
   members(): readonly string[] {
-    return this.liveMembers;
+    return this.member.members();
   }
 
-  /** @internal */
+  /** The held shards (the inbox is listed only while there are some). */
+  private get held(): ReadonlyMap<number, unknown> {
+    return this.member.held;
+  }
+
+  /** @internal Joins (heartbeat), runs the first pass, starts the loops. Rejects as `openCluster`. */
   async start(): Promise<void> {
-    await this.pass();
-    this.loop = this.runLoop();
-    this.renewLoop = this.options.takesShards ? this.runRenewals() : Promise.resolve();
+    await this.heartbeat?.join(this.stop.signal);
+    await this.member.start();
     this.inboxLoop = this.options.takesShards ? this.runInbox() : Promise.resolve();
+  }
+
+  /** Stops this member by itself with `e` (LOCKED: another process has its member id): it leaves, and later calls reject with `e`. */
+  private fail(e: TaqubaError): void {
+    if (this.failure !== undefined || this.left !== undefined) return;
+    this.failure = e;
+    this.options.logger.error('cluster member stops: its member id is in use by another process', { member: this.memberId, error: e.message });
+    void this.leave().catch(() => undefined);
   }
 
   /**
@@ -208,7 +186,7 @@ export class Cluster {
           if (!runtime) continue;
           found += keys.length;
           applying.add(shard);
-          void applyInbox(this.store, this.layout, shard, keys, { runtime, jobs: this.localJobsRuntime(shard) }, signal)
+          void applyInbox(this.store, this.layout.shardInbox(shard), keys, { runtime, jobs: this.localJobsRuntime(shard) }, signal)
             .catch((e) => {
               // CLOSED / FENCED: the shard was dropped or handed over mid-batch; its next owner applies the batch.
               const moved = isTaqubaError(e, 'CLOSED') || isTaqubaError(e, 'FENCED');
@@ -223,69 +201,9 @@ export class Cluster {
     }
   }
 
-  private async runLoop(): Promise<void> {
-    const interval = Math.round(this.options.leaseMs / 3);
-    while (!this.stop.signal.aborted) {
-      try {
-        await this.options.clock.sleep(interval, this.stop.signal);
-      } catch {
-        return;
-      }
-      try {
-        await this.pass();
-        // Not awaited: listings on a slow store must not delay the next lease renewal.
-        void this.collectReplies();
-      } catch (e) {
-        if (this.stop.signal.aborted) return;
-        this.options.logger.warn('cluster member pass failed; retrying', { member: this.memberId, error: (e as Error)?.message });
-      }
-    }
-  }
-
-  /**
-   * Renews every held shard each `leaseMs / 3`, on its own timer: the member pass lists and reads
-   * (slow on a loaded store) and must never delay a renewal. Each renewal is one create-only put,
-   * not awaited here, so one slow put holds up only its own shard's next renewal.
-   */
-  private async runRenewals(): Promise<void> {
-    const o = this.options;
-    const interval = Math.round(o.leaseMs / 3);
-    let due = o.clock.now() + interval;
-    while (!this.stop.signal.aborted) {
-      try {
-        await o.clock.sleep(Math.max(0, due - o.clock.now()), this.stop.signal);
-      } catch {
-        return;
-      }
-      const now = o.clock.now();
-      this.renewal.maxTickLagMs = Math.max(this.renewal.maxTickLagMs, now - due);
-      due = now + interval;
-      this.dropExpired(now);
-      for (const [shard, h] of this.held) {
-        if (h.releasing || h.renewing) continue;
-        const renewing = this.renew(shard, h)
-          .catch((e) => {
-            if (!this.stop.signal.aborted) o.logger.warn('cluster lease renewal failed; retrying', { member: this.memberId, shard, error: (e as Error)?.message });
-          })
-          .finally(() => {
-            if (h.renewing === renewing) h.renewing = undefined;
-          });
-        h.renewing = renewing;
-      }
-    }
-  }
-
-  /** Drops every held shard whose lease is about to expire by this member's clock (a paused or starved member). */
-  private dropExpired(now: number): void {
-    const safetyMs = this.options.leaseMs / 5;
-    for (const [shard, h] of this.held) {
-      if (!h.releasing && now >= h.expiresAt - safetyMs) this.drop(shard, `lease expired before it was renewed (a paused or slow member; ${now - h.renewedAt} ms since the last renewal started)`);
-    }
-  }
-
-  /** @internal Tests and benchmarks: how lease renewals went so far. */
+  /** @internal Tests and benchmarks: how lease renewals went so far, and how often shards moved. */
   renewalStats(): RenewalStats {
-    return { ...this.renewal };
+    return this.member.renewalStats();
   }
 
   /**
@@ -303,7 +221,7 @@ export class Cluster {
     try {
       for (const shard of this.ownedShards()) {
         if (this.stop.signal.aborted) return;
-        await collectOrphanReplies(this.store, this.layout, shard, sentBefore);
+        await collectOrphanReplies(this.store, this.layout.shardInbox(shard), sentBefore);
       }
     } catch (e) {
       if (!this.stop.signal.aborted) o.logger.warn('cluster reply collection failed; retrying next period', { member: this.memberId, error: (e as Error)?.message });
@@ -312,158 +230,17 @@ export class Cluster {
 
   /** @internal Tests: one member-loop pass now. */
   async passNow(): Promise<void> {
-    await this.pass();
-  }
-
-  /** One pass of the member loop, never two at once (both would create the same lease seq). */
-  private pass(): Promise<void> {
-    const next = this.passChain.then(() => this.passOnce());
-    this.passChain = next.catch(() => undefined);
-    return next;
-  }
-
-  /** One pass of the member loop (RFC 0003 "Member loop"). */
-  private async passOnce(): Promise<void> {
-    const o = this.options;
-    const now = o.clock.now();
-    this.dropExpired(now);
-    for (const [shard, h] of this.held) {
-      if (!h.releasing && h.host.failure !== undefined) this.drop(shard, `shard stopped: ${(h.host.failure as Error)?.message ?? String(h.host.failure)}`);
-    }
-    // Leases are renewed by their own loop (runRenewals), never held up by this pass's reads.
-    const beat = o.takesShards ? this.store.put(this.layout.memberKey(o.memberId), encodeMember({ memberId: o.memberId, beatAt: now, leaseMs: o.leaseMs })) : Promise.resolve();
-    const [live, table] = await Promise.all([
-      beat.then(() => this.memberView.live(now, o.takesShards && !this.stop.signal.aborted)),
-      // A client member (takesShards false) needs no lease table.
-      o.takesShards ? listLeaseTable(this.store, this.layout, o.shards) : Promise.resolve([]),
-    ]);
-    if (live.join() !== this.liveMembers.join()) o.logger.info('cluster membership changed', { member: this.memberId, members: live.join(',') });
-    this.liveMembers = live;
-    if (!o.takesShards) return;
-    const desired = assignShards(o.shards, live);
-    const work: Promise<void>[] = [];
-    for (let shard = 0; shard < o.shards; shard++) {
-      const { newestSeq, keys } = table[shard]!;
-      const h = this.held.get(shard);
-      if (h) {
-        if (h.releasing) continue;
-        // A renewal in flight may have created h.seq + 1 before this listing: that one is ours.
-        // Past it is another member's (a lost renewal drops the shard by itself).
-        if (newestSeq > h.seq + (h.renewing ? 1 : 0)) {
-          this.drop(shard, `lease record ${newestSeq} created by another member`);
-          continue;
-        }
-        // Not awaited: the hand-over waits for in-flight steps, and must not hold up the loop.
-        if (desired[shard] !== o.memberId) void this.release(shard, h).catch((e) => o.logger.warn('cluster release failed', { member: this.memberId, shard, error: (e as Error)?.message }));
-        else work.push(this.collectLeases(keys));
-      } else if (o.takesShards && !this.stop.signal.aborted && desired[shard] === o.memberId) {
-        work.push(
-          (async () => {
-            const newest = await readNewestLease(this.store, keys, this.leaseCache);
-            if (this.takeable(newest, now)) await this.take(shard, newest?.seq ?? 0);
-          })(),
-        );
-      }
-    }
-    await Promise.all(work);
-    // Records never change once created; keep the cache to the newest keys.
-    const newestKeys = new Set(table.map((t) => t.keys[t.keys.length - 1]));
-    for (const key of this.leaseCache.keys()) if (!newestKeys.has(key)) this.leaseCache.delete(key);
-  }
-
-  /** Free for us: never leased, released, ours from an earlier life, or expired with the skew margin. */
-  private takeable(newest: LeaseRecord | undefined, now: number): boolean {
-    if (newest === undefined || newest.kind === 'release' || newest.owner === this.memberId) return true;
-    return newest.expiresAt + this.options.maxClockSkewMs < now;
-  }
-
-  private leaseRecord(seq: number, kind: 'hold' | 'release'): LeaseRecord {
-    return { seq, kind, owner: this.memberId, expiresAt: kind === 'hold' ? this.options.clock.now() + this.options.leaseMs : 0, nonce: nonce() };
-  }
-
-  private async take(shard: number, newestSeq: number): Promise<void> {
-    const record = this.leaseRecord(newestSeq + 1, 'hold');
-    if (!(await createLease(this.store, this.layout, shard, record))) return; // another member won it
-    this.leaseCache.set(this.layout.leaseKey(shard, record.seq), record);
-    // Our own earlier host of this shard (dropped) may still be closing: the new one opens after
-    // it (its open would fence it anyway, but waiting keeps its last commits from failing
-    // needlessly), in the background, so the loop is never held up.
-    const host = new ShardHost(shard, this.shardStore, this.layout, this.options, this.closing.get(shard));
-    this.held.set(shard, { seq: record.seq, expiresAt: record.expiresAt, host, releasing: false, renewedAt: record.expiresAt - this.options.leaseMs });
-    this.options.logger.info('cluster shard taken', { member: this.memberId, shard, seq: record.seq });
-    // Not awaited: the engine opens in the background (replay can take a while), and the member
-    // loop must keep renewing meanwhile. A failed open shows as `host.failure` at the next pass.
-    host.ready.catch((e) => this.options.logger.warn('cluster shard failed to open', { member: this.memberId, shard, error: (e as Error)?.message }));
-  }
-
-  private async renew(shard: number, h: Held): Promise<void> {
-    const record = this.leaseRecord(h.seq + 1, 'hold');
-    const startedAt = record.expiresAt - this.options.leaseMs;
-    // No listing after a renewal: a record past ours shows in the next pass's lease table, and
-    // the engine's fencing covers the moment in between.
-    if (!(await createLease(this.store, this.layout, shard, record, false))) {
-      if (this.held.get(shard) === h) this.drop(shard, 'lease renewal lost to another member');
-      return;
-    }
-    const now = this.options.clock.now();
-    const r = this.renewal;
-    r.renewals++;
-    r.maxGapMs = Math.max(r.maxGapMs, now - h.renewedAt);
-    r.maxRoundTripMs = Math.max(r.maxRoundTripMs, now - startedAt);
-    h.seq = record.seq;
-    h.expiresAt = record.expiresAt;
-    h.renewedAt = startedAt;
-    this.leaseCache.set(this.layout.leaseKey(shard, record.seq), record);
-  }
-
-  /** Deletes a held shard's old lease records (keys from this pass's listing, all older than our newest). */
-  private async collectLeases(keys: readonly string[]): Promise<void> {
-    const old = keys.slice(0, Math.max(0, keys.length - KEPT_LEASE_RECORDS));
-    for (const key of old) await this.store.delete(key).catch(() => undefined);
-  }
-
-  /** Hands a shard over: stop its work, then a release record so the next owner need not wait for expiry. */
-  private release(shard: number, h: Held): Promise<void> {
-    h.releasing = true;
-    h.released = this.handOver(shard, h);
-    return h.released;
-  }
-
-  private async handOver(shard: number, h: Held): Promise<void> {
-    await h.host.close();
-    // A renewal in flight takes seq + 1; the release record comes after it.
-    await h.renewing;
-    try {
-      await createLease(this.store, this.layout, shard, this.leaseRecord(h.seq + 1, 'release'));
-      this.options.logger.info('cluster shard released', { member: this.memberId, shard });
-    } finally {
-      if (this.held.get(shard) === h) this.held.delete(shard);
-    }
-  }
-
-  /** Stops using a shard at once, writing nothing (the lease is lost or about to be). */
-  private drop(shard: number, why: string): void {
-    const h = this.held.get(shard);
-    if (!h) return;
-    this.held.delete(shard);
-    this.options.logger.warn('cluster shard dropped', { member: this.memberId, shard, reason: why });
-    const closed = h.host.close();
-    this.closing.set(shard, closed);
-    void closed.finally(() => {
-      if (this.closing.get(shard) === closed) this.closing.delete(shard);
-    });
+    await this.member.pass();
   }
 
   /** The local runtime of `shard` when this member owns it and it is open. */
   private localRuntime(shard: number): WorkflowRuntime | undefined {
-    const h = this.held.get(shard);
-    return h && !h.releasing ? h.host.openRuntime : undefined;
+    return this.member.localRuntime(shard);
   }
 
   /** The local typed-jobs runtime of `shard` when this member owns it and it is open. */
   private localJobsRuntime(shard: number): WorkflowRuntime | undefined {
-    const h = this.held.get(shard);
-    return h && !h.releasing ? h.host.openJobsRuntime : undefined;
+    return this.member.localJobsRuntime(shard);
   }
 
   /** @internal Tests: the open runtime of an owned shard. */
@@ -473,7 +250,7 @@ export class Cluster {
 
   /** @internal Tests: the queue of an owned shard, also after it was fenced. */
   queueOf(shard: number): Queue | undefined {
-    return this.held.get(shard)?.host.openQueue;
+    return this.member.queueOf(shard);
   }
 
   /**
@@ -481,8 +258,8 @@ export class Cluster {
    * the shard's inbox. A local call that meets FENCED or CLOSED (the shard moved meanwhile) goes
    * through the inbox instead.
    */
-  private async route<T>(shard: number, command: ClusterCommand, options: CommandOptions | undefined, local: (runtime: WorkflowRuntime, once: CommandOptions) => Promise<T>): Promise<T> {
-    if (this.left !== undefined) throw new ClosedError(`cluster member ${this.memberId} has left`);
+  private async route<T>(shard: number, command: RunCommand, options: CommandOptions | undefined, local: (runtime: WorkflowRuntime, once: CommandOptions) => Promise<T>): Promise<T> {
+    if (this.left !== undefined) throw this.failure ?? new ClosedError(`cluster member ${this.memberId} has left`);
     // One id for the local call and the inbox, so a local call cut short by a move is applied once.
     const commandId = options?.commandId ?? newCommandId(this.options.clock);
     validateCommandId(commandId);
@@ -495,7 +272,7 @@ export class Cluster {
         if (!isTaqubaError(e, 'FENCED') && !isTaqubaError(e, 'CLOSED')) throw e;
       }
     }
-    return (await this.sender.send(shard, { ...command, commandId })) as T;
+    return (await this.sender.send(this.layout.shardInbox(shard), { ...command, commandId })) as T;
   }
 
   /**
@@ -511,17 +288,8 @@ export class Cluster {
     validateSpec(spec, undefined); // typed errors here, before a command is sent
     const runId = spec.runId ?? this.nextRunId();
     const shard = this.shardOf(runId);
-    const full: RunSpec = { ...spec, runId };
-    const command: ClusterCommand = {
-      type: 'submit',
-      runId,
-      ...(spec.input === undefined ? {} : { input: spec.input }),
-      ...(spec.headers === undefined ? {} : { headers: { ...spec.headers } }),
-      ...(spec.priority === undefined ? {} : { priority: spec.priority }),
-      ...(spec.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: spec.maxAttemptsPerStep }),
-      ...(spec.runAt === undefined ? {} : { runAt: spec.runAt }),
-      ...(spec.kvWrites === undefined ? {} : { kvWrites: [...spec.kvWrites].map(([k, v]) => [typeof k === 'string' ? utf8(k) : k, v] as [Uint8Array, Uint8Array]) }),
-    };
+    const full = { ...spec, runId };
+    const command = submitCommand(full);
     return this.route(shard, command, options, (rt, once) => rt.submit(full, once));
   }
 
@@ -595,7 +363,7 @@ export class Cluster {
     if (done) return done;
     const shard = shardOfText(prepared.runId, this.options.shards);
     const spec = { runId: prepared.runId, input: prepared.input, ...prepared.spec };
-    const command: ClusterCommand = { type: 'submitJob', ...spec };
+    const command: RunCommand = { type: 'submitJob', ...spec };
     // The jobs runtime opens with the shard's; CLOSED sends the submission through the inbox.
     const outcome = await this.route(shard, command, commandId === undefined ? undefined : { commandId }, async (_rt, once) => {
       const jobs = this.localJobsRuntime(shard);
@@ -662,17 +430,14 @@ export class Cluster {
   /**
    * Leaves the cluster cleanly: stops the member loop, hands every shard over (its in-flight
    * steps finish, its engine closes, a release record lets the next owner take it at once), and
-   * removes the heartbeat. Safe to call twice.
+   * removes the heartbeat. Safe to call twice. After a member stopped by itself (LOCKED), it has
+   * already left: this resolves, and the heartbeat (now the other process's) stays.
    */
   leave(): Promise<void> {
     this.left ??= (async () => {
       this.stop.abort();
-      await this.loop;
-      await this.renewLoop;
       await this.inboxLoop;
-      await Promise.all([...this.held.entries()].map(([shard, h]) => (h.releasing ? (h.released ?? Promise.resolve()) : this.release(shard, h)).catch((e) => this.options.logger.warn('cluster release failed', { shard, error: (e as Error)?.message }))));
-      await Promise.all([...this.closing.values()]);
-      if (this.options.takesShards) await this.store.delete(this.layout.memberKey(this.memberId));
+      await this.member.leave(this.failure !== undefined);
       for (const r of this.readers.values()) await r.then((x) => x.close()).catch(() => undefined);
     })();
     return this.left;

@@ -2,6 +2,7 @@
  * Where a cluster's objects live under its name (RFC 0003 "Objects") and which shard a run or a
  * correlation key belongs to. One place, so the member, the inbox and readers agree.
  */
+import type { InboxTarget } from '../workflow/commands/inbox.js';
 import { utf8 } from '../bytes.js';
 import { crc32c } from '../checksum.js';
 
@@ -69,6 +70,10 @@ export class ClusterLayout {
   }
   replyKey(shard: number, commandId: string): string {
     return `${this.repliesPrefix(shard)}${commandId}`;
+  }
+  /** The shard's inbox as a command sender addresses it. */
+  shardInbox(shard: number): InboxTarget {
+    return { inboxPrefix: this.inboxPrefix(shard), repliesPrefix: this.repliesPrefix(shard), describe: `the owner of shard ${shard}`, details: { shard } };
   }
 }
 

@@ -1,6 +1,6 @@
 /**
- * The cluster's own objects (RFC 0003): the cluster record, member heartbeats, lease records,
- * inbox commands and replies. MessagePack records with a kind and a format version; anything
+ * The cluster's own objects (RFC 0003): the cluster record, member heartbeats, lease records
+ * (inbox commands and replies are the runtime's: workflow/commands/run-command.ts). MessagePack records with a kind and a format version; anything
  * else read back is CORRUPT_DATA naming the object.
  */
 import { decodeRecord, encodeRecord } from '../codec.js';
@@ -29,45 +29,7 @@ export interface LeaseRecord {
   readonly nonce: string;
 }
 
-/**
- * A command for a shard's owner. Bytes stay bytes (MessagePack carries them). `commandId` is kept
- * with the command's effect in the shard (the command ledger), so a command applied again (lost
- * reply, owner died after applying, batch re-read after a failover, a sender's retry) answers
- * from that record. Batches written before command ids existed have none.
- */
-export type ClusterCommand = { readonly commandId?: string } & (
-  | {
-      readonly type: 'submit';
-      readonly runId: string;
-      readonly input?: Uint8Array;
-      readonly headers?: Record<string, string>;
-      readonly priority?: number;
-      readonly maxAttemptsPerStep?: number;
-      readonly runAt?: number;
-      readonly kvWrites?: [Uint8Array, Uint8Array][];
-    }
-  | {
-      /** A typed job's run: `input` is the job envelope (name and encoded input). */
-      readonly type: 'submitJob';
-      readonly runId: string;
-      readonly input: Uint8Array;
-      readonly headers?: Record<string, string>;
-      readonly priority?: number;
-      readonly maxAttemptsPerStep?: number;
-      readonly runAt?: number;
-    }
-  | { readonly type: 'signal'; readonly correlationKey: string; readonly payload: Uint8Array }
-  | { readonly type: 'cancel'; readonly runId: string }
-  /** Cancels a typed job's run (in the shard's jobs runtime). */
-  | { readonly type: 'cancelJob'; readonly runId: string }
-);
-
-/** The owner's answer: the call's value, or the typed error it rejected with. */
-export type CommandReply =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly code: string; readonly message: string; readonly details: Record<string, unknown> };
-
-type Kind = 'cluster' | 'member' | 'lease' | 'command' | 'reply';
+type Kind = 'cluster' | 'member' | 'lease';
 
 function encode(kind: Kind, body: object): Uint8Array {
   return encodeRecord({ kind, format: FORMAT, body });
@@ -110,28 +72,4 @@ export function decodeLease(bytes: Uint8Array, key: string): LeaseRecord {
   const b = decode('lease', bytes, key);
   need(Number.isSafeInteger(b.seq) && (b.kind === 'hold' || b.kind === 'release') && typeof b.owner === 'string' && typeof b.expiresAt === 'number', 'lease', key, 'seq/kind/owner/expiresAt');
   return { seq: b.seq as number, kind: b.kind as 'hold' | 'release', owner: b.owner as string, expiresAt: b.expiresAt as number, nonce: String(b.nonce) };
-}
-
-/** One inbox object: the commands one sender batched for one shard, applied in order. */
-export const encodeCommands = (commands: readonly ClusterCommand[]): Uint8Array => encode('command', { commands });
-export function decodeCommands(bytes: Uint8Array, key: string): ClusterCommand[] {
-  const b = decode('command', bytes, key);
-  need(
-    Array.isArray(b.commands) &&
-      (b.commands as { type?: unknown; commandId?: unknown }[]).every(
-        (c) => ['submit', 'submitJob', 'signal', 'cancel', 'cancelJob'].includes(String(c?.type)) && (c.commandId === undefined || typeof c.commandId === 'string'),
-      ),
-    'command',
-    key,
-    'commands',
-  );
-  return b.commands as ClusterCommand[];
-}
-
-/** One reply object: the answers to an inbox object's commands, in the same order. */
-export const encodeReplies = (replies: readonly CommandReply[]): Uint8Array => encode('reply', { replies });
-export function decodeReplies(bytes: Uint8Array, key: string): CommandReply[] {
-  const b = decode('reply', bytes, key);
-  need(Array.isArray(b.replies), 'reply', key, 'replies');
-  return b.replies as CommandReply[];
 }

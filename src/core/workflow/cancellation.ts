@@ -32,7 +32,7 @@
  * signal cover every claim of the job, and a run whose job moved on is retried from step 1.
  */
 import type { RuntimeContext } from './context.js';
-import type { CommandRecord } from './command-ledger.js';
+import type { CommandRecord } from './commands/ledger.js';
 import { DURABLE_READ_ATTEMPTS, inconsistent, readDurableRun } from './durable-run.js';
 import type { RegistryEntry, RunStatus } from './registry.js';
 import { userHeaders } from './step-headers.js';

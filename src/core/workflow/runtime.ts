@@ -30,20 +30,23 @@ import { cancelRun, readRunStatus } from './cancellation.js';
 import type { RuntimeContext } from './context.js';
 import { show } from '../show.js';
 import { validateRunId } from './validation.js';
-import { getRun, listDeadSteps, listRuns, type DeadStep, type DeadStepListOptions, type RunDetails, type RunListOptions, type RunListPage } from './inspection.js';
+import { getRunOrFinished, listDeadSteps, listRuns, type DeadStep, type DeadStepListOptions, type RunDetails, type RunListOptions, type RunListPage } from './inspection.js';
+import { attachFinishedRuns, readFinishedRun, wantsFinished, type FinishedReadOptions, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './finished-runs.js';
+import { awaitRunResult, type RunResultOptions } from './run-result.js';
+import { readDurableRun } from './durable-run.js';
 import { getRunTimeline, type RunTimeline } from './run-timeline.js';
 import { retryDeadJob, type DeadJobRetry } from './dead-step-retry.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import { MemoStore } from './memo.js';
 import { reconcileDeadSteps, runReconcileLoop } from './reconciler.js';
 import { RunRegistry, type RunStatus } from './registry.js';
-import { runRetentionLoop, sweepExpiredMemos } from './retention-sweeper.js';
+import { runFinishedRunRetentionLoop, runRetentionLoop, sweepExpiredFinishedRuns, sweepExpiredMemos } from './retention-sweeper.js';
 import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntimeOptions } from './runtime-options.js';
 import { clearBufferedSignal, sendSignal, signalLocksOf, type SignalOutcome } from './signals.js';
 import { asStepRunnerObject, type StepRunner } from './step.js';
 import { processDelivery } from './step-processor.js';
 import { submitRun, type RunSpec, type SubmitOutcome } from './submit.js';
-import { applyCommand, type CommandOptions } from './command-ledger.js';
+import { applyCommand, type CommandOptions } from './commands/ledger.js';
 import type { TerminalHook } from './terminal-hook.js';
 import { spawnRunner, type RunnerHandle } from './runner-handle.js';
 
@@ -92,6 +95,7 @@ export class WorkflowRuntime {
       log,
       warn: log.warn,
     };
+    attachFinishedRuns(this.ctx, resolved.outcomeRetentionMs);
   }
 
   /** The queue name of this runtime's steps and notifications. */
@@ -145,7 +149,9 @@ export class WorkflowRuntime {
   /**
    * What this instance knows about an active run, or null. Synchronous, so it answers from the
    * in-process registry only: a run of an earlier process shows up once one of its steps is
-   * claimed here. `readStatus` also reads the store. INVALID_ARGUMENT for a bad run id.
+   * claimed here, and a finished run is always null (its record is in the store: use
+   * `readStatus(id, { includeFinished: true })` or `result`). `readStatus` also reads the store.
+   * INVALID_ARGUMENT for a bad run id.
    */
   status(runId: string): RunStatus | null {
     validateRunId(runId);
@@ -157,14 +163,49 @@ export class WorkflowRuntime {
    * the store (run record, step pointer and the step's job): `pending` while the step waits
    * (claimable, delayed, backing off or waiting on a signal), `running` or `cancelling` while it
    * is claimed. Null for an unknown or terminated run, for a run whose step was dead-lettered
-   * (it has failed), and for another runtime's run (another queue name). Rejects with INVALID_ARGUMENT (run id), CORRUPT_DATA, CLOSED
-   * or store errors.
+   * (it has failed), and for another runtime's run (another queue name).
+   * With `{ includeFinished: true }`, a run that ended within `outcomeRetentionMs` reports how:
+   * `succeeded`, `failed` or `cancelled`, `currentStep` the step that ended it (null again once
+   * the record was swept). Rejects with INVALID_ARGUMENT (run id, options), CORRUPT_DATA, CLOSED or
+   * store errors.
    */
-  async readStatus(runId: string): Promise<RunStatus | null> {
+  async readStatus(runId: string, options?: FinishedReadOptions): Promise<RunStatus | null> {
     validateRunId(runId);
-    return readRunStatus(this.ctx, runId);
+    const includeFinished = wantsFinished(options);
+    const live = await readRunStatus(this.ctx, runId);
+    if (live !== null || !includeFinished) return live;
+    // A dead step's run has failed but its ending is not committed yet (reconciliation does it):
+    // an earlier run's record under the same id would be a wrong answer.
+    if ((await readDurableRun(this.ctx.queue, runId, this.ctx.queueName)).type === 'dead') return null;
+    const finished = await readFinishedRun(this.ctx.queue, this.ctx.queueName, runId);
+    return finished === null ? null : { runId, state: finished.status, currentStep: finished.finalStep };
   }
 
+  /**
+   * The outcome of run `runId`: at once for a run that ended within `outcomeRetentionMs`,
+   * otherwise when the active run ends (a cancelled, failed or succeeded run alike: look at
+   * `status`). An id submitted again after it finished is awaited anew. Waiting happens in this
+   * process (the worker running the run shares this runtime's queue handle).
+   * Rejects with NOT_FOUND when no run of this id is active here and no finished-run record is
+   * kept (never submitted to this runtime, swept after the retention window, or retention 0),
+   * TIMEOUT after `timeoutMs`, CANCELLED when `signal` aborts, INVALID_ARGUMENT (run id,
+   * options), CORRUPT_DATA, CLOSED or store errors.
+   * @example
+   * const { runId } = await runtime.submit({ input });
+   * const outcome = await runtime.result(runId, { timeoutMs: 60_000 });
+   * if (outcome.status === 'succeeded') console.log(outcome.result);
+   */
+  result(runId: string, options?: RunResultOptions): Promise<FinishedRun> {
+    return awaitRunResult(this.ctx, runId, options, this.options.pollIntervalMs);
+  }
+
+  /**
+   * Finished runs still kept (`outcomeRetentionMs`) that ended in `status` (one terminal state or
+   * several), in run-id order, one page; `nextCursor` as below. An id active again is not listed.
+   * Rejects with INVALID_ARGUMENT (limit, status mixing active and terminal states, cursor),
+   * CORRUPT_DATA (an undecodable record), CLOSED or store errors.
+   */
+  listRuns(options: FinishedRunListOptions): Promise<FinishedRunListPage>;
   /**
    * Active runs (those with a run record) in run-id order, one page, from the store: every run
    * of this runtime's queue name, also those an earlier process submitted (other runtimes' runs
@@ -181,10 +222,17 @@ export class WorkflowRuntime {
    *   cursor = page.nextCursor;
    * } while (cursor);
    */
-  listRuns(options?: RunListOptions): Promise<RunListPage> {
+  listRuns(options?: RunListOptions): Promise<RunListPage>;
+  listRuns(options?: RunListOptions | FinishedRunListOptions): Promise<RunListPage | FinishedRunListPage> {
     return listRuns(this.ctx.queue, this.ctx.queueName, options);
   }
 
+  /**
+   * With `{ includeFinished: true }`: the active run as below, else the run's finished-run record
+   * (`FinishedRun`: how and when it ended, its result or error) while `outcomeRetentionMs` keeps
+   * it; tell the two apart with `isFinishedRun`. Also INVALID_ARGUMENT for bad options.
+   */
+  getRun(runId: string, options: FinishedReadOptions): Promise<RunDetails | FinishedRun | null>;
   /**
    * One active run as the store records it: its state (telling a signal wait from a timer), the
    * step reached, that step's attempts, interruptions, last error and attempt history, and what it
@@ -194,8 +242,9 @@ export class WorkflowRuntime {
    * flagged). Rejects with INVALID_ARGUMENT (run id), CORRUPT_DATA (undecodable or inconsistent
    * records), CLOSED or store errors.
    */
-  getRun(runId: string): Promise<RunDetails | null> {
-    return getRun(this.ctx.queue, this.ctx.queueName, runId);
+  getRun(runId: string): Promise<RunDetails | null>;
+  getRun(runId: string, options?: FinishedReadOptions): Promise<RunDetails | FinishedRun | null> {
+    return getRunOrFinished(this.ctx.queue, this.ctx.queueName, runId, wantsFinished(options));
   }
 
   /**
@@ -248,7 +297,8 @@ export class WorkflowRuntime {
 
   /**
    * Runs the worker until `signal` aborts: steps and notifications, plus the dead-step
-   * reconciliation and (with memo retention) the retention sweep in the background. On abort it
+   * reconciliation, (with memo retention) the memo retention sweep and (with a finite outcome
+   * retention) the finished-run sweep in the background. On abort it
    * stops claiming, waits for in-flight work and the background tasks, and resolves. Rejects when
    * claiming fails (CLOSED, FENCED, store errors), after the same wait.
    */
@@ -259,6 +309,9 @@ export class WorkflowRuntime {
     signal?.addEventListener('abort', forward, { once: true });
     const background: Promise<void>[] = [runReconcileLoop(this.ctx, this.options.pollIntervalMs, stop.signal)];
     if (this.ctx.memoRetentionMs !== null) background.push(runRetentionLoop(this.ctx, this.ctx.memoRetentionMs, stop.signal));
+    if (this.options.outcomeRetentionMs > 0 && Number.isFinite(this.options.outcomeRetentionMs)) {
+      background.push(runFinishedRunRetentionLoop(this.ctx, this.options.outcomeRetentionMs, stop.signal));
+    }
     try {
       // The queue's worker loop: a step (or notification) holds its slot while the runner (or
       // hook) runs, and frees it before its settlement commits.
@@ -282,6 +335,15 @@ export class WorkflowRuntime {
   async sweepMemosNow(): Promise<number> {
     if (this.ctx.memoRetentionMs === null) return 0;
     return sweepExpiredMemos(this.ctx, this.ctx.memoRetentionMs);
+  }
+
+  /**
+   * Runs one finished-run retention pass now: deletes the records of runs that ended more than
+   * `outcomeRetentionMs` ago (0 with retention off or infinite). Returns records deleted.
+   * Rejects with CLOSED or store errors.
+   */
+  sweepFinishedRunsNow(): Promise<number> {
+    return sweepExpiredFinishedRuns(this.ctx, this.options.outcomeRetentionMs);
   }
 
   /** Runs one dead-step reconciliation pass now. Returns runs terminated. */

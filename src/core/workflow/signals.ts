@@ -30,7 +30,7 @@ import { utf8 } from '../bytes.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import type { JobRecord, Queue } from '../queue/index.js';
 import type { RuntimeContext } from './context.js';
-import type { CommandRecord } from './command-ledger.js';
+import type { CommandRecord } from './commands/ledger.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from './constants.js';
 import { checkKvValue } from './validation.js';
 import { signalBufferKey, signalDeliveredKey, signalWaitKey } from './keys.js';

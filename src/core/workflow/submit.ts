@@ -25,7 +25,7 @@ import { corrupt, InputMismatchError } from './errors.js';
 import { show } from '../show.js';
 import { checkKvValue, checkUserHeaders, checkUserKvKey, kvKeyBytes, validateRunId } from './validation.js';
 import type { KvKey } from './effects-handle.js';
-import type { CommandRecord } from './command-ledger.js';
+import type { CommandRecord } from './commands/ledger.js';
 import { checkOptions, optionNames } from '../options.js';
 import { runRecordKey, stepDedupKey, stepPointerKey } from './keys.js';
 import type { KeyedMutex } from '../keyed-mutex.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isTaqubaError } from '../../../src/core/errors.js';
-import { sweepCommandAnswers } from '../../../src/core/workflow/command-ledger.js';
+import { sweepCommandAnswers } from '../../../src/core/workflow/commands/ledger.js';
 import { StepOutcome, type Step } from '../../../src/core/workflow/index.js';
 import { memoryStore } from '../../support/stores.js';
 import { b, kvKeys, makeHarness, RecordingHook, s } from './harness.js';

@@ -14,13 +14,13 @@
  * run) or a refusal that depends on state (INPUT_MISMATCH) is kept afterwards in a transaction of
  * its own: nothing else changed, so there is nothing to be atomic with.
  */
-import { fromUtf8, utf8 } from '../bytes.js';
-import type { Clock } from '../clock.js';
-import { CorruptDataError, InvalidArgumentError, isTaqubaError, TaqubaError, type ErrorCode, type ErrorDetails } from '../errors.js';
-import { KeyedMutex } from '../keyed-mutex.js';
-import type { Queue } from '../queue/index.js';
-import { show } from '../show.js';
-import { InputMismatchError } from './errors.js';
+import { fromUtf8, utf8 } from '../../bytes.js';
+import type { Clock } from '../../clock.js';
+import { CorruptDataError, InvalidArgumentError, isTaqubaError, TaqubaError, type ErrorCode, type ErrorDetails } from '../../errors.js';
+import { KeyedMutex } from '../../keyed-mutex.js';
+import type { Queue } from '../../queue/index.js';
+import { show } from '../../show.js';
+import { InputMismatchError } from '../errors.js';
 
 const COMMANDS_PREFIX = 'workflow/commands/';
 const COMMAND_TIMES_PREFIX = 'workflow/command-times/';

@@ -1,0 +1,155 @@
+/**
+ * Run operations as data: the write operations that a carrier (the cluster's shard inboxes, a
+ * runtime's command inbox for other processes) takes to the runtime that applies them, and their
+ * answers. Each command carries the id under which its answer is kept with its effect (ledger.ts).
+ *
+ * Stored as MessagePack records `{ kind, format, body }` (kinds `command` and `reply`, format 1;
+ * the cluster wrote the same records before this module was shared).
+ */
+import { decodeRecord, encodeRecord } from '../../codec.js';
+import { CorruptDataError, InvalidArgumentError, isTaqubaError, type ErrorCode } from '../../errors.js';
+import type { RunSpec, SubmitOutcome } from '../submit.js';
+import type { SignalOutcome } from '../signals.js';
+import type { CommandOptions } from './ledger.js';
+import { kvKeyBytes } from '../validation.js';
+
+const FORMAT = 1;
+
+/** A run's submission as data: `RunSpec` with its run id drawn and KV keys as bytes. */
+interface SubmitFields {
+  readonly runId: string;
+  readonly input?: Uint8Array;
+  readonly headers?: Record<string, string>;
+  readonly priority?: number;
+  readonly maxAttemptsPerStep?: number;
+  readonly runAt?: number;
+}
+
+/** A write operation for the runtime that owns a run. Bytes stay bytes (MessagePack carries them). */
+export type RunCommand = { readonly commandId?: string } & (
+  | (SubmitFields & { readonly type: 'submit'; readonly kvWrites?: [Uint8Array, Uint8Array][] })
+  /** A typed job's run: `input` is the job envelope (name and encoded input). */
+  | (SubmitFields & { readonly type: 'submitJob'; readonly input: Uint8Array })
+  | { readonly type: 'signal'; readonly correlationKey: string; readonly payload: Uint8Array }
+  | { readonly type: 'cancel'; readonly runId: string }
+  /** Cancels a typed job's run (in the jobs runtime). */
+  | { readonly type: 'cancelJob'; readonly runId: string }
+);
+
+/** What a command answers: the operation's value, or the typed error it rejected with. */
+export type CommandReply =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly code: string; readonly message: string; readonly details: Record<string, unknown> };
+
+/** The answer types of each command. */
+export interface CommandValues {
+  readonly submit: SubmitOutcome;
+  readonly submitJob: SubmitOutcome;
+  readonly signal: SignalOutcome;
+  readonly cancel: boolean;
+  readonly cancelJob: boolean;
+}
+
+/** What a command applies to: a runtime's write operations, each applied once per command id. */
+export interface CommandRuntime {
+  submit(spec: RunSpec, options?: CommandOptions): Promise<SubmitOutcome>;
+  signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome>;
+  cancel(runId: string, options?: CommandOptions): Promise<boolean>;
+}
+
+export interface CommandTargets {
+  readonly runtime: CommandRuntime;
+  /** The typed-jobs runtime, when the host runs jobs. */
+  readonly jobs: CommandRuntime | undefined;
+}
+
+/** A `submit` command from a spec whose run id was drawn (KV keys as bytes, only the fields set). */
+export function submitCommand(spec: RunSpec & { readonly runId: string }): RunCommand {
+  return {
+    type: 'submit',
+    runId: spec.runId,
+    ...(spec.input === undefined ? {} : { input: spec.input }),
+    ...(spec.headers === undefined ? {} : { headers: { ...spec.headers } }),
+    ...(spec.priority === undefined ? {} : { priority: spec.priority }),
+    ...(spec.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: spec.maxAttemptsPerStep }),
+    ...(spec.runAt === undefined ? {} : { runAt: spec.runAt }),
+    ...(spec.kvWrites === undefined ? {} : { kvWrites: [...spec.kvWrites].map(([k, v]) => [kvKeyBytes(k), v] as [Uint8Array, Uint8Array]) }),
+  };
+}
+
+/** Applies one command to its runtime (with its id, so it applies once). */
+export async function applyRunCommand(targets: CommandTargets, command: RunCommand): Promise<unknown> {
+  const runtime = targets.runtime;
+  const once = command.commandId === undefined ? undefined : { commandId: command.commandId };
+  switch (command.type) {
+    case 'submit': {
+      const { type: _type, commandId: _id, ...spec } = command;
+      return runtime.submit(spec, once);
+    }
+    case 'submitJob': {
+      const { type: _type, commandId: _id, ...spec } = command;
+      return jobsOf(targets).submit(spec, once);
+    }
+    case 'signal':
+      return runtime.signal(command.correlationKey, command.payload, once);
+    case 'cancel':
+      return runtime.cancel(command.runId, once);
+    case 'cancelJob':
+      return jobsOf(targets).cancel(command.runId, once);
+  }
+}
+
+function jobsOf(targets: CommandTargets): CommandRuntime {
+  if (targets.jobs === undefined) throw new InvalidArgumentError('the runtime host answering this command runs no typed jobs (the jobs option)', { reason: 'unregistered_job' });
+  return targets.jobs;
+}
+
+/** Errors a command answers with instead of being retried: the caller's mistakes and the run's state. */
+const ANSWERED_ERRORS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['INVALID_ARGUMENT', 'INPUT_MISMATCH', 'CORRUPT_DATA']);
+
+/** The reply for a command that ended with `error`, or undefined when the error should be retried (store errors, CLOSED, FENCED). */
+export function replyForError(error: unknown): CommandReply | undefined {
+  if (!isTaqubaError(error) || !ANSWERED_ERRORS.has(error.code)) return undefined;
+  return { ok: false, code: error.code, message: error.message, details: { ...error.details } };
+}
+
+const COMMAND_TYPES: ReadonlySet<string> = new Set(['submit', 'submitJob', 'signal', 'cancel', 'cancelJob']);
+
+type Kind = 'command' | 'reply';
+
+function decode(kind: Kind, bytes: Uint8Array, key: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = decodeRecord(bytes);
+  } catch (e) {
+    throw new CorruptDataError(`command object does not decode. object=${key}`, { object: key, problem: 'undecodable' }, e);
+  }
+  const v = value as { kind?: unknown; format?: unknown; body?: unknown } | null;
+  if (typeof v !== 'object' || v === null || v.kind !== kind || v.format !== FORMAT || typeof v.body !== 'object' || v.body === null) {
+    throw new CorruptDataError(`not a ${kind} record of format ${FORMAT}. object=${key}`, { object: key, problem: 'wrong_kind' });
+  }
+  return v.body as Record<string, unknown>;
+}
+
+function malformed(kind: Kind, key: string, field: string): CorruptDataError {
+  return new CorruptDataError(`${kind} record field ${field} is missing or malformed. object=${key}`, { object: key, field });
+}
+
+/** One inbox object: the commands one sender batched for one runtime, applied in order per run or key. */
+export const encodeCommands = (commands: readonly RunCommand[]): Uint8Array => encodeRecord({ kind: 'command', format: FORMAT, body: { commands } });
+export function decodeCommands(bytes: Uint8Array, key: string): RunCommand[] {
+  const b = decode('command', bytes, key);
+  const ok =
+    Array.isArray(b.commands) &&
+    (b.commands as { type?: unknown; commandId?: unknown }[]).every((c) => COMMAND_TYPES.has(String(c?.type)) && (c.commandId === undefined || typeof c.commandId === 'string'));
+  if (!ok) throw malformed('command', key, 'commands');
+  return b.commands as RunCommand[];
+}
+
+/** One reply object: the answers to an inbox object's commands, in the same order. */
+export const encodeReplies = (replies: readonly CommandReply[]): Uint8Array => encodeRecord({ kind: 'reply', format: FORMAT, body: { replies } });
+export function decodeReplies(bytes: Uint8Array, key: string): CommandReply[] {
+  const b = decode('reply', bytes, key);
+  if (!Array.isArray(b.replies)) throw malformed('reply', key, 'replies');
+  return b.replies as CommandReply[];
+}

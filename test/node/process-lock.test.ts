@@ -3,7 +3,7 @@ import { cp, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { utf8 } from '../../src/core/bytes.js';
 import { fromUtf8 } from '../../src/core/bytes.js';
 import { KvDb } from '../../src/core/kv/index.js';
@@ -58,10 +58,24 @@ describe('process lock (one Node writer per store directory)', () => {
   it('a live holder keeps its lock past the stale threshold (its refreshes keep working)', async () => {
     const root = await tempRoot();
     const lost: Error[] = [];
-    const lock = await acquireProcessLock(root, { staleMs: 2000, onCompromised: (e) => void lost.push(e) });
-    // Refreshes every second; a lock that stopped refreshing would be stale (taken over) after 2 s.
-    await new Promise((r) => setTimeout(r, 5000));
-    expect((await startHolder(root, 2000)).line).toBe('error LOCKED');
+    const staleMs = 2000; // the smallest threshold the lock takes
+    const startedAt = Date.now();
+    const lock = await acquireProcessLock(root, { staleMs, onCompromised: (e) => void lost.push(e) });
+    // Real time is the subject (staleness is judged on the OS clock). The lock refreshes its mtime
+    // every staleMs/2: wait for two refreshes instead of a guessed margin; a lock that stopped
+    // refreshing would be stale (taken over) by the time the second holder looks.
+    const lockDir = join(root, '.writer.lock');
+    const mtimes = new Set([(await stat(lockDir)).mtimeMs]);
+    await vi.waitFor(
+      async () => {
+        mtimes.add((await stat(lockDir)).mtimeMs);
+        expect(mtimes.size, 'refreshes of the lock seen (its mtime moving)').toBeGreaterThanOrEqual(3);
+      },
+      { timeout: 15_000, interval: 50 },
+    );
+    const early = staleMs - (Date.now() - startedAt);
+    if (early > 0) await new Promise((r) => setTimeout(r, early)); // only if refreshes came faster than staleMs/2
+    expect((await startHolder(root, staleMs)).line).toBe('error LOCKED');
     expect(lost).toEqual([]);
     await lock.release();
   }, 30_000);

@@ -8,6 +8,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fromUtf8, utf8 } from '../../src/core/bytes.js';
+import { MockClock } from '../../src/core/clock.js';
 import { MemoryObjectStore } from '../../src/core/objects/index.js';
 import { Queue, runWorker } from '../../src/core/queue/index.js';
 import { StepOutcome, WorkflowRuntime } from '../../src/core/workflow/index.js';
@@ -30,14 +31,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** A server answering the n-th request with `responders[n]` (the last one repeats). */
-async function server(responders: Responder[]): Promise<{ url: string; received: Received[] }> {
+/** A server answering the n-th request with `responders[n]` (the last one repeats); `at` is read from `now`. */
+async function server(responders: Responder[], now: () => number = Date.now): Promise<{ url: string; received: Received[] }> {
   const received: Received[] = [];
   const srv = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      const r: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: now() };
       received.push(r);
       responders[Math.min(received.length - 1, responders.length - 1)](r, res);
     });
@@ -58,11 +59,14 @@ const status =
   };
 const hang: Responder = () => {};
 
-async function openQueue(): Promise<Queue> {
+/**
+ * With a `clock` (a MockClock) nothing is timed in the background: no scheduler or reaper ticks,
+ * no WAL flush delay; the test moves the clock and promotes due retries itself (`retryAt`).
+ */
+async function openQueue(clock?: MockClock): Promise<Queue> {
   const queue = await Queue.open(new MemoryObjectStore(), {
     path: 'q',
-    schedulerIntervalMs: 10,
-    flushIntervalMs: 2,
+    ...(clock ? { clock, schedulerIntervalMs: 1e12, reaperIntervalMs: 1e12 } : { schedulerIntervalMs: 10, flushIntervalMs: 2 }),
     defaultQueueConfig: { retryBackoffBaseMs: 20, retryBackoffMaxMs: 50, maxAttempts: 6 },
     logger: false,
   });
@@ -89,6 +93,23 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
   }
 }
 
+/** Waits until job `id` is scheduled after its `attempts`-th attempt; returns how long until it is due (queue clock). */
+async function scheduledRetry(queue: Queue, id: string, attempts: number): Promise<number> {
+  const runAt = await until(`job ${id} scheduled after attempt ${attempts}`, async () => {
+    const job = await queue.getJob(id);
+    return job?.status === 'scheduled' && job.attempts === attempts ? job.runAt : undefined;
+  });
+  return runAt - queue.clock.now();
+}
+
+/** Moves the clock to a retry due in `dueInMs`: 1 ms before, a promotion finds nothing due; at it, the retry is promoted. */
+async function retryAt(queue: Queue, clock: MockClock, dueInMs: number): Promise<void> {
+  await clock.advance(dueInMs - 1);
+  expect(await queue.promoteScheduledNow(), `no retry due ${dueInMs - 1} ms after the failure`).toBe(0);
+  await clock.advance(1);
+  expect(await queue.promoteScheduledNow(), `the retry due ${dueInMs} ms after the failure`).toBe(1);
+}
+
 async function settled(queue: Queue, id: string): Promise<'done' | 'dead'> {
   return until(`job ${id} to settle`, async () => {
     const job = await queue.getJob(id);
@@ -99,12 +120,23 @@ async function settled(queue: Queue, id: string): Promise<'done' | 'dead'> {
 
 describe('WebhookWorker against a local HTTP server', () => {
   it('retries 500, a timeout and 429 (waiting out Retry-After) until a 2xx, with one delivery id throughout', async () => {
-    const { url, received } = await server([status(500, {}, 'boom'), hang, status(429, { 'Retry-After': '1' }), status(204)]);
-    const queue = await openQueue();
-    startWorker(queue, new WebhookWorker({ defaultTimeoutMs: 300, secret: SECRET }));
+    // The queue's and the worker's clock: backoff, the timeout and Retry-After pass in mock time.
+    const clock = new MockClock();
+    const queue = await openQueue(clock);
+    startWorker(queue, new WebhookWorker({ defaultTimeoutMs: 300, secret: SECRET, clock }));
+    // Started last, closed first: should a check fail while a request hangs (its timeout is in
+    // mock time), closing the connection ends it and the worker can stop.
+    const { url, received } = await server([status(500, {}, 'boom'), hang, status(429, { 'Retry-After': '1' }), status(204)], () => clock.now());
     const body = utf8(JSON.stringify({ hello: 'world' }));
     const id = await enqueueWebhook(queue, 'webhooks', { url, headers: { 'Content-Type': 'application/json', 'User-Agent': 'test/1.0' } }, body);
 
+    await retryAt(queue, clock, await scheduledRetry(queue, id, 1)); // after the 500
+    await until('the second request (left hanging)', () => (received.length === 2 ? true : undefined));
+    await clock.advance(300); // the timeout
+    await retryAt(queue, clock, await scheduledRetry(queue, id, 2));
+    const afterRetryAfter = await scheduledRetry(queue, id, 3); // after the 429
+    expect(afterRetryAfter).toBe(1000);
+    await retryAt(queue, clock, afterRetryAfter);
     expect(await settled(queue, id)).toBe('done');
     expect(received).toHaveLength(4);
     expect(new Set(received.map((r) => r.headers['webhook-id']))).toEqual(new Set([id]));
@@ -113,18 +145,33 @@ describe('WebhookWorker against a local HTTP server', () => {
       expect(r.body).toBe('{"hello":"world"}');
       expect(r.headers['content-type']).toBe('application/json');
       expect(r.headers['user-agent']).toBe('test/1.0');
-      expect(await verifyWebhook(SECRET, r.headers, r.body)).toMatchObject({ id });
+      expect(await verifyWebhook(SECRET, r.headers, r.body, { clock })).toMatchObject({ id });
     }
-    // Retry-After: 1 beats the 20–50 ms backoff.
+    // Retry-After: 1 beats the 20–50 ms backoff (times on the queue's clock).
     expect(received[3].at - received[2].at).toBeGreaterThanOrEqual(950);
     expect(received[1].at - received[0].at).toBeLessThan(950);
   }, 20_000);
 
   it('Retry-After as an HTTP date is honoured too', async () => {
-    const { url, received } = await server([(_req, res) => status(503, { 'Retry-After': new Date(Date.now() + 1500).toUTCString() })(_req, res), status(200)]);
-    const queue = await openQueue();
-    startWorker(queue, new WebhookWorker());
+    const clock = new MockClock();
+    const dates: string[] = [];
+    const { url, received } = await server(
+      [
+        (_req, res) => {
+          dates.push(new Date(clock.now() + 1500).toUTCString());
+          status(503, { 'Retry-After': dates[0]! })(_req, res);
+        },
+        status(200),
+      ],
+      () => clock.now(),
+    );
+    const queue = await openQueue(clock);
+    startWorker(queue, new WebhookWorker({ clock }));
     const id = await enqueueWebhook(queue, 'webhooks', { url }, utf8('x'));
+    const dueIn = await scheduledRetry(queue, id, 1);
+    // Due at the date itself (the clock has not moved since the 503).
+    expect(dueIn).toBe(Date.parse(dates[0]!) - received[0]!.at);
+    await retryAt(queue, clock, dueIn);
     expect(await settled(queue, id)).toBe('done');
     expect(received).toHaveLength(2);
     // HTTP dates have whole seconds: at least ~0.5 s after the 503.
@@ -194,9 +241,13 @@ describe('WebhookTerminalHook', () => {
     await runtime.submit({ runId: 'run-quiet', input: utf8('quiet') });
 
     await until('three deliveries', () => (received.filter((r) => r.headers['webhook-id'] !== undefined).length >= 3 ? true : undefined));
-    await new Promise((r) => setTimeout(r, 200));
-    const stats = await queue.stats('webhooks');
-    expect(stats.pending + stats.scheduled + stats.claimed + stats.dead).toBe(0);
+    // The last 200 is acknowledged after the server answered it: wait for the queue to drain.
+    await until('every delivery job settled', async () => {
+      const stats = await queue.stats('webhooks');
+      return stats.pending + stats.scheduled + stats.claimed + stats.dead === 0 ? true : undefined;
+    });
+    // Two runs with a callback_url: one 500 retried and two 200s, nothing more.
+    expect(received).toHaveLength(3);
 
     const bodies = new Map<string, RunTerminatedWebhook>();
     const ids = new Map<string, Set<string>>();

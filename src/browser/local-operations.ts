@@ -11,6 +11,7 @@ import type { DurableRunState, RunOutcome, RunTimeline, SignalOutcome, SubmitOut
 import { show } from '../core/show.js';
 import { kvKeyBytes, validateRunId } from '../core/workflow/validation.js';
 import { readBufferedSignal } from '../core/workflow/inspection.js';
+import type { CommandOptions } from '../core/workflow/commands/ledger.js';
 import type { JobSubmitOptions } from '../core/workflow/jobs/index.js';
 import { noJobsError, type LocalJobOperations } from './local-job-operations.js';
 import { noBulkError, type LocalBulkOperations } from './local-bulk-operations.js';
@@ -95,9 +96,9 @@ export class LocalOperations implements RuntimeOperations {
     if (this.terminals.size > TERMINAL_CACHE_SIZE) this.terminals.delete(this.terminals.keys().next().value as string);
   }
 
-  async submit(spec: WireRunSpec): Promise<SubmitOutcome> {
+  async submit(spec: WireRunSpec, once?: CommandOptions): Promise<SubmitOutcome> {
     if (spec?.runId !== undefined) this.terminals.delete(spec.runId);
-    return this.runtime.submit(spec);
+    return this.runtime.submit(spec, once);
   }
 
   async status(runId: string): Promise<RunView | null> {
@@ -114,12 +115,12 @@ export class LocalOperations implements RuntimeOperations {
     return { runId, state: WIRE_STATE[run.state], currentStep: run.currentStep };
   }
 
-  cancel(runId: string): Promise<boolean> {
-    return this.runtime.cancel(runId);
+  cancel(runId: string, once?: CommandOptions): Promise<boolean> {
+    return this.runtime.cancel(runId, once);
   }
 
-  signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
-    return this.runtime.signal(correlationKey, payload);
+  signal(correlationKey: string, payload: Uint8Array, once?: CommandOptions): Promise<SignalOutcome> {
+    return this.runtime.signal(correlationKey, payload, once);
   }
 
   clearSignal(correlationKey: string): Promise<boolean> {
@@ -188,9 +189,9 @@ export class LocalOperations implements RuntimeOperations {
   }
 
   /** The runtime's one retry rule (`retryDeadJob`): a step whose run failed with it revives the run. */
-  async retryDeadStep(jobId: string): Promise<void> {
+  async retryDeadStep(jobId: string, once?: CommandOptions): Promise<void> {
     checkJobId(jobId);
-    await this.runtime.retryDeadJob(jobId);
+    await this.runtime.retryDeadJob(jobId, once);
   }
 
   async discardDeadStep(jobId: string): Promise<boolean> {

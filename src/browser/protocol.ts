@@ -251,9 +251,8 @@ export interface RuntimeOperations {
   /** Cancels an active run, also one an earlier leader parked (false for an unknown or finished run). CLOSED or STORE_* errors. */
   cancel(runId: string): Promise<boolean>;
   /**
-   * Sends a durable signal (`delivered` or `buffered`). INVALID_ARGUMENT, CLOSED, STORE_*, and
-   * STORE_UNAVAILABLE (`details.reason` `leader_changed`) when the leader went away before
-   * answering: it may or may not have been applied.
+   * Sends a durable signal (`delivered` or `buffered`). INVALID_ARGUMENT, CLOSED, STORE_*. Sent
+   * again to the next leader when the leader went away before answering (applied once).
    */
   signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome>;
   /** Discards a buffered signal; false when there was none. */
@@ -336,15 +335,23 @@ export interface WireBatchSubmitOptions {
 
 export type OperationName = keyof RuntimeOperations;
 
-/** One call of an operation, as data. */
-export type OperationCall = { [M in OperationName]: { readonly method: M; readonly args: Parameters<RuntimeOperations[M]> } }[OperationName];
+/**
+ * One call of an operation, as data. A write operation (`COMMAND_ARITY`) carries a command id,
+ * kept with its effect by the leader's runtime: sent again to a new leader, it applies once.
+ */
+export type OperationCall = { [M in OperationName]: { readonly method: M; readonly args: Parameters<RuntimeOperations[M]>; readonly commandId?: string } }[OperationName];
+
+/** The write operations applied once per command id, with the number of arguments before the command options. */
+export const COMMAND_ARITY: Readonly<Partial<Record<OperationName, number>>> = { submit: 1, cancel: 1, signal: 2, retryDeadStep: 1 };
 
 /** Operations that may be sent again to a new leader when the old one went away unanswered. */
 export const RETRYABLE_OPERATIONS: ReadonlySet<OperationName> = new Set<OperationName>([
-  // `submit` is retryable because every forwarded submission carries a run id (idempotent).
+  // Applied once per command id (and a forwarded submission always carries a run id too).
   'submit',
-  'status',
   'cancel',
+  'signal',
+  'retryDeadStep',
+  'status',
   'clearSignal',
   'listRuns',
   'kvGet',

@@ -12,13 +12,15 @@
  *    A leader that dies (tab closed, crashed, worker terminated) posts nothing; its lock is
  *    released by the browser and the next host's `leader` announcement is the signal.
  * 5. When a different leader appears, requests sent to the previous one and still unanswered are
- *    sent again when their operation is retryable (reads, cancel, clearSignal, and submit, which
- *    always carries a run id when forwarded); a `signal` is rejected with STORE_UNAVAILABLE
- *    (`details.reason` `leader_changed`), because it may or may not have been applied.
+ *    sent again when their operation is retryable: reads, and the writes that carry a command id
+ *    (submit, cancel, signal, retryDeadStep: the runtime keeps each one's answer with its effect,
+ *    so a write the old leader applied answers from that record). `jobSubmit` is rejected with
+ *    STORE_UNAVAILABLE (`details.reason` `leader_changed`): it may or may not have been applied.
  * 6. The leader broadcasts every run event as an `event`; each host delivers it to its page.
  */
 import { ClosedError, StoreUnavailableError } from '../core/errors.js';
 import {
+  COMMAND_ARITY,
   PROTOCOL_VERSION,
   RETRYABLE_OPERATIONS,
   type CallResult,
@@ -55,7 +57,14 @@ interface PendingCall {
 
 function dispatch(ops: RuntimeOperations, call: OperationCall): Promise<unknown> {
   const method = ops[call.method] as (...args: unknown[]) => Promise<unknown>;
-  return method.apply(ops, call.args as unknown[]);
+  const args: unknown[] = [...call.args];
+  const arity = COMMAND_ARITY[call.method];
+  if (arity !== undefined && call.commandId !== undefined) {
+    // The command options follow the operation's own arguments (some may be omitted).
+    args.length = arity;
+    args.push({ commandId: call.commandId });
+  }
+  return method.apply(ops, args);
 }
 
 function leaderChanged(method: string): StoreUnavailableError {

@@ -20,6 +20,8 @@
  *    loses its in-flight steps; the browser releases its lock and step 2 runs in the next host.
  */
 import { toHex } from '../core/bytes.js';
+import { systemClock } from '../core/clock.js';
+import { newCommandId } from '../core/workflow/commands/ledger.js';
 import { ClosedError, InvalidConfigError, isTaqubaError, UnsupportedPlatformError } from '../core/errors.js';
 import type { ObjectStore } from '../core/objects/object-store.js';
 import { Queue, retryBackoffMs, type QueueOptions } from '../core/queue/index.js';
@@ -32,7 +34,7 @@ import { OpfsObjectStore } from '../stores/opfs/index.js';
 import { LocalJobOperations } from './local-job-operations.js';
 import { LocalBulkOperations, type HostBulk } from './local-bulk-operations.js';
 import { LocalOperations } from './local-operations.js';
-import type { BatchProgressEvent, HostEvent, HostInfo, HostRole, OperationCall, RunEvent, WireError } from './protocol.js';
+import { COMMAND_ARITY, type BatchProgressEvent, type HostEvent, type HostInfo, type HostRole, type OperationCall, type RunEvent, type WireError } from './protocol.js';
 import { EventHub, observeHook, observeRunner, terminalEvent } from './run-events.js';
 import { TabCoordinator } from './tab-coordination.js';
 import { fromWireError, toWireError } from './wire-error.js';
@@ -183,6 +185,8 @@ export class WorkflowHost {
       const options = call.args[1] ?? {};
       if (typeof options === 'object' && options !== null && options.batchId === undefined) call = { method: 'bulkSubmit', args: [call.args[0], { ...options, batchId: this.nextRunId() }] };
     }
+    // A write gets its command id here, before any forwarding: every leader it reaches applies it once.
+    if (COMMAND_ARITY[call.method] !== undefined && call.commandId === undefined) call = { ...call, commandId: newCommandId(systemClock) };
     if (this.role === 'failed' && this.coordinator.leader === null) return Promise.reject(fromWireError(this.failure!));
     return this.coordinator.call(call);
   }

@@ -228,6 +228,11 @@ export class Queue {
     return this.ctx.configs.get(queue);
   }
 
+  /** The object-key prefix of this queue's engine (its `Queue.open` path). */
+  get path(): string {
+    return this.ctx.path;
+  }
+
   /** Draws an id from the monotonic generator without enqueuing (use with `idOverride`). */
   nextJobId(): string {
     return this.ctx.ids.next();

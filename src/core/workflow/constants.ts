@@ -21,6 +21,8 @@ export const DEFAULT_QUEUE_NAME = 'workflow-steps';
 export const DEFAULT_MEMO_PREFIX = 'workflow-memo';
 export const DEFAULT_MAX_CONCURRENT_STEPS = 16;
 export const DEFAULT_POLL_INTERVAL_MS = 250;
+/** Default `commandPollMs`: how often a running runtime looks in its command inbox. */
+export const DEFAULT_COMMAND_POLL_MS = 200;
 
 /** `RunOutcome.error` of a run whose step was dead-lettered outside the worker and had no last error. */
 export const RECONCILED_FALLBACK_ERROR = 'step dead-lettered outside the worker';

@@ -21,6 +21,7 @@ import type { JobRecord, Queue } from '../queue/index.js';
 import { HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL } from './constants.js';
 import { runRecordKey, stepPointerKey } from './keys.js';
 import { decodeStepPointer, encodeRunRecord, encodeStepPointer } from './records.js';
+import type { CommandRecord } from './commands/ledger.js';
 
 /** What was requeued: a step of an active run, a step whose ended run came back (`revived`), a terminal notification, or a job that is not a step. */
 export type DeadJobRetry = 'step' | 'revived' | 'notification' | 'other';
@@ -30,9 +31,10 @@ export type DeadJobRetry = 'step' | 'revived' | 'notification' | 'other';
  * for what each kind does). Rejects with NOT_FOUND (no dead job of this id on the queue), CONFLICT
  * (reason `run_resubmitted`: a run with the step's run id exists again), CORRUPT_DATA (an
  * undecodable pointer or step header, or the job's payload object is unreadable),
- * INVALID_ARGUMENT (bad id), CLOSED or store errors.
+ * INVALID_ARGUMENT (bad id), CLOSED or store errors. `record`: the command being applied, whose
+ * answer commits with the requeue (commands/ledger.ts).
  */
-export async function retryDeadJob(queue: Queue, queueName: string, jobId: string, now: number): Promise<DeadJobRetry> {
+export async function retryDeadJob(queue: Queue, queueName: string, jobId: string, now: number, record?: CommandRecord): Promise<DeadJobRetry> {
   const job = await queue.getJob(jobId);
   if (job === undefined || job.status !== 'dead' || job.queue !== queueName) {
     throw new NotFoundError(`no dead job with this id on the runtime's queue. jobId=${jobId} queue=${queueName}`, { jobId, queue: queueName });
@@ -40,10 +42,10 @@ export async function retryDeadJob(queue: Queue, queueName: string, jobId: strin
   const runId = job.headers[HEADER_RUN_ID];
   const kind: DeadJobRetry = job.headers[HEADER_TERMINAL] !== undefined ? 'notification' : runId === undefined ? 'other' : 'step';
   if (kind === 'step' && !(await stillActive(queue, runId!, jobId))) {
-    await reviveRun(queue, job, runId!, now);
+    await reviveRun(queue, job, runId!, now, record?.writes('revived' satisfies DeadJobRetry) ?? []);
     return 'revived';
   }
-  await queue.requeueDeadJob(job);
+  await queue.requeueDeadJob(job, record ? { kvWrites: record.writes(kind) } : {});
   return kind;
 }
 
@@ -52,7 +54,7 @@ async function stillActive(queue: Queue, runId: string, jobId: string): Promise<
   return pointer !== undefined && decodeStepPointer(pointer).jobId === jobId && (await queue.kvGet(runRecordKey(runId))) !== undefined;
 }
 
-async function reviveRun(queue: Queue, job: JobRecord, runId: string, now: number): Promise<void> {
+async function reviveRun(queue: Queue, job: JobRecord, runId: string, now: number, answer: readonly (readonly [Uint8Array, Uint8Array])[]): Promise<void> {
   const step = Number(job.headers[HEADER_STEP]);
   if (!Number.isSafeInteger(step) || step < 0) {
     throw new CorruptDataError(`a dead step job without a valid step header. jobId=${job.id} step=${String(job.headers[HEADER_STEP])}`, { jobId: job.id, reason: 'invalid_step_header' });
@@ -64,6 +66,7 @@ async function reviveRun(queue: Queue, job: JobRecord, runId: string, now: numbe
       kvWrites: [
         [runRecordKey(runId), record],
         [stepPointerKey(runId), encodeStepPointer({ step, jobId: job.id })],
+        ...answer,
       ],
     });
   } catch (e) {

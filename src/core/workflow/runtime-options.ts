@@ -5,7 +5,7 @@ import { validateKeyPrefixOption } from '../objects/index.js';
 import { checkOptions, optionNames } from '../options.js';
 import { resolveLogger, type LoggerOption, type LogSink } from '../logger.js';
 import type { Queue } from '../queue/index.js';
-import { DEFAULT_MAX_CONCURRENT_STEPS, DEFAULT_MEMO_PREFIX, DEFAULT_POLL_INTERVAL_MS, DEFAULT_QUEUE_NAME } from './constants.js';
+import { DEFAULT_COMMAND_POLL_MS, DEFAULT_MAX_CONCURRENT_STEPS, DEFAULT_MEMO_PREFIX, DEFAULT_POLL_INTERVAL_MS, DEFAULT_QUEUE_NAME } from './constants.js';
 import { show } from '../show.js';
 
 export interface WorkflowRuntimeOptions {
@@ -19,6 +19,15 @@ export interface WorkflowRuntimeOptions {
   readonly memoPrefix?: string;
   /** Clear a run's memo entries this long after it terminated; null (default) keeps them. */
   readonly memoRetentionMs?: number | null;
+  /**
+   * How long a finished run stays readable (`getRun` / `readStatus` with `includeFinished`,
+   * `listRuns` by terminal status, `result`, the timeline's outcome), in ms. Each ending commits
+   * a small record (tens of bytes plus the result up to 64 KiB, error text and headers) that
+   * `run`'s background sweep deletes this long after the run ended. 0 writes no records (a
+   * finished run is then unknown, as before); Infinity keeps them until deleted by hand.
+   * Default 7 days.
+   */
+  readonly outcomeRetentionMs?: number;
   /** Store every runner outcome and replay it on redelivery instead of running the step again. Default false. */
   readonly stepOutputReplay?: boolean;
   /** Time source of every timestamp the runtime writes. Default: the queue's clock. */
@@ -27,6 +36,13 @@ export interface WorkflowRuntimeOptions {
   readonly maxConcurrentSteps?: number;
   /** Longest idle wait between claim attempts; also the dead-step check interval. Default 250 ms. */
   readonly pollIntervalMs?: number;
+  /**
+   * How often `run` looks for commands other processes sent (`RuntimeClient`, the CLI's `signal`,
+   * `cancel` and `retry` beside a live writer), in ms; idle looks back off to 8 times this. Each
+   * look is one listing of the runtime's inbox (on S3 a LIST request). null serves no inbox.
+   * Default 200 ms.
+   */
+  readonly commandPollMs?: number | null;
   /** Attempts per step for runs submitted without `maxAttemptsPerStep`. Default: the queue's `maxAttempts`. */
   readonly stepMaxAttempts?: number;
   /**
@@ -42,10 +58,12 @@ export interface ResolvedRuntimeOptions {
   readonly queueName: string;
   readonly memoPrefix: string;
   readonly memoRetentionMs: number | null;
+  readonly outcomeRetentionMs: number;
   readonly stepOutputReplay: boolean;
   readonly clock: Clock;
   readonly maxConcurrentSteps: number;
   readonly pollIntervalMs: number;
+  readonly commandPollMs: number | null;
   readonly stepMaxAttempts: number | undefined;
   readonly logger: LogSink;
 }
@@ -58,13 +76,18 @@ const RUNTIME_OPTION_NAMES = optionNames<WorkflowRuntimeOptions>({
   queueName: true,
   memoPrefix: true,
   memoRetentionMs: true,
+  outcomeRetentionMs: true,
   stepOutputReplay: true,
   clock: true,
   maxConcurrentSteps: true,
   pollIntervalMs: true,
+  commandPollMs: true,
   stepMaxAttempts: true,
   logger: true,
 });
+
+/** Default `outcomeRetentionMs`: a week. */
+export const DEFAULT_OUTCOME_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 function bad(option: string, value: unknown, rule: string): InvalidConfigError {
   return new InvalidConfigError(`${option} ${rule}. ${option}=${show(value)}`, { option, value: show(value) });
@@ -77,6 +100,14 @@ function positiveInt(option: string, value: unknown): number {
 
 function positiveMs(option: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 1) throw bad(option, value, 'must be a finite number of milliseconds, at least 1');
+  return value;
+}
+
+/** 0 (off), a positive number of ms, or Infinity (kept until deleted by hand). */
+function retentionMs(option: string, value: unknown): number {
+  if (typeof value !== 'number') throw bad(option, value, `must be a number of milliseconds (0 turns it off), not ${value === null ? 'null' : typeof value}`);
+  if (Number.isNaN(value)) throw bad(option, value, 'must be a number of milliseconds, not NaN');
+  if (value < 0) throw bad(option, value, 'must not be negative (0 turns it off)');
   return value;
 }
 
@@ -100,10 +131,12 @@ export function resolveRuntimeOptions(queue: Queue, options: WorkflowRuntimeOpti
     queueName,
     memoPrefix,
     memoRetentionMs: retention === null ? null : positiveMs('memoRetentionMs', retention),
+    outcomeRetentionMs: options.outcomeRetentionMs === undefined ? DEFAULT_OUTCOME_RETENTION_MS : retentionMs('outcomeRetentionMs', options.outcomeRetentionMs),
     stepOutputReplay: replay,
     clock,
     maxConcurrentSteps: positiveInt('maxConcurrentSteps', options.maxConcurrentSteps ?? DEFAULT_MAX_CONCURRENT_STEPS),
     pollIntervalMs: positiveMs('pollIntervalMs', options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS),
+    commandPollMs: options.commandPollMs === null ? null : positiveMs('commandPollMs', options.commandPollMs ?? DEFAULT_COMMAND_POLL_MS),
     stepMaxAttempts: options.stepMaxAttempts === undefined ? undefined : positiveInt('stepMaxAttempts', options.stepMaxAttempts),
     logger: options.logger === undefined ? queue.logger : resolveLogger(options.logger),
   };

@@ -47,8 +47,13 @@ import { asStepRunnerObject, type StepRunner } from './step.js';
 import { processDelivery } from './step-processor.js';
 import { submitRun, type RunSpec, type SubmitOutcome } from './submit.js';
 import { applyCommand, type CommandOptions } from './commands/ledger.js';
+import { runtimeInbox, serveInbox } from './commands/runtime-inbox.js';
+
 import type { TerminalHook } from './terminal-hook.js';
 import { spawnRunner, type RunnerHandle } from './runner-handle.js';
+
+/** Replies nobody fetched this long after their batch was sent are deleted (senders wait far less). */
+const ORPHAN_REPLY_MS = 10 * 60_000;
 
 export type { RunnerHandle } from './runner-handle.js';
 
@@ -243,7 +248,7 @@ export class WorkflowRuntime {
    * records), CLOSED or store errors.
    */
   getRun(runId: string): Promise<RunDetails | null>;
-  getRun(runId: string, options?: FinishedReadOptions): Promise<RunDetails | FinishedRun | null> {
+  async getRun(runId: string, options?: FinishedReadOptions): Promise<RunDetails | FinishedRun | null> {
     return getRunOrFinished(this.ctx.queue, this.ctx.queueName, runId, wantsFinished(options));
   }
 
@@ -266,8 +271,8 @@ export class WorkflowRuntime {
    * such dead job on this queue), CORRUPT_DATA, INVALID_ARGUMENT, CLOSED or store errors.
    * Resolves with what was requeued.
    */
-  retryDeadJob(jobId: string): Promise<DeadJobRetry> {
-    return retryDeadJob(this.ctx.queue, this.ctx.queueName, jobId, this.ctx.clock.now());
+  retryDeadJob(jobId: string, options?: CommandOptions): Promise<DeadJobRetry> {
+    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => retryDeadJob(this.ctx.queue, this.ctx.queueName, jobId, this.ctx.clock.now(), record));
   }
 
   /**
@@ -309,6 +314,11 @@ export class WorkflowRuntime {
     signal?.addEventListener('abort', forward, { once: true });
     const background: Promise<void>[] = [runReconcileLoop(this.ctx, this.options.pollIntervalMs, stop.signal)];
     if (this.ctx.memoRetentionMs !== null) background.push(runRetentionLoop(this.ctx, this.ctx.memoRetentionMs, stop.signal));
+    if (this.options.commandPollMs !== null) {
+      const inbox = runtimeInbox(this.ctx.queue.path, this.ctx.queueName);
+      const serve = { clock: this.ctx.clock, pollMs: this.options.commandPollMs, orphanAfterMs: ORPHAN_REPLY_MS, warn: this.ctx.warn };
+      background.push(serveInbox(this.ctx.store, inbox, { runtime: this, jobs: undefined }, serve, stop.signal));
+    }
     if (this.options.outcomeRetentionMs > 0 && Number.isFinite(this.options.outcomeRetentionMs)) {
       background.push(runFinishedRunRetentionLoop(this.ctx, this.options.outcomeRetentionMs, stop.signal));
     }

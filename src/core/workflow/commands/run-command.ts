@@ -10,6 +10,7 @@ import { decodeRecord, encodeRecord } from '../../codec.js';
 import { CorruptDataError, InvalidArgumentError, isTaqubaError, type ErrorCode } from '../../errors.js';
 import type { RunSpec, SubmitOutcome } from '../submit.js';
 import type { SignalOutcome } from '../signals.js';
+import type { DeadJobRetry } from '../dead-step-retry.js';
 import type { CommandOptions } from './ledger.js';
 import { kvKeyBytes } from '../validation.js';
 
@@ -34,6 +35,8 @@ export type RunCommand = { readonly commandId?: string } & (
   | { readonly type: 'cancel'; readonly runId: string }
   /** Cancels a typed job's run (in the jobs runtime). */
   | { readonly type: 'cancelJob'; readonly runId: string }
+  /** Requeues a dead job of the runtime's queue (`retryDeadJob`). */
+  | { readonly type: 'retryDeadJob'; readonly jobId: string }
 );
 
 /** What a command answers: the operation's value, or the typed error it rejected with. */
@@ -48,6 +51,7 @@ export interface CommandValues {
   readonly signal: SignalOutcome;
   readonly cancel: boolean;
   readonly cancelJob: boolean;
+  readonly retryDeadJob: DeadJobRetry;
 }
 
 /** What a command applies to: a runtime's write operations, each applied once per command id. */
@@ -55,6 +59,7 @@ export interface CommandRuntime {
   submit(spec: RunSpec, options?: CommandOptions): Promise<SubmitOutcome>;
   signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome>;
   cancel(runId: string, options?: CommandOptions): Promise<boolean>;
+  retryDeadJob(jobId: string, options?: CommandOptions): Promise<DeadJobRetry>;
 }
 
 export interface CommandTargets {
@@ -96,6 +101,8 @@ export async function applyRunCommand(targets: CommandTargets, command: RunComma
       return runtime.cancel(command.runId, once);
     case 'cancelJob':
       return jobsOf(targets).cancel(command.runId, once);
+    case 'retryDeadJob':
+      return runtime.retryDeadJob(command.jobId, once);
   }
 }
 
@@ -113,7 +120,7 @@ export function replyForError(error: unknown): CommandReply | undefined {
   return { ok: false, code: error.code, message: error.message, details: { ...error.details } };
 }
 
-const COMMAND_TYPES: ReadonlySet<string> = new Set(['submit', 'submitJob', 'signal', 'cancel', 'cancelJob']);
+const COMMAND_TYPES: ReadonlySet<string> = new Set(['submit', 'submitJob', 'signal', 'cancel', 'cancelJob', 'retryDeadJob']);
 
 type Kind = 'command' | 'reply';
 

@@ -134,7 +134,7 @@ export class SimStore implements ObjectStore {
         state.landed = true;
         result = { version: inode.version };
         undo = () => {
-          if (this.world.lookup(key) !== inode) return;
+          if (this.world.lookup(key) !== inode || inode.nameDurable) return;
           if (existing) this.world.link(key, existing);
           else this.world.unlink(key, this.world.tick);
         };
@@ -208,7 +208,7 @@ export class SimStore implements ObjectStore {
     });
   }
 
-  /** fdatasync through any descriptor: every byte of the log written so far becomes durable. */
+  /** fdatasync through any descriptor: every byte of the log or object written so far becomes durable. */
   sync(key: string): Promise<void> {
     return new Promise((resolve, reject) => {
       validateObjectKey(key);
@@ -217,8 +217,10 @@ export class SimStore implements ObjectStore {
       const answer = (): void => {
         if (fault !== 'none') return reject(this.unavailable(`sync ${key}`, fault));
         const inode = this.world.lookup(key);
-        if (inode?.log) {
-          inode.synced = Math.max(inode.synced, inode.data.length);
+        if (inode) {
+          // A log's bytes so far; for an object, its put (data and name) survives a machine crash
+          // even if that put never answered (fs: fdatasync of the file, fsync of its directory).
+          if (inode.log) inode.synced = Math.max(inode.synced, inode.data.length);
           inode.nameDurable = true;
         }
         resolve();

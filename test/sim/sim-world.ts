@@ -25,7 +25,7 @@ export interface Inode {
   synced: number;
   version: string;
   readonly log: boolean;
-  /** Set by a sync of the log: its name survives a machine crash even if its create never answered. */
+  /** Set by a sync: its name (and an object's put) survives a machine crash even if its create never answered. */
   nameDurable?: boolean;
 }
 

@@ -30,11 +30,13 @@ export interface AppendLogStore {
   /** Whether an object exists at `key`, without reading it: cheap enough for every commit. */
   exists(key: string): Promise<boolean>;
   /**
-   * Optional: makes the log at `key` durable as it can be read now, its name and every byte,
-   * whoever wrote it (an absent key succeeds). An opener calls it before it records the end of a crashed writer's
-   * log from what it read: bytes the writer wrote but never synced survive a process crash in
-   * the OS cache, not a machine crash, and an end past what survives would make the store
-   * unopenable. Rejects with STORE_UNAVAILABLE.
+   * Optional: makes the log or object at `key` durable as it can be read now, its name and every
+   * byte, whoever wrote it (an absent key succeeds). An opener calls it before it records the end
+   * of a crashed writer's log from what it read: bytes the writer wrote but never synced survive
+   * a process crash in the OS cache, not a machine crash, and an end past what survives would
+   * make the store unopenable. A log's recorded end is synced by whoever reads it before acting
+   * on it: its put may not have answered yet (renamed, directory not synced). Rejects with
+   * STORE_UNAVAILABLE.
    */
   sync?(key: string): Promise<void>;
 }

@@ -45,11 +45,19 @@ export async function listLogEndEpochs(store: ObjectStore, path: string, fromEpo
   return epochs.sort((a, b) => a - b);
 }
 
-/** The recorded end of `epoch`'s log, or undefined when none was recorded yet. */
+/**
+ * The recorded end of `epoch`'s log, or undefined when none was recorded yet. An end we read may
+ * be another party's put that has not answered yet (on the filesystem: renamed, its directory not
+ * yet synced), which a machine crash could still undo: it is made durable before anyone acts on
+ * it (a sealed writer answering FENCED, an opener replaying up to it).
+ */
 export async function readLogEnd(store: ObjectStore, path: string, epoch: number): Promise<LogEnd | undefined> {
   const key = logEndKey(path, epoch);
   const obj = await store.get(key);
-  return obj && checkedEnd(decodeLogEnd(obj.data, key), epoch, key);
+  if (!obj) return undefined;
+  const end = checkedEnd(decodeLogEnd(obj.data, key), epoch, key);
+  await store.appendLogs?.sync?.(key);
+  return end;
 }
 
 /**
@@ -61,7 +69,9 @@ export async function decideLogEnd(store: ObjectStore, path: string, proposal: L
   const result = await createObject(store, key, encodeLogEnd(proposal));
   if (result.created) return proposal;
   if (!result.existing) throw new CorruptDataError(`log end vanished; ends are never deleted. object=${key}`, { object: key, problem: 'log_end_missing' });
-  return checkedEnd(decodeLogEnd(result.existing.data, key), proposal.epoch, key);
+  const end = checkedEnd(decodeLogEnd(result.existing.data, key), proposal.epoch, key);
+  await store.appendLogs?.sync?.(key); // as in readLogEnd: another party's put may not have answered yet
+  return end;
 }
 
 function checkedEnd(end: LogEnd, epoch: number, key: string): LogEnd {

@@ -28,6 +28,8 @@ const FOUND_SEEDS = [
   // synced before anyone acts on it; the simulator now models sync of an object).
   1021779,
 ];
+/** Damage seeds that once failed: a deleted WAL object whose hole an opener's fence filled (seed 300136). */
+const FOUND_DAMAGE_SEEDS = [300136];
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
@@ -60,6 +62,7 @@ describe('KV engine simulation', () => {
 
 describe('KV engine simulation, seeds that once failed', () => {
   it(`seeds ${FOUND_SEEDS.join(', ')}`, () => runSeeds(FOUND_SEEDS, false));
+  it(`damage seeds ${FOUND_DAMAGE_SEEDS.join(', ')}`, () => runSeeds(FOUND_DAMAGE_SEEDS, true));
 });
 
 describe('KV engine simulation with damage (CORRUPT_DATA or harmless)', () => {

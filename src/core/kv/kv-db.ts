@@ -40,7 +40,7 @@ import { checkSegmentsPresent, decideLogEnd, listLogEndEpochs, listLogSegments, 
 import { LogWalSink } from './wal/log-sink.js';
 import { appendLogsOf, type AppendLogStore } from '../objects/append-log.js';
 import { createObject } from '../objects/create-object.js';
-import { denseLength, listWalIds, readWal } from './wal/wal-replay.js';
+import { checkNoDeletedWal, denseLength, listWalIds, readWal } from './wal/wal-replay.js';
 import { WalWriter } from './wal/wal-writer.js';
 
 /**
@@ -199,6 +199,7 @@ export class KvDb implements KvReadable {
     const walStart = this.manifest.data.walStart;
     const ids = await listWalIds(this.store, path, walStart);
     const dense = denseLength(ids, walStart);
+    await checkNoDeletedWal(this.store, path, ids, walStart);
     for (const id of ids.slice(0, dense)) await this.replayWal(id);
     const fence = await fenceWal(this.store, path, this.epoch, walStart + dense, (taken) => this.replayTaken(taken), this.options.faults);
     this.fences.note(this.epoch, fence.firstOwned);

@@ -38,3 +38,30 @@ export async function readWal(store: ObjectStore, path: string, id: number): Pro
   if (wal.id !== id) throw new CorruptDataError(`wal object holds another id. object=${key} id=${wal.id}`, { object: key });
   return wal;
 }
+
+/**
+ * CORRUPT_DATA when an id missing from `ids` (listed from `fromId`) comes before a WAL object that
+ * holds commits. A writer stores its ids one after another, each once the one before was stored,
+ * and fence objects hold no commits: commits after a missing id prove that id was stored and then
+ * deleted, with its commits. (An opener must look before it fences: its fence would fill the
+ * hole and hide the loss from everyone after it.) A missing id is read again first: one created
+ * while the listing ran may be absent from it.
+ */
+export async function checkNoDeletedWal(store: ObjectStore, path: string, ids: readonly number[], fromId: number): Promise<void> {
+  const dense = denseLength(ids, fromId);
+  let lastWithCommits: number | undefined;
+  for (const id of ids.slice(dense)) {
+    const wal = await readWal(store, path, id);
+    if (wal && wal.commits.length > 0) lastWithCommits = id;
+  }
+  if (lastWithCommits === undefined) return;
+  const listed = new Set(ids);
+  for (let id = fromId + dense; id < lastWithCommits; id++) {
+    if (listed.has(id) || (await store.get(walObjectKey(path, id))) !== undefined) continue;
+    const object = walObjectKey(path, id);
+    throw new CorruptDataError(`wal object missing before stored commits (id ${lastWithCommits}): it was written and deleted, and its commits are lost. object=${object}`, {
+      object,
+      problem: 'wal_object_missing',
+    });
+  }
+}

@@ -27,6 +27,10 @@ const FOUND_SEEDS = [
   // undid that put and the next opener measured the log past the record (fixed: an end read is
   // synced before anyone acts on it; the simulator now models sync of an object).
   1021779,
+  // A reader applied a live log's record that its sealer then cut off (measured while torn); the
+  // next writer reused its seq and the reader skipped that writer's commit for good (fixed: a
+  // reader that applied past a sealed end starts over from the manifest).
+  2000875,
 ];
 /** Damage seeds that once failed: a deleted WAL object whose hole an opener's fence filled (seed 300136). */
 const FOUND_DAMAGE_SEEDS = [300136];

@@ -43,6 +43,8 @@ export class KvReader implements KvReadable {
   private logFrom: LogPosition | undefined;
   /** Recorded ends of sealed epochs (they never change). */
   private readonly logEnds = new Map<number, LogEnd>();
+  /** The newest seq applied from each epoch's log while it was still open (not sealed). */
+  private readonly appliedWhileOpen = new Map<number, number>();
 
   private constructor(
     private readonly store: ObjectStore,
@@ -99,6 +101,7 @@ export class KvReader implements KvReadable {
       this.nextWalId = current.data.walStart;
       this.lastSeq = current.data.lastSeq;
       this.logFrom = current.data.logStart;
+      this.appliedWhileOpen.clear();
     }
     const tree = this.tree!; // set above on the first refresh (changedManifest returns a manifest until then)
     // Log bytes are read before the WAL is listed: a newer epoch's commit record exists only
@@ -119,6 +122,7 @@ export class KvReader implements KvReadable {
       wals.push({ id, epoch: wal.epoch, commits: wal.commits });
     }
     await this.settleLogs(logs, wals);
+    this.checkNotRolledBack(logs);
     // Each epoch wrote either WAL objects or a log: apply in epoch order, as the writer replays.
     for (const wal of wals) {
       if (!this.applyLogs(tree, logs, wal.epoch)) return;
@@ -188,6 +192,21 @@ export class KvReader implements KvReadable {
   }
 
   /**
+   * NOT_FOUND (start over from the manifest) when a log we applied while it was open turned out
+   * sealed before records we applied: a sealer measured the log while its last record was still
+   * being written, so that record was never acknowledged, and the next writer reuses its seqs
+   * (applied, they would hide the next writer's commits for good).
+   */
+  private checkNotRolledBack(logs: readonly ReadLog[]): void {
+    for (const log of logs) {
+      const applied = this.appliedWhileOpen.get(log.epoch);
+      if (log.state === 'open' || applied === undefined) continue;
+      const kept = Math.max(0, ...log.batches.flatMap((b) => b.commits.map((c) => c.seq)));
+      if (kept < applied) throw new NotFoundError(`log sealed before records this reader applied. epoch=${log.epoch}`, { reason: 'log_rolled_back' });
+    }
+  }
+
+  /**
    * Applies the read logs of epochs below `beforeEpoch`, removing them from `logs`. False when
    * one of them is still open: what comes after it must wait for the next refresh.
    */
@@ -197,8 +216,11 @@ export class KvReader implements KvReadable {
       for (const { position, commits } of log.batches) {
         this.apply(tree, commits);
         this.logFrom = position;
+        const newest = commits.at(-1)?.seq;
+        if (log.state === 'open' && newest !== undefined) this.appliedWhileOpen.set(log.epoch, Math.max(newest, this.appliedWhileOpen.get(log.epoch) ?? 0));
       }
       if (log.state === 'open') return false;
+      this.appliedWhileOpen.delete(log.epoch);
       this.logFrom = [log.epoch + 1, 0];
     }
     return true;

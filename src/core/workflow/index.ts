@@ -8,23 +8,26 @@
  * with terminal markers, dead-step reconciliation, and terminal notifications delivered as queue
  * jobs to a `TerminalHook`; run queries from the durable records (`listRuns`, `getRun`,
  * `listDeadSteps`, inspection.ts), on the runtime and on a read-only `WorkflowReader` beside a
- * live writer.
+ * live writer; finished runs kept readable for `outcomeRetentionMs` (finished-runs.ts, `result`).
  *
  * Durable state: caller KV under `workflow/` (run records, step pointers, signal state, terminal
- * markers) and memo objects under the memo prefix (memo entries and replay records, each sealed
+ * markers, finished-run records and their retention index) and memo objects under the memo prefix (memo entries and replay records, each sealed
  * with a length and a CRC-32C; a corrupt one is logged with its key and treated as absent); see
  * keys.ts for the layout.
  *
  * Errors (all `TaqubaError`): INVALID_ARGUMENT (bad run id, spec, reserved header or KV key,
  * effect conflicts, sealed handles, unserializable content keys; `details.reason` says which),
  * INVALID_CONFIG (runtime options), INPUT_MISMATCH (`InputMismatchError`), CORRUPT_DATA
- * (inconsistent or undecodable runtime records), and the queue's CLOSED / FENCED / STORE_*.
+ * (inconsistent or undecodable runtime records), NOT_FOUND / TIMEOUT / CANCELLED (`result`), and
+ * the queue's CLOSED / FENCED / STORE_*.
  *
  * Never: read ambient time (every timestamp comes from the runtime clock, by default the
  * queue's), import a platform API, or apply a step's effects without its settlement.
  */
 export { WorkflowRuntime, type RunnerHandle } from './runtime.js';
-export type { WorkflowRuntimeOptions } from './runtime-options.js';
+export { DEFAULT_OUTCOME_RETENTION_MS, type WorkflowRuntimeOptions } from './runtime-options.js';
+export { isFinishedRun, type FinishedReadOptions, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './finished-runs.js';
+export type { RunResultOptions } from './run-result.js';
 export type { RunSpec, SubmitOutcome } from './submit.js';
 export type { RunState, RunStatus } from './registry.js';
 export type { SignalOutcome } from './signals.js';

@@ -13,6 +13,11 @@
  * Consistency: a run is read in three snapshots (record, pointer, job); a settlement committing
  * between them is detected and the run read again (durable-run.ts). A listing is not a snapshot
  * across runs or pages: a run may advance while the page is read.
+ *
+ * Finished runs (finished-runs.ts) are answered from their records where a call asks for them:
+ * `getRun` with `includeFinished`, `listRuns` with a terminal `status`. By default these queries
+ * stay what they always were, active runs only, so a caller that reads null as "not active"
+ * keeps working.
  */
 import { fromUtf8, utf8 } from '../bytes.js';
 import { InvalidArgumentError } from '../errors.js';
@@ -25,6 +30,7 @@ import { RUNS_PREFIX, signalBufferKey } from './keys.js';
 import { decodeRunRecord } from './records.js';
 import { userHeaders } from './step-headers.js';
 import { checkCorrelationKey } from './outcome.js';
+import { listFinishedRuns, readFinishedRun, terminalFilter, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './finished-runs.js';
 
 /**
  * Where run queries read from: the writer's `Queue` or a `QueueReader` (both fit as they are).
@@ -63,7 +69,10 @@ export interface RunSummary {
 }
 
 export interface RunListOptions {
-  /** Only runs in this state (or these states). Default: every active run. */
+  /**
+   * Only runs in this state (or these states). Default: every active run. For finished runs pass
+   * terminal states instead (`FinishedRunListOptions`); one listing never mixes the two.
+   */
   readonly status?: DurableRunState | readonly DurableRunState[];
   /** Page size, default 100; 0 gives an empty page. */
   readonly limit?: number;
@@ -168,7 +177,10 @@ function statusFilter(status: RunListOptions['status']): ReadonlySet<DurableRunS
   const list: readonly unknown[] = typeof status === 'string' ? [status] : Array.isArray(status) ? status : [status];
   for (const s of list) {
     if (typeof s !== 'string' || !STATES.has(s)) {
-      throw new InvalidArgumentError(`unknown run state. status=${show(s)}`, { reason: 'invalid_status', status: show(s) });
+      throw new InvalidArgumentError(`unknown run state; expected an active state (${[...STATES].join(', ')}) or a terminal one (succeeded, failed, cancelled). status=${show(s)}`, {
+        reason: 'invalid_status',
+        status: show(s),
+      });
     }
   }
   return new Set(list as DurableRunState[]);
@@ -198,14 +210,20 @@ async function summarize(source: WorkflowReadSource, queueName: string, key: Uin
 /**
  * Active runs (those with a run record) of the runtime whose steps go to `queueName`, in run-id
  * order, one page. With `status`, runs in other states are skipped (as are other runtimes'
- * runs), so a page may read many more runs than it returns. Rejects with
- * INVALID_ARGUMENT (bad limit, status or cursor), CORRUPT_DATA (an undecodable run record or step
- * pointer), CLOSED or STORE_*.
+ * runs), so a page may read many more runs than it returns. A `status` of terminal states lists
+ * finished runs instead (`listFinishedRuns`). Rejects with INVALID_ARGUMENT (bad limit, status or
+ * cursor), CORRUPT_DATA (an undecodable run record, step pointer or finished-run record), CLOSED
+ * or STORE_*.
  */
-export async function listRuns(source: WorkflowReadSource, queueName: string, options: RunListOptions = {}): Promise<RunListPage> {
+export function listRuns(source: WorkflowReadSource, queueName: string, options: FinishedRunListOptions): Promise<FinishedRunListPage>;
+export function listRuns(source: WorkflowReadSource, queueName: string, options?: RunListOptions | FinishedRunListOptions): Promise<RunListPage | FinishedRunListPage>;
+export function listRuns(source: WorkflowReadSource, queueName: string, options?: RunListOptions): Promise<RunListPage>;
+export async function listRuns(source: WorkflowReadSource, queueName: string, options: RunListOptions | FinishedRunListOptions = {}): Promise<RunListPage | FinishedRunListPage> {
   const limit = options.limit ?? RUN_PAGE_DEFAULT;
   checkLimit(limit, 'run page', 0, Number.MAX_SAFE_INTEGER);
-  const wanted = statusFilter(options.status);
+  const finished = terminalFilter(options.status);
+  if (finished) return listFinishedRuns(source, queueName, finished, limit, options.cursor);
+  const wanted = statusFilter(options.status as RunListOptions['status']);
   const runs: RunSummary[] = [];
   if (limit === 0) return { runs, nextCursor: undefined };
   let cursor = options.cursor;
@@ -250,6 +268,18 @@ export async function getRun(source: WorkflowReadSource, queueName: string, runI
     failedAt: job.failedAt ?? null,
     history,
   };
+}
+
+/**
+ * `getRun`, also answering for a finished run from its record when `includeFinished` is set and
+ * no run of this id is active (see finished-runs.ts). Rejects as `getRun`, and with CORRUPT_DATA
+ * for an undecodable finished-run record.
+ */
+export async function getRunOrFinished(source: WorkflowReadSource, queueName: string, runId: string, includeFinished: boolean): Promise<RunDetails | FinishedRun | null> {
+  const active = await getRun(source, queueName, runId);
+  if (active !== null || !includeFinished) return active;
+  // The run may have ended after the read above: its record committed with its ending.
+  return readFinishedRun(source, queueName, runId);
 }
 
 /**

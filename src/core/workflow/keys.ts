@@ -5,9 +5,14 @@
  *   workflow/runs/{run}                    run record (input hash, submit time)
  *   workflow/steps/{run}                   current-step pointer {step, job id}
  *   workflow/terminals/{ts:020}/{run}      terminal marker (memo retention only), empty value
+ *   workflow/outcomes/{q}/{run}            finished-run record (outcome retention only)
+ *   workflow/ended/{q}/{ts:020}/{run}      its retention index entry, empty value
  *   workflow/signal-wait/{key}             job id of the scheduled waiter of a correlation key
  *   workflow/signal-buf/{key}              the one buffered signal of a correlation key
  *   workflow/signal-delivered/{run}/{step} signal consumed on behalf of a step
+ *
+ * `{q}` is the runtime's queue name, URI-encoded so it holds no `/`: runtimes sharing a queue
+ * handle keep their finished runs apart, and each sweeps its own with its own window.
  *
  * Object store (`p` = memo prefix; user keys and payloads hashed with SHA-256, lowercase hex):
  *   p/memos/{run}/{step}/{hex}             per-step memo entry
@@ -19,6 +24,8 @@ import { fromUtf8, utf8 } from '../bytes.js';
 export const RUNS_PREFIX = 'workflow/runs/';
 const STEPS_PREFIX = 'workflow/steps/';
 export const TERMINALS_PREFIX = 'workflow/terminals/';
+const OUTCOMES_PREFIX = 'workflow/outcomes/';
+const ENDED_PREFIX = 'workflow/ended/';
 const SIGNAL_WAIT_PREFIX = 'workflow/signal-wait/';
 const SIGNAL_BUF_PREFIX = 'workflow/signal-buf/';
 const SIGNAL_DELIVERED_PREFIX = 'workflow/signal-delivered/';
@@ -46,12 +53,44 @@ export function parseTerminalMarkerKey(key: Uint8Array): { terminatedAtMs: numbe
     return undefined;
   }
   if (!text.startsWith(TERMINALS_PREFIX)) return undefined;
-  const rest = text.slice(TERMINALS_PREFIX.length);
+  const parsed = parseStampedName(text.slice(TERMINALS_PREFIX.length));
+  return parsed && { terminatedAtMs: parsed.endedAtMs, runId: parsed.runId };
+}
+
+const queueSegment = (queueName: string): string => encodeURIComponent(queueName);
+
+/** Prefix of the finished-run records of the runtime on `queueName` (listed in run-id order). */
+export const finishedRunPrefix = (queueName: string): Uint8Array => utf8(`${OUTCOMES_PREFIX}${queueSegment(queueName)}/`);
+export const finishedRunKey = (queueName: string, runId: string): Uint8Array => utf8(`${OUTCOMES_PREFIX}${queueSegment(queueName)}/${runId}`);
+
+/** Prefix of the retention index of the runtime on `queueName` (oldest ending first). */
+export const endedIndexPrefix = (queueName: string): Uint8Array => utf8(`${ENDED_PREFIX}${queueSegment(queueName)}/`);
+
+/** The retention index entry of a run of `queueName` that ended at `endedAtMs`. */
+export function endedIndexKey(queueName: string, endedAtMs: number, runId: string): Uint8Array {
+  return utf8(`${ENDED_PREFIX}${queueSegment(queueName)}/${String(Math.max(0, Math.floor(endedAtMs))).padStart(TS_WIDTH, '0')}/${runId}`);
+}
+
+/** Parses an index entry of `queueName` back; undefined when it does not have the entry shape. */
+export function parseEndedIndexKey(queueName: string, key: Uint8Array): { endedAtMs: number; runId: string } | undefined {
+  let text: string;
+  try {
+    text = fromUtf8(key);
+  } catch {
+    return undefined;
+  }
+  const prefix = `${ENDED_PREFIX}${queueSegment(queueName)}/`;
+  if (!text.startsWith(prefix)) return undefined;
+  return parseStampedName(text.slice(prefix.length));
+}
+
+/** `{ts:020}/{run}` → its parts; undefined for another shape. */
+function parseStampedName(rest: string): { endedAtMs: number; runId: string } | undefined {
   const slash = rest.indexOf('/');
   if (slash !== TS_WIDTH || !/^[0-9]+$/.test(rest.slice(0, slash))) return undefined;
-  const terminatedAtMs = Number(rest.slice(0, slash));
-  if (!Number.isSafeInteger(terminatedAtMs)) return undefined;
-  return { terminatedAtMs, runId: rest.slice(slash + 1) };
+  const endedAtMs = Number(rest.slice(0, slash));
+  if (!Number.isSafeInteger(endedAtMs)) return undefined;
+  return { endedAtMs, runId: rest.slice(slash + 1) };
 }
 
 /** Dedup key of step `step` of a run: at most one such job waits at a time. */

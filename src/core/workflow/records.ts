@@ -1,7 +1,8 @@
 /**
- * The runtime's stored records, MessagePack maps with named fields: the run record, the
- * current-step pointer, and the notification payload (a committed `RunOutcome`). Decoders throw
- * CORRUPT_DATA (reason `undecodable_record`) on any shape error.
+ * The runtime's stored records: the run record, the current-step pointer and the notification
+ * payload (a committed `RunOutcome`), MessagePack maps with named fields; and the finished-run
+ * record, a versioned MessagePack array (one is kept per finished run for days, so its bytes
+ * count). Decoders throw CORRUPT_DATA (reason `undecodable_record`) on any shape error.
  */
 import { decodeRecord, encodeRecord } from '../codec.js';
 import { corrupt } from './errors.js';
@@ -88,5 +89,116 @@ export function decodeRunOutcome(bytes: Uint8Array): RunOutcome {
     error,
     headers: headers as Record<string, string>,
     finalStep: field(m, 'finalStep', what, isCount),
+  };
+}
+
+/**
+ * `workflow/outcomes/{q}/{run}`: how a run ended, written by its terminating settlement when
+ * outcome retention is on. The run id and queue name are in the key.
+ */
+export interface FinishedRunRecord {
+  readonly status: TerminalStatus;
+  /** `succeeded` only; null when the result was too large to keep (see `resultBytes`). */
+  readonly result: Uint8Array | null;
+  /** Length of the runner's result; differs from `result`'s only when the result was not kept. */
+  readonly resultBytes: number | null;
+  /** As `RunOutcome.error`, cut to `MAX_KEPT_ERROR_CHARS`. */
+  readonly error: string | null;
+  /** Empty when the headers did not fit the record (`headersKept` false). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly headersKept: boolean;
+  readonly finalStep: number;
+  readonly endedAtMs: number;
+  readonly submittedAtMs: number | null;
+  /** Tries of the final step (its `Step.attempt` when it ended), when the ending settlement knew it. */
+  readonly attempts: number | null;
+}
+
+/** Results up to this many bytes are kept in the record; a larger one is left out, its length noted. */
+export const MAX_KEPT_RESULT_BYTES = 64 * 1024;
+/** Error texts are kept up to this many characters. */
+export const MAX_KEPT_ERROR_CHARS = 4096;
+/** Records stay under this size (the queue refuses caller-KV values over 256 KiB). */
+const MAX_RECORD_BYTES = 128 * 1024;
+
+const FINISHED_RUN_VERSION = 1;
+const STATUS_CODES: readonly TerminalStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+/**
+ * Layout v1, positional so a record costs no field names:
+ * `[1, status (0 succeeded, 1 failed, 2 cancelled), finalStep, endedAtMs, endedAtMs − submittedAtMs | nil,
+ *   attempts | nil, result | nil, error | nil, headers map | nil (none or not kept), flags | nil, resultBytes | nil]`;
+ * flags bit 0: headers were left out. Trailing nils are dropped. A newer version number is refused
+ * (CORRUPT_DATA) rather than misread.
+ */
+export function encodeFinishedRun(r: FinishedRunRecord): Uint8Array {
+  const error = r.error !== null && r.error.length > MAX_KEPT_ERROR_CHARS ? `${r.error.slice(0, MAX_KEPT_ERROR_CHARS)}…` : r.error;
+  const resultBytes = r.result?.length ?? r.resultBytes;
+  const result = r.result !== null && r.result.length <= MAX_KEPT_RESULT_BYTES ? r.result : null;
+  const build = (headers: Readonly<Record<string, string>> | null, headersLeftOut: boolean): Uint8Array => {
+    const fields: unknown[] = [
+      FINISHED_RUN_VERSION,
+      STATUS_CODES.indexOf(r.status),
+      r.finalStep,
+      r.endedAtMs,
+      r.submittedAtMs === null ? null : r.endedAtMs - r.submittedAtMs,
+      r.attempts,
+      result,
+      error,
+      headers !== null && Object.keys(headers).length > 0 ? headers : null,
+      headersLeftOut || !r.headersKept ? 1 : null,
+      // Only worth its bytes when the result itself was left out.
+      result === null && resultBytes !== null && resultBytes > 0 ? resultBytes : null,
+    ];
+    while (fields[fields.length - 1] === null) fields.pop();
+    return encodeRecord(fields);
+  };
+  const full = build(r.headers, false);
+  // Headers are the caller's and unbounded: a record must never make the ending settlement fail.
+  return full.length <= MAX_RECORD_BYTES ? full : build(null, true);
+}
+
+export function decodeFinishedRun(bytes: Uint8Array): FinishedRunRecord {
+  const what = 'finished-run record';
+  let raw: unknown;
+  try {
+    raw = decodeRecord(bytes);
+  } catch (e) {
+    throw corrupt(`undecodable ${what}. reason=msgpack`, { reason: 'undecodable_record', record: what }, e);
+  }
+  const bad = (name: string): Error => corrupt(`undecodable ${what}. field=${name}`, { reason: 'undecodable_record', record: what, field: name });
+  if (!Array.isArray(raw)) throw bad('layout');
+  if (raw[0] !== FINISHED_RUN_VERSION) throw bad('version');
+  const at = (i: number): unknown => (i < raw.length ? raw[i] : null);
+  const status = STATUS_CODES[at(1) as number];
+  if (typeof at(1) !== 'number' || status === undefined) throw bad('status');
+  const count = (i: number, name: string): number => {
+    if (!isCount(at(i))) throw bad(name);
+    return at(i) as number;
+  };
+  const finalStep = count(2, 'finalStep');
+  const endedAtMs = count(3, 'endedAtMs');
+  const duration = at(4);
+  if (duration !== null && !(typeof duration === 'number' && Number.isSafeInteger(duration))) throw bad('submittedAtMs');
+  const attempts = at(5) === null ? null : count(5, 'attempts');
+  const result = at(6);
+  if (result !== null && !(result instanceof Uint8Array)) throw bad('result');
+  const error = at(7);
+  if (error !== null && typeof error !== 'string') throw bad('error');
+  const headers = at(8) ?? {};
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers) || Object.values(headers).some((v) => typeof v !== 'string')) throw bad('headers');
+  const flags = at(9) === null ? 0 : count(9, 'flags');
+  const omitted = at(10) === null ? null : count(10, 'resultBytes');
+  return {
+    status,
+    result,
+    resultBytes: result !== null ? result.length : omitted,
+    error,
+    headers: headers as Record<string, string>,
+    headersKept: (flags & 1) === 0,
+    finalStep,
+    endedAtMs,
+    submittedAtMs: duration === null ? null : endedAtMs - (duration as number),
+    attempts,
   };
 }

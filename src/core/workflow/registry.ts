@@ -8,14 +8,27 @@
  * Transitions: submit → pending(0); claim → running(n) (creating the entry if unknown);
  * advance → pending(n+1) (cancel flag kept); termination → removed. A transient retry leaves
  * the entry running while the step backs off.
+ *
+ * With outcome retention on it also remembers each run's submission time and the delivery
+ * running its step, for the finished-run record: the ending settlement is built without I/O,
+ * after the run record it would read is already deleted in the same transaction.
  */
+import type { Clock } from '../clock.js';
+import type { Claim } from '../queue/index.js';
+import type { TerminalStatus } from './terminal-hook.js';
 
+/** An active run's state. */
 export type RunState = 'pending' | 'running' | 'cancelling';
 
 export interface RunStatus {
   readonly runId: string;
-  /** `cancelling` whenever a cancel was requested and the run has not terminated yet. */
-  readonly state: RunState;
+  /**
+   * `cancelling` whenever a cancel was requested and the run has not terminated yet. How a
+   * finished run ended (`succeeded`, `failed`, `cancelled`) only where a call asks for finished
+   * runs (`readStatus(id, { includeFinished: true })`).
+   */
+  readonly state: RunState | TerminalStatus;
+  /** The step the run has reached (for a finished run, the step that ended it). */
   readonly currentStep: number;
 }
 
@@ -32,11 +45,24 @@ export interface RegistryEntry {
    * or remove the entry: a stale delivery of the same step (its lease expired and the job was
    * delivered again) must not disturb the entry of the live one.
    */
-  delivery: object | undefined;
+  delivery: Claim | undefined;
+  /** Epoch ms of the run's submission, when known here (see `trackSubmitTimes`). */
+  submittedAtMs: number | undefined;
 }
 
 export class RunRegistry {
   private readonly entries = new Map<string, RegistryEntry>();
+  private submitTimes: { readonly clock: Clock; readonly load: (runId: string) => Promise<number | undefined> } | undefined;
+
+  /**
+   * Remembers submission times from now on: a run submitted here is stamped with `clock` (the
+   * run record is stamped by the same clock in the same synchronous step of `submit`); a run
+   * first seen at a claim has its time read with `load` in the background, so its ending knows
+   * it unless the step ends before that read does.
+   */
+  trackSubmitTimes(clock: Clock, load: (runId: string) => Promise<number | undefined>): void {
+    this.submitTimes = { clock, load };
+  }
 
   get(runId: string): RegistryEntry | undefined {
     return this.entries.get(runId);
@@ -48,18 +74,26 @@ export class RunRegistry {
 
   /** A new submission: pending at step 0. */
   submitted(runId: string, jobId: string, headers: Readonly<Record<string, string>>, inputHash: string): RegistryEntry {
-    const entry: RegistryEntry = { state: 'pending', currentStep: 0, currentJobId: jobId, headers, cancelRequested: false, inputHash, delivery: undefined };
+    const submittedAtMs = this.submitTimes?.clock.now();
+    const entry: RegistryEntry = { state: 'pending', currentStep: 0, currentJobId: jobId, headers, cancelRequested: false, inputHash, delivery: undefined, submittedAtMs };
     this.entries.set(runId, entry);
     return entry;
   }
 
   /** A step of the run was claimed here by `delivery`. */
-  running(runId: string, step: number, jobId: string, headers: Readonly<Record<string, string>>, delivery: object): RegistryEntry {
+  running(runId: string, step: number, jobId: string, headers: Readonly<Record<string, string>>, delivery: Claim): RegistryEntry {
     let entry = this.entries.get(runId);
     if (!entry) {
-      entry = { state: 'running', currentStep: step, currentJobId: jobId, headers, cancelRequested: false, inputHash: undefined, delivery };
-      this.entries.set(runId, entry);
-      return entry;
+      const created: RegistryEntry = { state: 'running', currentStep: step, currentJobId: jobId, headers, cancelRequested: false, inputHash: undefined, delivery, submittedAtMs: undefined };
+      this.entries.set(runId, created);
+      this.submitTimes?.load(runId).then(
+        (ms) => {
+          if (created.submittedAtMs === undefined) created.submittedAtMs = ms;
+        },
+        // Only a detail of the record is lost (CLOSED, a store error).
+        () => undefined,
+      );
+      return created;
     }
     entry.state = 'running';
     entry.currentStep = step;
@@ -70,7 +104,7 @@ export class RunRegistry {
   }
 
   /** `delivery` is about to advance the run to `step`, carried by `jobId`. */
-  advanced(runId: string, step: number, jobId: string, delivery: object): void {
+  advanced(runId: string, step: number, jobId: string, delivery: Claim): void {
     const entry = this.entries.get(runId);
     if (!entry || entry.delivery !== delivery) return;
     entry.state = 'pending';
@@ -80,7 +114,7 @@ export class RunRegistry {
   }
 
   /** `delivery` is about to terminate the run. */
-  terminated(runId: string, delivery: object): void {
+  terminated(runId: string, delivery: Claim): void {
     if (this.entries.get(runId)?.delivery === delivery) this.entries.delete(runId);
   }
 

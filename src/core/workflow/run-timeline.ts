@@ -12,7 +12,8 @@
  * - signals: the key a step waited on (its job header), what arrived (the wake payload, or a
  *   buffered payload consumed for it while that record lives), the key's buffered signal now.
  * - the terminal outcome: the notification job's payload while it exists (a hook that observes
- *   the run), else a dead step job the run ended with; the time from the memo-retention marker.
+ *   the run), else the finished-run record while outcome retention keeps it, else a dead step
+ *   job the run ended with; the time from the record, else the memo-retention marker.
  */
 import { utf8 } from '../bytes.js';
 import type { ObjectStore } from '../objects/object-store.js';
@@ -26,6 +27,7 @@ import { openReplayRecord } from './replay.js';
 import { userHeaders } from './step-headers.js';
 import type { TerminalStatus } from './terminal-hook.js';
 import { validateRunId } from './validation.js';
+import { readFinishedRun } from './finished-runs.js';
 
 /** A run-query source that can also list a queue's jobs by state (`Queue` and `QueueReader` both can). */
 export interface RunTimelineSource extends WorkflowReadSource {
@@ -110,8 +112,11 @@ export interface TimelineTerminal {
   readonly error: string | null;
   readonly result: Uint8Array | null;
   readonly finalStep: number;
-  /** `notification`: the terminal notification job's payload; `dead-step`: the dead step job the run failed with. */
-  readonly source: 'notification' | 'dead-step';
+  /**
+   * `notification`: the terminal notification job's payload; `record`: the finished-run record
+   * (outcome retention); `dead-step`: the dead step job the run failed with.
+   */
+  readonly source: 'record' | 'notification' | 'dead-step';
 }
 
 export interface RunTimeline {
@@ -126,7 +131,7 @@ export interface RunTimeline {
   readonly steps: readonly TimelineStep[];
   readonly memo: readonly TimelineMemoEntry[];
   readonly terminal: TimelineTerminal | null;
-  /** When the run terminated, from the memo-retention marker (null without memo retention). */
+  /** When the run terminated, from its finished-run record or the memo-retention marker (null when neither is kept). */
   readonly terminatedAtMs: number | null;
   /** A scan stopped at `scanLimit`: older traces may be missing. */
   readonly truncated: boolean;
@@ -252,8 +257,9 @@ export async function getRunTimeline(source: RunTimelineSource, queueName: strin
   validateRunId(runId);
   const limit = options.scanLimit ?? DEFAULT_SCAN_LIMIT;
   const prefix = options.memoPrefix ?? DEFAULT_MEMO_PREFIX;
-  const [active, found, markers, outcomes, memo] = await Promise.all([
+  const [active, finished, found, markers, outcomes, memo] = await Promise.all([
     getRun(source, queueName, runId),
+    readFinishedRun(source, queueName, runId),
     findRunJobs(source, queueName, runId, limit),
     terminatedAt(source, runId, limit),
     options.store ? replayOutcomes(options.store, prefix, runId) : Promise.resolve(new Map<number, TimelineStepOutcome>()),
@@ -282,9 +288,14 @@ export async function getRunTimeline(source: RunTimelineSource, queueName: strin
 
   let terminal: TimelineTerminal | null = null;
   const notificationOutcome = notification && notification.payloadError === undefined ? decodeRunOutcome(notification.payload) : undefined;
+  // While the id is active again, a record is its earlier run's ending: not this run's outcome.
+  const record = active ? null : finished;
   if (notificationOutcome) {
+    // The same outcome as the record (one transaction wrote both); kept first as it always was.
     const o = notificationOutcome;
     terminal = { status: o.status, error: o.error, result: o.result, finalStep: o.finalStep, source: 'notification' };
+  } else if (record) {
+    terminal = { status: record.status, error: record.error, result: record.result, finalStep: record.finalStep, source: 'record' };
   } else if (!active) {
     const last = [...stepJobs.entries()].sort(([a], [b]) => b - a)[0];
     const dead = last?.[1].find((j) => j.status === 'dead');
@@ -292,8 +303,9 @@ export async function getRunTimeline(source: RunTimelineSource, queueName: strin
   }
   // Notification jobs carry only reserved headers; the run's own are on its step jobs and in the outcome.
   const newestStepJob = found.jobs.find((j) => j.headers[HEADER_TERMINAL] === undefined);
-  const headersFrom = active?.headers ?? (notificationOutcome?.headers ? notificationOutcome.headers : newestStepJob ? userHeaders(newestStepJob.headers) : {});
-  const anything = active !== null || steps.length > 0 || memo.length > 0 || notification !== undefined || markers.at !== null;
+  const headersFrom =
+    active?.headers ?? (record?.omitted.includes('headers') === false ? record.headers : notificationOutcome?.headers ? notificationOutcome.headers : newestStepJob ? userHeaders(newestStepJob.headers) : {});
+  const anything = active !== null || record !== null || steps.length > 0 || memo.length > 0 || notification !== undefined || markers.at !== null;
   return {
     runId,
     status: active ? 'active' : anything ? 'terminated' : 'unknown',
@@ -302,7 +314,7 @@ export async function getRunTimeline(source: RunTimelineSource, queueName: strin
     steps,
     memo,
     terminal,
-    terminatedAtMs: markers.at,
+    terminatedAtMs: record?.endedAtMs ?? markers.at,
     truncated: found.truncated || markers.truncated,
   };
 }

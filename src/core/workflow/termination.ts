@@ -5,13 +5,16 @@
  * 1. delete the run record and the step pointer (the run id is released);
  * 2. write the terminal marker when memo retention is on (so a marker exists exactly when the
  *    termination committed);
- * 3. enqueue the notification job when the hook observes the outcome (deduplicated per run).
+ * 3. write the finished-run record and its retention index entry when outcome retention is on
+ *    (finished-runs.ts), for the same reason;
+ * 4. enqueue the notification job when the hook observes the outcome (deduplicated per run).
  */
 import type { EnqueueOptions, EnqueueRequest } from '../queue/index.js';
 import type { RuntimeContext } from './context.js';
 import { HEADER_RUN_ID, HEADER_TERMINAL } from './constants.js';
 import { runRecordKey, stepPointerKey, terminalDedupKey, terminalMarkerKey } from './keys.js';
 import { encodeRunOutcome } from './records.js';
+import { finishedRunRetention, finishedRunWrites, type EndingFacts } from './finished-runs.js';
 import { hookObserves, type RunOutcome } from './terminal-hook.js';
 
 /** Settlement effects under construction (mutable so callers can add their own). */
@@ -31,10 +34,16 @@ export interface NotificationJobOptions {
   readonly maxAttempts?: number;
 }
 
-export function terminationEffects(ctx: RuntimeContext, outcome: RunOutcome, job: NotificationJobOptions = {}): EffectsBuilder {
+/**
+ * The effects ending a run with `outcome`. `facts` (the run's submission time, the final step's
+ * tries) go into the finished-run record; a path that does not pass them gets what the registry
+ * remembers, else null there.
+ */
+export function terminationEffects(ctx: RuntimeContext, outcome: RunOutcome, job: NotificationJobOptions = {}, facts: EndingFacts = {}): EffectsBuilder {
   const effects = emptyEffects();
   effects.kvDeletes.push(runRecordKey(outcome.runId), stepPointerKey(outcome.runId));
   if (ctx.memoRetentionMs !== null) effects.kvWrites.push([terminalMarkerKey(ctx.clock.now(), outcome.runId), new Uint8Array(0)]);
+  if (finishedRunRetention(ctx) > 0) effects.kvWrites.push(...finishedRunWrites(ctx, outcome, facts));
   if (hookObserves(ctx.hook, outcome)) {
     const options: { -readonly [K in keyof EnqueueOptions]: EnqueueOptions[K] } = {
       dedupKey: terminalDedupKey(outcome.runId),

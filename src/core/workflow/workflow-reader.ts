@@ -1,6 +1,6 @@
 /**
- * `WorkflowReader`: the run queries of `WorkflowRuntime` (`listRuns`, `getRun`, `listDeadSteps`)
- * for a process or tab that is not the store's writer: a dashboard, a CLI, a second Node process
+ * `WorkflowReader`: the run queries of `WorkflowRuntime` (`listRuns`, `getRun`, `readStatus`,
+ * `listDeadSteps`, `getRunTimeline`), finished runs included where asked for, for a process or tab that is not the store's writer: a dashboard, a CLI, a second Node process
  * beside a live worker. It reads through a `QueueReader`, so it never writes, never bumps the
  * writer epoch and takes no writer lock; it cannot fence the writer. Its answers are as of its
  * last refresh (the reader's poll, or `refresh()`): a run the writer submitted shows up once the
@@ -12,7 +12,10 @@ import { InvalidConfigError } from '../errors.js';
 import { DEFAULT_MEMO_PREFIX, DEFAULT_QUEUE_NAME } from './constants.js';
 import { show } from '../show.js';
 import { getRunTimeline, type RunTimeline } from './run-timeline.js';
-import { getRun, listDeadSteps, listRuns, type DeadStep, type DeadStepListOptions, type RunDetails, type RunListOptions, type RunListPage } from './inspection.js';
+import { getRun, getRunOrFinished, listDeadSteps, listRuns, type DeadStep, type DeadStepListOptions, type RunDetails, type RunListOptions, type RunListPage } from './inspection.js';
+import { readFinishedRun, wantsFinished, type FinishedReadOptions, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './finished-runs.js';
+import type { RunStatus } from './registry.js';
+import { validateRunId } from './validation.js';
 
 /** Options of `WorkflowReader.open`: the queue reader's, plus the runtime's queue name. */
 export interface WorkflowReaderOptions extends QueueReaderOptions {
@@ -83,14 +86,40 @@ export class WorkflowReader {
     if (this.owned) await this.queue.close();
   }
 
+  /** Finished runs kept by the writer's `outcomeRetentionMs`, as `WorkflowRuntime.listRuns` with a terminal `status`. */
+  listRuns(options: FinishedRunListOptions): Promise<FinishedRunListPage>;
   /** As `WorkflowRuntime.listRuns` (the runs of the runtime on `queueName`), as of the last refresh. */
-  listRuns(options?: RunListOptions): Promise<RunListPage> {
+  listRuns(options?: RunListOptions): Promise<RunListPage>;
+  listRuns(options?: RunListOptions | FinishedRunListOptions): Promise<RunListPage | FinishedRunListPage> {
     return listRuns(this.queue, this.queueName, options);
   }
 
+  /** With `{ includeFinished: true }`, also a finished run from its record (`isFinishedRun` tells them apart). */
+  getRun(runId: string, options: FinishedReadOptions): Promise<RunDetails | FinishedRun | null>;
   /** As `WorkflowRuntime.getRun` (null for another runtime's run), as of the last refresh. */
-  getRun(runId: string): Promise<RunDetails | null> {
-    return getRun(this.queue, this.queueName, runId);
+  getRun(runId: string): Promise<RunDetails | null>;
+  async getRun(runId: string, options?: FinishedReadOptions): Promise<RunDetails | FinishedRun | null> {
+    return getRunOrFinished(this.queue, this.queueName, runId, wantsFinished(options));
+  }
+
+  /**
+   * As `WorkflowRuntime.readStatus`, from the store only (a reader has no registry, so a cancel
+   * requested of a step not yet claimed shows once its job is flagged), as of the last refresh.
+   * With `{ includeFinished: true }`, a finished run reports how it ended. Rejects with
+   * INVALID_ARGUMENT (run id, options), CORRUPT_DATA or STORE_*.
+   */
+  async readStatus(runId: string, options?: FinishedReadOptions): Promise<RunStatus | null> {
+    validateRunId(runId);
+    const includeFinished = wantsFinished(options);
+    const run = await getRun(this.queue, this.queueName, runId);
+    if (run !== null) {
+      // A dead step's run has failed; its ending is not committed yet (the writer's reconciliation does it).
+      if (run.state === 'dead') return null;
+      return { runId, state: run.state === 'running' || run.state === 'cancelling' ? run.state : 'pending', currentStep: run.currentStep };
+    }
+    if (!includeFinished) return null;
+    const finished = await readFinishedRun(this.queue, this.queueName, runId);
+    return finished === null ? null : { runId, state: finished.status, currentStep: finished.finalStep };
   }
 
   /**

@@ -2,7 +2,8 @@
  * `getRunTimeline` (runtime and `WorkflowReader`): a run's steps with their jobs and tries, the
  * signal each waited for and what arrived (woken, buffered before the wait, timed out), memo
  * entries, step outcomes with KV effects (step-output replay on), the terminal outcome (the
- * notification, or the dead step), and what is missing when the writer keeps less.
+ * notification, else the finished-run record or the dead step), and what is missing when the
+ * writer keeps less.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
@@ -20,7 +21,7 @@ describe('getRunTimeline', () => {
     for (const fn of cleanup.splice(0).reverse()) await fn().catch(() => undefined);
   });
 
-  async function setup(options: { keepDone: boolean; replay: boolean; memoRetentionMs?: number }) {
+  async function setup(options: { keepDone: boolean; replay: boolean; memoRetentionMs?: number; outcomeRetentionMs?: number }) {
     const store = new MemoryObjectStore();
     const queue = await Queue.open(store, PATH, {
       logger: false,
@@ -43,7 +44,9 @@ describe('getRunTimeline', () => {
       }
       return StepOutcome.fail('not a test run');
     };
-    const runtime = new WorkflowRuntime(queue, store, runner, hook, { logger: false, pollIntervalMs: 20, stepOutputReplay: options.replay, memoRetentionMs: options.memoRetentionMs ?? null });
+    const runtime = new WorkflowRuntime(queue, store, runner, hook, { logger: false, pollIntervalMs: 20, stepOutputReplay: options.replay, memoRetentionMs: options.memoRetentionMs ?? null,
+      ...(options.outcomeRetentionMs === undefined ? {} : { outcomeRetentionMs: options.outcomeRetentionMs }),
+    });
     const worker = runtime.spawn();
     cleanup.push(() => worker.shutdown());
     const reader = await WorkflowReader.open(store, PATH, { pollIntervalMs: null, logger: false });
@@ -74,6 +77,7 @@ describe('getRunTimeline', () => {
     const done = await runtime.getRunTimeline('wait-1');
     expect(done).toMatchObject({ status: 'terminated', active: null, headers: { owner: 'ann' } });
     expect(done.terminal).toMatchObject({ status: 'succeeded', finalStep: 1, source: 'notification', error: null });
+    expect(done.terminatedAtMs).toBe((await runtime.result('wait-1')).endedAtMs);
     expect(s(done.terminal!.result!)).toBe('yes');
     expect(done.terminatedAtMs).toEqual(expect.any(Number));
     expect(done.steps[1].signal).toMatchObject({ correlationKey: 'key-wait-1', arrival: 'woken' });
@@ -96,8 +100,8 @@ describe('getRunTimeline', () => {
     expect(s(late.terminal!.result!)).toBe('none');
   });
 
-  it('reports a dead step as the outcome, and only what survives when done jobs and replay records are not kept', async () => {
-    const { runtime } = await setup({ keepDone: false, replay: false });
+  it('reports a dead step as the outcome, and only what survives when done jobs, replay and finished-run records are not kept', async () => {
+    const { runtime } = await setup({ keepDone: false, replay: false, outcomeRetentionMs: 0 });
     await runtime.submit({ runId: 'broken-1', input: b('in') });
     await runtime.submit({ runId: 'wait-2', input: b('in') });
     await eventually(async () => (await runtime.listDeadSteps()).length === 1 && (await runtime.getRun('wait-2'))?.state === 'waiting-for-signal');
@@ -110,6 +114,8 @@ describe('getRunTimeline', () => {
     ]);
     // A hook that observes every outcome leaves a notification job: its payload is preferred.
     expect(broken.terminal).toMatchObject({ status: 'failed', error: 'boom 2', finalStep: 0 });
+    // No finished-run record with retention 0: the notification while it waits, else the dead step.
+    expect(['notification', 'dead-step']).toContain(broken.terminal?.source);
     const wait = await runtime.getRunTimeline('wait-2');
     // Step 0's job was deleted at its ack and no replay record was written: only its memo entry remains.
     expect(wait.steps.map((st) => [st.step, st.jobs.length, st.outcome])).toEqual([

@@ -8,11 +8,13 @@
  * - `invalid_input`: the stored input did not decode or failed `parse.input`;
  * - `invalid_output`: the output could not be encoded or failed `parse.output`;
  * - `dead_lettered`: no outcome was recorded and the queue job is dead (e.g. interrupted too often);
- * - `no_outcome`: the run ended without an outcome (cancelled).
+ * - `cancelled`: the job was cancelled (`JobRunner.cancel`); `message` is the reason;
+ * - `no_outcome`: the run ended without an outcome for another reason (a runner without
+ *   finished-run records; kept for the cluster's job handles, which still answer so for a cancel).
  */
 import { TaqubaError } from '../../errors.js';
 
-export type JobFailureReason = 'job_error' | 'error' | 'unregistered_job' | 'invalid_input' | 'invalid_output' | 'dead_lettered' | 'no_outcome';
+export type JobFailureReason = 'job_error' | 'error' | 'unregistered_job' | 'invalid_input' | 'invalid_output' | 'dead_lettered' | 'cancelled' | 'no_outcome';
 
 export class JobFailedError<E = unknown> extends TaqubaError {
   /** The payload of `ctx.fail` (reason `job_error`); undefined otherwise. */

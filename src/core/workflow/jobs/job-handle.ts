@@ -4,6 +4,7 @@
  * `await` of `submit` itself, so the caller could never hold it. Await `handle.result()`.
  */
 import { CorruptDataError, NotFoundError, TaqubaError } from '../../errors.js';
+import { isFinishedRun, type FinishedRun } from '../finished-runs.js';
 import type { Queue } from '../../queue/index.js';
 import type { WorkflowRuntime } from '../runtime.js';
 import type { RunStatus } from '../registry.js';
@@ -41,6 +42,19 @@ export function jobResultOf<O, E>(job: AnyJob, id: string, record: OutcomeRecord
 /** How long one wait on the queue job lasts before the handle looks again. */
 const WAIT_CHUNK_MS = 3_600_000;
 
+/**
+ * The answer for a job whose run ended without a stored job outcome, or undefined when there is
+ * none to give. The job's own record is written before its step settles, so a cancelled or
+ * failed run without one ended from outside the job: a cancel, or a dead-letter outside the
+ * worker (reconciled as failed). A succeeded run always had one: retention swept it (the memo
+ * and finished-run sweeps do not run in step), so it is answered as swept.
+ */
+function endedWithoutRecord<E>(job: AnyJob, id: string, run: FinishedRun): JobFailedError<E> | undefined {
+  if (run.status === 'cancelled') return new JobFailedError<E>({ jobId: id, jobName: job.name, reason: 'cancelled', message: run.error ?? 'the job was cancelled' });
+  if (run.status === 'failed') return new JobFailedError<E>({ jobId: id, jobName: job.name, reason: 'dead_lettered', message: run.error ?? 'the job was dead-lettered' });
+  return undefined;
+}
+
 export class JobHandle<O, E = never> {
   /** @internal */
   constructor(
@@ -54,7 +68,6 @@ export class JobHandle<O, E = never> {
      * (in flight or finished); always true without a key. False for `runner.handle(id)`.
      */
     readonly newlySubmitted: boolean,
-    private queueJobId: string | undefined,
   ) {}
 
   /** The job's name. */
@@ -63,22 +76,38 @@ export class JobHandle<O, E = never> {
   }
 
   /**
-   * The stored outcome, or null while the job is pending or running (or when it left none, or
-   * retention swept it). Reads storage, so it works for a handle from `runner.handle(id)` after a
-   * restart. Rejects with CORRUPT_DATA (undecodable record, or a stored value that fails
+   * The stored outcome, or null while the job is pending or running (or once retention swept
+   * it). A job cancelled, or dead-lettered outside the worker, has no output but a finished run:
+   * it answers `{ ok: false }` with reason `cancelled` or `dead_lettered`, as `result()` does.
+   * Reads storage, so it works for a handle from `runner.handle(id)` after a restart. Rejects
+   * with CORRUPT_DATA (undecodable record, or a stored value that fails
    * `parse.output`/`parse.error`), CLOSED or store errors.
    */
   async fetchResult(): Promise<JobResult<O, E> | null> {
+    const stored = await this.readStoredResult();
+    if (stored) return stored;
+    const run = await this.runtime.getRun(this.id, { includeFinished: true });
+    if (!isFinishedRun(run)) return null;
+    // The run may have ended (with its record) between the two reads.
+    const late = await this.readStoredResult();
+    if (late) return late;
+    const error = endedWithoutRecord<E>(this.job, this.id, run);
+    return error ? { ok: false, error } : null;
+  }
+
+  private async readStoredResult(): Promise<JobResult<O, E> | null> {
     const record = await readOutcome(this.runtime.memoStore.newRunMemo(this.id));
     return record === null ? null : jobResultOf<O, E>(this.job, this.id, record);
   }
 
   /**
    * Waits for the job and resolves with its output. Rejects with JOB_FAILED (`JobFailedError`) for
-   * the job's own failure, NOT_FOUND when there is neither a run nor a stored outcome under this
-   * id (never submitted, or swept by retention), CANCELLED when `options.signal` aborts, and the
-   * infrastructure codes (CLOSED, FENCED, CORRUPT_DATA, STORE_*) otherwise. Waiting happens in
-   * this process: the runner executing the job must share this handle's queue.
+   * the job's own failure and for a job that was cancelled (reason `cancelled`, the same whether
+   * the call was waiting when the cancel landed or came after it), NOT_FOUND when there is
+   * neither a run nor a stored outcome under this id (never submitted, or swept by retention),
+   * CANCELLED when `options.signal` aborts, and the infrastructure codes (CLOSED, FENCED,
+   * CORRUPT_DATA, STORE_*) otherwise. Waiting happens in this process: the runner executing the
+   * job must share this handle's queue.
    * @example
    * const handle = await runner.submit(fetchPage, { url });
    * try { console.log(await handle.result()); } catch (e) { if (isTaqubaError(e, 'JOB_FAILED')) ... }
@@ -91,34 +120,26 @@ export class JobHandle<O, E = never> {
     };
     for (;;) {
       if (signal?.aborted) throw new TaqubaError('CANCELLED', `stopped waiting for the job. jobId=${this.id}`, { details: { jobId: this.id } });
-      const stored = await this.fetchResult();
+      const stored = await this.readStoredResult();
       if (stored) return unwrap(stored);
-      let jobId = this.queueJobId;
-      if (jobId === undefined) {
-        jobId = (await this.runtime.getRun(this.id))?.jobId;
-        if (jobId === undefined) {
-          // No active run: its outcome (if any) was written before the run terminated.
-          const late = await this.fetchResult();
-          if (late) return unwrap(late);
-          throw new NotFoundError(`no job and no stored outcome under this id. jobId=${this.id}`, { jobId: this.id, reason: 'job_not_found' });
-        }
-        this.queueJobId = jobId;
+      // Active first: an id submitted again after it ended is awaited anew.
+      const run = await this.runtime.getRun(this.id, { includeFinished: true });
+      if (run === null || isFinishedRun(run)) {
+        // No active run: its outcome (if any) was written before the run ended.
+        const late = await this.readStoredResult();
+        if (late) return unwrap(late);
+        const failure = run && endedWithoutRecord<E>(this.job, this.id, run);
+        if (failure) throw failure;
+        throw new NotFoundError(`no job and no stored outcome under this id (never submitted, or swept after the runner's retention). jobId=${this.id}`, { jobId: this.id, reason: 'job_not_found' });
       }
-      const waited = await this.queue.waitForCompletion(jobId, WAIT_CHUNK_MS, signal);
-      if (waited.type === 'timed_out') continue;
-      const after = await this.fetchResult();
-      if (after) return unwrap(after);
-      if (waited.type === 'not_found') {
-        // The queue job is gone (done jobs are not kept): look the run up once more.
-        this.queueJobId = undefined;
-        if ((await this.runtime.getRun(this.id)) === null) throw new NotFoundError(`no job and no stored outcome under this id. jobId=${this.id}`, { jobId: this.id, reason: 'job_not_found' });
-        continue;
+      if (run.state === 'dead') {
+        // Dead-lettered outside the worker (reconciliation fails the run later, with this error).
+        throw new JobFailedError<E>({ jobId: this.id, jobName: this.job.name, reason: 'dead_lettered', message: run.lastError ?? 'the job was dead-lettered' });
       }
-      const record = waited.job;
-      if (record?.status === 'dead') {
-        throw new JobFailedError<E>({ jobId: this.id, jobName: this.job.name, reason: 'dead_lettered', message: record.lastError ?? 'the job was dead-lettered' });
-      }
-      throw new JobFailedError<E>({ jobId: this.id, jobName: this.job.name, reason: 'no_outcome', message: 'the job ended without recording an outcome' });
+      // Ends as timed out when `signal` aborts later; the loop head then says so. An abort during
+      // the reads above would not wake it: checked first.
+      if (signal?.aborted) continue;
+      await this.queue.waitForCompletion(run.jobId, WAIT_CHUNK_MS, signal);
     }
   }
 

@@ -14,8 +14,9 @@
  * 4. Else `runtime.submit` (an in-flight duplicate is recognised there: same input ⇒
  *    `newlySubmitted` false, another ⇒ INPUT_MISMATCH).
  *
- * Retention (`retentionMs`, default one day) is the runtime's memo retention: a finished job's
- * outcome is swept that long after it ended; afterwards `fetchResult` gives null, `result()`
+ * Retention (`retentionMs`, default one day) is the runtime's memo retention and its outcome
+ * retention: a finished job's outcome (and the finished-run record that answers for a cancelled
+ * job) is swept that long after it ended; afterwards `fetchResult` gives null, `result()`
  * NOT_FOUND, and a keyed resubmission runs again under the same id. Size it to cover the longest
  * gap between resubmissions. `null` keeps outcomes forever.
  */
@@ -100,6 +101,8 @@ export class JobRunner {
       queueName,
       memoPrefix: options.memoPrefix ?? `${queueName}-memo`,
       memoRetentionMs: retention,
+      // A cancelled job stores no job outcome: its finished-run record answers for it, as long.
+      outcomeRetentionMs: retention === null ? Infinity : retention,
       maxConcurrentSteps: options.maxConcurrentJobs ?? 16,
       ...(options.maxAttempts === undefined ? {} : { stepMaxAttempts: options.maxAttempts }),
       ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
@@ -170,7 +173,7 @@ export class JobRunner {
       const record = await readOutcome(this.runtime.memoStore.newRunMemo(runId));
       if (record !== null) {
         if (!equalBytes(record.inputHash, await sha256(runInput))) throw new InputMismatchError(runId);
-        return new JobHandle(this.runtime, this.queue, job, runId, false, undefined);
+        return new JobHandle(this.runtime, this.queue, job, runId, false);
       }
     }
     const outcome = await this.runtime.submit({
@@ -181,7 +184,7 @@ export class JobRunner {
       ...(options.runAt === undefined ? {} : { runAt: options.runAt }),
       ...((options.maxAttempts ?? job.maxAttempts) === undefined ? {} : { maxAttemptsPerStep: options.maxAttempts ?? job.maxAttempts }),
     });
-    return new JobHandle(this.runtime, this.queue, job, outcome.runId, outcome.newlySubmitted, outcome.jobId);
+    return new JobHandle(this.runtime, this.queue, job, outcome.runId, outcome.newlySubmitted);
   }
 
   /**
@@ -191,12 +194,13 @@ export class JobRunner {
   handle<I, O, E>(job: Job<I, O, E>, id: string): JobHandle<O, E> {
     this.checkRegistered(job);
     if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,128}$/.test(id)) throw new InvalidArgumentError(`invalid job id. id=${show(id)}`, { reason: 'invalid_run_id' });
-    return new JobHandle(this.runtime, this.queue, job, id, false, undefined);
+    return new JobHandle(this.runtime, this.queue, job, id, false);
   }
 
   /**
-   * Cancels a pending or running job (see `WorkflowRuntime.cancel`): its `ctx.signal` fires and
-   * `result()` rejects with JOB_FAILED, reason `no_outcome`. False for an unknown or ended job.
+   * Cancels a pending or running job (see `WorkflowRuntime.cancel`): its `ctx.signal` fires, and
+   * `result()` rejects with JOB_FAILED, reason `cancelled` (also when called later, within the
+   * retention); `fetchResult` answers the same failure. False for an unknown or ended job.
    */
   cancel(id: string): Promise<boolean> {
     return this.runtime.cancel(id);

@@ -3,7 +3,6 @@ import { defineConfig } from 'vitest/config';
 import { CHROMIUM_ARGS, resolveChromium } from './test/setup/chromium.js';
 import { PERSISTENT_PROFILE_DIR } from './test/setup/browser-profile.js';
 import { tabCommands } from './test/setup/browser-tabs.js';
-import { libraryAliases } from './demo/library-alias.js';
 
 // Resolved up front because the provider needs the path in its options. A failure here must not
 // break the Node project, so it only warns; the browser project then reports the launch error.
@@ -33,7 +32,8 @@ export default defineConfig({
         },
       },
       {
-        resolve: { alias: libraryAliases },
+        // The demo imports the package by name; tsconfig `paths` map it to the sources.
+        resolve: { tsconfigPaths: true },
         test: {
           // The demo app end to end: its build served on 127.0.0.1, driven through Playwright
           // in real Chromium with a persistent profile per test (see test/demo/demo-browser.ts).

@@ -1,11 +1,12 @@
 /**
- * The demo app's build. The library is taken from this repository's sources (`../src`, see
- * library-alias.ts), so the demo always runs the code under test. The build also emits `sw.js` (demo/src/service-worker.ts)
- * at the root, with the list of every built file injected, so the app works offline.
+ * The demo app's build. The demo imports the library by its public names (`taquba-workflow`,
+ * `taquba-workflow/browser`, ...), which the repository's tsconfig `paths` map to `../src`
+ * (`resolve.tsconfigPaths`), so the demo always runs the code under test and needs no build of
+ * the package first. The build also emits `sw.js` (demo/src/service-worker.ts) at the root, with
+ * the list of every built file injected, so the app works offline.
  */
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vite';
-import { libraryAliases } from './library-alias.js';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
 
@@ -33,7 +34,7 @@ export default defineConfig(({ command }) => ({
   // cache stale). Not `import.meta.env.PROD`: that follows NODE_ENV, which a test runner sets.
   define: { __OFFLINE_BUILD__: JSON.stringify(command === 'build') },
   base: './',
-  resolve: { alias: libraryAliases },
+  resolve: { tsconfigPaths: true },
   worker: { format: 'es' },
   build: {
     outDir: here('dist'),

@@ -16,14 +16,15 @@
  * State lives under ./.taquba (TAQUBA_DIR overrides it). AGENT_TOKEN_DELAY_MS paces the local
  * model (default 40). AGENT_MODEL_CALLS_FILE, if set, gets one line per real model call.
  */
+import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
-import { fromUtf8, utf8 } from '../src/core/bytes.js';
-import { isTaqubaError } from '../src/core/errors.js';
-import { sha256Hex } from '../src/core/hash.js';
-import { Queue } from '../src/core/queue/index.js';
-import { StepError, StepOutcome, WorkflowRuntime, type RunOutcome, type Step } from '../src/core/workflow/index.js';
-import { FileSystemObjectStore } from '../src/node/index.js';
+import { isTaqubaError, Queue, StepError, StepOutcome, WorkflowRuntime, type RunOutcome, type Step } from 'taquba-workflow';
+import { FileSystemObjectStore } from 'taquba-workflow/node';
 import { OpenAiCompatibleModel, SimulatedModel, type Model } from './shared/model-client.js';
+
+// Text in and out of the runtime's byte payloads.
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const fromUtf8 = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 
 const ROOT = process.env.TAQUBA_DIR || '.taquba';
 const TOPIC = process.argv.slice(2).join(' ').trim() || 'why durable execution matters for AI agents';
@@ -113,7 +114,7 @@ process.once('SIGINT', () => {
   process.exit(130);
 });
 
-const runId = `agent-${(await sha256Hex(utf8(TOPIC))).slice(0, 16)}`;
+const runId = `agent-${createHash('sha256').update(TOPIC).digest('hex').slice(0, 16)}`;
 const submitted = await runtime.submit({ runId, headers: { topic: TOPIC } });
 if (submitted.newlySubmitted) {
   console.log(`submitted run ${runId} (model: ${model.name})`);

@@ -19,11 +19,8 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { isTaqubaError } from '../src/core/errors.js';
-import { Queue } from '../src/core/queue/index.js';
-import { StepError } from '../src/core/workflow/index.js';
-import { Bulk, pipeline, type BatchProgress } from '../src/core/workflow/bulk/index.js';
-import { FileSystemObjectStore } from '../src/node/index.js';
+import { Bulk, isTaqubaError, pipeline, Queue, StepError, type BatchProgress } from 'taquba-workflow';
+import { FileSystemObjectStore } from 'taquba-workflow/node';
 import { OpenAiCompatibleModel, SimulatedModel, type Model } from './shared/model-client.js';
 
 const { values: args } = parseArgs({

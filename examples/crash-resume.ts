@@ -10,11 +10,12 @@
  * State lives on the filesystem under ./.taquba (TAQUBA_DIR overrides it); delete the directory
  * to start from scratch. CRASH_RESUME_UNIT_MS sets the length of one unit (default 3000).
  */
-import { fromUtf8, utf8 } from '../src/core/bytes.js';
-import { isTaqubaError } from '../src/core/errors.js';
-import { Queue } from '../src/core/queue/index.js';
-import { StepOutcome, WorkflowRuntime, type RunOutcome, type Step } from '../src/core/workflow/index.js';
-import { FileSystemObjectStore } from '../src/node/index.js';
+import { isTaqubaError, Queue, StepOutcome, WorkflowRuntime, type RunOutcome, type Step } from 'taquba-workflow';
+import { FileSystemObjectStore } from 'taquba-workflow/node';
+
+// Text in and out of the runtime's byte payloads.
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const fromUtf8 = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 
 const ROOT = process.env.TAQUBA_DIR ?? '.taquba';
 const UNIT_MS = Number(process.env.CRASH_RESUME_UNIT_MS ?? 3000);

@@ -16,10 +16,12 @@
  * plain invocation. State lives under ./.taquba (TAQUBA_DIR); APPROVAL_TIMEOUT_MS sets the
  * timeout (default 300000).
  */
-import { fromUtf8, utf8 } from '../src/core/bytes.js';
-import { Queue } from '../src/core/queue/index.js';
-import { StepOutcome, WorkflowRuntime, type RunOutcome, type Step } from '../src/core/workflow/index.js';
-import { FileSystemObjectStore } from '../src/node/index.js';
+import { Queue, StepOutcome, WorkflowRuntime, type RunOutcome, type Step } from 'taquba-workflow';
+import { FileSystemObjectStore } from 'taquba-workflow/node';
+
+// Text in and out of the runtime's byte payloads.
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const fromUtf8 = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 
 const ROOT = process.env.TAQUBA_DIR ?? '.taquba';
 const TIMEOUT_MS = Number(process.env.APPROVAL_TIMEOUT_MS ?? 300_000);

@@ -3,9 +3,12 @@
  * counter that survives restarts, an atomic two-key transaction, and a prefix scan.
  * Run it twice: the run counter keeps counting.
  */
-import { fromUtf8, utf8 } from '../src/core/bytes.js';
-import { KvDb } from '../src/core/kv/index.js';
-import { FileSystemObjectStore } from '../src/node/index.js';
+import { KvDb } from 'taquba-workflow';
+import { FileSystemObjectStore } from 'taquba-workflow/node';
+
+// Keys and values are bytes; these are text in and out.
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const fromUtf8 = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 
 const root = process.env.TAQUBA_DIR ?? '.taquba';
 const db = await KvDb.open(new FileSystemObjectStore({ root }), { path: 'examples/engine-basics' });

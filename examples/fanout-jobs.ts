@@ -13,11 +13,11 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fromUtf8, utf8 } from '../src/core/bytes.js';
-import { MemoryObjectStore } from '../src/core/objects/index.js';
-import { Queue } from '../src/core/queue/index.js';
-import { StepError, StepOutcome, WorkflowRuntime, type RunOutcome, type TerminalHook } from '../src/core/workflow/index.js';
-import { defineJob, JobRunner } from '../src/core/workflow/jobs/index.js';
+import { defineJob, JobRunner, MemoryObjectStore, Queue, StepError, StepOutcome, WorkflowRuntime, type RunOutcome, type TerminalHook } from 'taquba-workflow';
+
+// Text in and out of the runtime's byte payloads.
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const fromUtf8 = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 
 // The pages: path -> body size in bytes.
 const PAGES: Record<string, number> = { '/alpha': 2100, '/beta-long': 3300, '/gamma': 2100 };

@@ -13,11 +13,23 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fromUtf8, utf8 } from '../src/core/bytes.js';
-import { MemoryObjectStore } from '../src/core/objects/index.js';
-import { Queue, runWorker, type JobRecord, type LeaseHandle } from '../src/core/queue/index.js';
-import { StepOutcome, WorkflowRuntime } from '../src/core/workflow/index.js';
-import { verifyWebhook, WebhookTerminalHook, WebhookWorker, type RunTerminatedWebhook } from '../src/core/workflow/webhooks/index.js';
+import {
+  MemoryObjectStore,
+  Queue,
+  runWorker,
+  StepOutcome,
+  verifyWebhook,
+  WebhookTerminalHook,
+  WebhookWorker,
+  WorkflowRuntime,
+  type JobRecord,
+  type LeaseHandle,
+  type RunTerminatedWebhook,
+} from 'taquba-workflow';
+
+// Text in and out of the runtime's byte payloads.
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const fromUtf8 = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 
 const SECRET = `whsec_${randomBytes(24).toString('base64')}`;
 const EXPECTED = 3;

@@ -6,10 +6,11 @@
  *
  *   npm run example:multi-step
  */
-import { fromUtf8, utf8 } from '../src/core/bytes.js';
-import { MemoryObjectStore } from '../src/core/objects/index.js';
-import { Queue } from '../src/core/queue/index.js';
-import { StepError, StepOutcome, WorkflowRuntime, type RunOutcome, type Step, type TerminalHook } from '../src/core/workflow/index.js';
+import { MemoryObjectStore, Queue, StepError, StepOutcome, WorkflowRuntime, type RunOutcome, type Step, type TerminalHook } from 'taquba-workflow';
+
+// Text in and out of the runtime's byte payloads.
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const fromUtf8 = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 
 async function countStep(step: Step): Promise<StepOutcome> {
   const [current, target] = fromUtf8(step.payload).split('/').map(Number);

@@ -4,10 +4,11 @@
  *
  *   npm run example:single-step
  */
-import { fromUtf8, utf8 } from '../src/core/bytes.js';
-import { MemoryObjectStore } from '../src/core/objects/index.js';
-import { Queue } from '../src/core/queue/index.js';
-import { StepOutcome, WorkflowRuntime, type RunOutcome, type TerminalHook } from '../src/core/workflow/index.js';
+import { MemoryObjectStore, Queue, StepOutcome, WorkflowRuntime, type RunOutcome, type TerminalHook } from 'taquba-workflow';
+
+// Text in and out of the runtime's byte payloads.
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const fromUtf8 = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 
 const store = new MemoryObjectStore();
 const queue = await Queue.open(store, 'demo');

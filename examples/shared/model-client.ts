@@ -8,7 +8,7 @@
  * Failures are classified for the workflow runtime: an unreachable endpoint, 429 and 5xx are
  * transient `StepError`s (retried with backoff), any other HTTP error is permanent.
  */
-import { StepError } from '../../src/core/workflow/step-error.js';
+import { StepError } from 'taquba-workflow';
 
 export interface ModelRequest {
   readonly system: string;

@@ -1,7 +1,8 @@
 /**
  * Errors the CLI reports: one line on stderr, a stable code, an optional hint, an exit code.
  * Library errors keep their own code (`LOCKED`, `CORRUPT_DATA`, ...); the CLI adds `USAGE` (bad
- * arguments) and `NOT_A_STORE` (the location holds no taquba store).
+ * arguments), `NOT_A_STORE` (the location holds no taquba store) and `UNKNOWN_QUEUE` (`--queue`
+ * names no queue of the store; exit code 2, as a bad argument).
  */
 import { isTaqubaError } from '../core/errors.js';
 

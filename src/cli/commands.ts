@@ -1,19 +1,23 @@
 /**
  * The commands. Read commands open a read-only `WorkflowReader` (no writer lock); write commands
  * (`signal`, `cancel`, `retry`) open the queue as the writer for one operation, failing with
- * LOCKED when a live process holds the store.
+ * LOCKED when a live process holds the store. Runs are looked for on every queue of the store
+ * unless `--queue` names one (see queues.ts).
  */
 import type { ObjectStore } from '../core/objects/object-store.js';
 import type { Queue } from '../core/queue/index.js';
 import type { TerminalHook } from '../core/workflow/terminal-hook.js';
 import { WorkflowRuntime } from '../core/workflow/runtime.js';
 import { StepError } from '../core/workflow/step-error.js';
+import { DEFAULT_QUEUE_NAME } from '../core/workflow/constants.js';
 import type { DurableRunState, RunSummary } from '../core/workflow/inspection.js';
+import type { RunTimeline } from '../core/workflow/run-timeline.js';
 import type { WorkflowReader } from '../core/workflow/workflow-reader.js';
 import { isTaqubaError } from '../core/errors.js';
 import { CliError, EXIT_FAILURE, usageError } from './cli-error.js';
 import { colorEnabled, makeColors } from './format.js';
 import { document, jsonDead, jsonQueue, jsonRun, jsonTimeline, type JsonRun } from './json.js';
+import { findActiveRun, listDeadOnQueues, listRunsOnQueues, readersFor, selectQueues } from './queues.js';
 import { openReader, openStore, openWriter, type StoreOptions } from './store.js';
 import { deadView, queuesView, runsView, timelineView, type ViewContext } from './views.js';
 
@@ -33,9 +37,13 @@ export interface GlobalOptions extends StoreOptions {
 
 interface Session {
   readonly reader: WorkflowReader;
+  /** One reader per queue looked at: `--queue`, else every queue of the store. */
+  readonly readers: readonly WorkflowReader[];
+  readonly store: ObjectStore;
   readonly path: string;
   readonly view: ViewContext;
-  doc(command: string, body: Record<string, unknown>): string;
+  /** A document; `queue` defaults to `--queue` (null: every queue). */
+  doc(command: string, body: Record<string, unknown>, queue?: string | null): string;
 }
 
 async function withReader<T>(io: Io, options: GlobalOptions, use: (s: Session) => Promise<T>): Promise<T> {
@@ -43,9 +51,11 @@ async function withReader<T>(io: Io, options: GlobalOptions, use: (s: Session) =
   try {
     const { reader, path } = await openReader(opened, options);
     try {
+      const readers = readersFor(reader, await selectQueues(reader.queue, options.queue));
       const nowMs = io.now();
       const view = { colors: makeColors(colorEnabled(io.env, io.isTty)), nowMs };
-      return await use({ reader, path, view, doc: (command, body) => document(command, { store: options.store, path, queue: options.queue, nowMs: io.now() }, body) });
+      const doc = (command: string, body: Record<string, unknown>, queue = options.queue ?? null) => document(command, { store: options.store, path, queue, nowMs: io.now() }, body);
+      return await use({ reader, readers, store: opened.store, path, view, doc });
     } finally {
       await reader.close();
     }
@@ -71,35 +81,62 @@ function decodeCursor(text: string | undefined): Uint8Array | undefined {
   return new Uint8Array(Buffer.from(text, 'base64url'));
 }
 
-/** A run row: the summary with its details (attempts, wait), read after the summary. */
+/** A run row: the summary with its details (attempts, wait), read after the summary from the reader of its queue. */
 async function runRow(reader: WorkflowReader, summary: RunSummary): Promise<JsonRun> {
   const details = summary.state === null ? null : await reader.getRun(summary.runId).catch(() => null);
-  return jsonRun(summary, details);
+  return jsonRun(summary, details, reader.queueName);
 }
 
 export async function runsCommand(io: Io, options: GlobalOptions, local: { status?: string[]; limit: number; after?: string }): Promise<void> {
   const status = parseStates(local.status);
   await withReader(io, options, async (s) => {
-    const page = await s.reader.listRuns({ status, limit: local.limit, cursor: decodeCursor(local.after) });
-    const runs = await Promise.all(page.runs.map((r) => runRow(s.reader, r)));
+    const page = await listRunsOnQueues(s.readers, { status, limit: local.limit, cursor: decodeCursor(local.after) });
+    const runs = await Promise.all(page.runs.map((r) => runRow(r.reader, r.summary)));
     const next = encodeCursor(page.nextCursor);
-    io.out(options.json ? s.doc('runs', { runs, nextCursor: next }) : runsView(runs, next, s.view));
+    io.out(options.json ? s.doc('runs', { runs, nextCursor: next }) : runsView(runs, next, s.view, s.readers.length > 1));
   });
+}
+
+/**
+ * The run's timeline from the queue it is on: the one it is active on, else the one queue still
+ * holding traces of it (USAGE when several do: the id was used by runtimes on several queues).
+ * Null queue: nothing stored on any queue looked at.
+ */
+async function findTimeline(s: Session, options: GlobalOptions, runId: string): Promise<{ timeline: RunTimeline; queue: string | null }> {
+  const active = await findActiveRun(s.readers, runId);
+  // With no queue at all, the base reader still answers (unknown), after validating the id.
+  const candidates = active ? [active] : s.readers.length > 0 ? s.readers : [s.reader];
+  const timelines = await Promise.all(candidates.map((r) => r.getRunTimeline(runId, { store: s.store, memoPrefix: options.memoPrefix })));
+  const known = candidates.map((r, i) => ({ timeline: timelines[i]!, queue: r.queueName })).filter((k) => k.timeline.status !== 'unknown');
+  if (known.length > 1) throw usageError(`the run has traces on several queues. runId=${JSON.stringify(runId)} queues=${known.map((k) => k.queue).join(',')}`, 'pick one with --queue');
+  return known[0] ?? { timeline: timelines[0]!, queue: null };
 }
 
 export async function runCommand(io: Io, options: GlobalOptions, runId: string): Promise<void> {
   await withReader(io, options, async (s) => {
-    const timeline = await s.reader.getRunTimeline(runId);
-    io.out(options.json ? s.doc('run', { run: jsonTimeline(timeline) }) : timelineView(timeline, s.view));
-    if (timeline.status === 'unknown') throw new CliError('NOT_FOUND', `no run with this id in the store. runId=${JSON.stringify(runId)}`, 'list active runs with: taquba runs');
+    const { timeline, queue } = await findTimeline(s, options, runId);
+    io.out(options.json ? s.doc('run', { run: jsonTimeline(timeline, queue) }, queue ?? options.queue ?? null) : timelineView(timeline, s.view, queue ?? undefined));
+    if (timeline.status === 'unknown') {
+      const searched = s.readers.map((r) => r.queueName).join(',') || '(none)';
+      throw new CliError('NOT_FOUND', `no run with this id in the store. runId=${JSON.stringify(runId)} queues=${searched}`, 'list active runs with: taquba runs');
+    }
   });
 }
 
 export async function deadCommand(io: Io, options: GlobalOptions, local: { limit: number; after?: string }): Promise<void> {
   await withReader(io, options, async (s) => {
-    const dead = await s.reader.listDeadSteps({ limit: local.limit, afterJobId: local.after });
-    const next = dead.length === local.limit ? dead[dead.length - 1].jobId : null;
-    io.out(options.json ? s.doc('dead', { deadSteps: dead.map(jsonDead), nextAfter: next }) : deadView(dead, s.view));
+    const rows = await listDeadOnQueues(s.readers, { limit: local.limit, afterJobId: local.after });
+    const next = rows.length === local.limit ? rows[rows.length - 1]!.dead.jobId : null;
+    const deadSteps = rows.map((r) => jsonDead(r.dead, r.reader.queueName));
+    io.out(
+      options.json
+        ? s.doc('dead', { deadSteps, nextAfter: next })
+        : deadView(
+            rows.map((r) => r.dead),
+            s.view,
+            s.readers.length > 1 ? rows.map((r) => r.reader.queueName) : undefined,
+          ),
+    );
   });
 }
 
@@ -114,13 +151,13 @@ export async function queuesCommand(io: Io, options: GlobalOptions): Promise<voi
   });
 }
 
-/** Every active run (up to `max`), for `watch`. */
-async function allRuns(reader: WorkflowReader, max: number): Promise<JsonRun[]> {
+/** Every active run on the queues looked at (up to `max`), for `watch`. */
+async function allRuns(readers: readonly WorkflowReader[], max: number): Promise<JsonRun[]> {
   const out: JsonRun[] = [];
   let cursor: Uint8Array | undefined;
   do {
-    const page = await reader.listRuns({ cursor, limit: Math.min(100, max - out.length) });
-    out.push(...(await Promise.all(page.runs.map((r) => runRow(reader, r)))));
+    const page = await listRunsOnQueues(readers, { cursor, limit: Math.min(100, max - out.length) });
+    out.push(...(await Promise.all(page.runs.map((r) => runRow(r.reader, r.summary)))));
     cursor = page.nextCursor;
   } while (cursor !== undefined && out.length < max);
   return out;
@@ -142,10 +179,13 @@ export async function watchCommand(io: Io, options: GlobalOptions, local: { inte
       await s.reader.refresh();
       const nowMs = io.now();
       const view = { ...s.view, nowMs };
-      const current = await allRuns(s.reader, local.maxRuns);
-      const stats = await Promise.all((await s.reader.queue.listQueues()).map((n) => s.reader.queue.stats(n)));
+      const names = await s.reader.queue.listQueues();
+      // Without --queue, a queue the writer starts using while this runs is followed too.
+      const readers = options.queue === undefined ? readersFor(s.reader, names) : s.readers;
+      const current = await allRuns(readers, local.maxRuns);
+      const stats = await Promise.all(names.map((n) => s.reader.queue.stats(n)));
       if (first) {
-        io.out(options.json ? s.doc('watch', { type: 'snapshot', runs: current, queues: stats.map(jsonQueue) }) : `${runsView(current, null, view)}\n\n${queuesView(stats, view)}`);
+        io.out(options.json ? s.doc('watch', { type: 'snapshot', runs: current, queues: stats.map(jsonQueue) }) : `${runsView(current, null, view, readers.length > 1)}\n\n${queuesView(stats, view)}`);
       } else {
         const stamp = c.dim(new Date(nowMs).toISOString().slice(11, 19));
         for (const run of current) {
@@ -180,21 +220,28 @@ export async function watchCommand(io: Io, options: GlobalOptions, local: { inte
  * neither the runner nor the hook is called. The hook observes every outcome, so a cancel enqueues
  * the run's notification and the application's own runtime delivers it to its hook.
  */
-function operatorRuntime(queue: Queue, store: ObjectStore, options: GlobalOptions): WorkflowRuntime {
+function operatorRuntime(queue: Queue, store: ObjectStore, options: GlobalOptions, queueName: string): WorkflowRuntime {
   const refuse = async (): Promise<never> => {
     throw StepError.transient('the taquba CLI does not run steps');
   };
   const hook: TerminalHook = { onTermination: refuse };
-  return new WorkflowRuntime(queue, store, refuse, hook, { queueName: options.queue, memoPrefix: options.memoPrefix, logger: false });
+  return new WorkflowRuntime(queue, store, refuse, hook, { queueName, memoPrefix: options.memoPrefix, logger: false });
 }
 
-/** Opens the store as its writer, runs `use` with an operator runtime, and closes (releasing the lock). */
-async function withWriter<T>(options: GlobalOptions, force: boolean, use: (w: { runtime: WorkflowRuntime; path: string }) => Promise<T>): Promise<T> {
+interface WriterSession {
+  readonly queue: Queue;
+  readonly path: string;
+  /** An operator runtime for the runs on `queueName`. */
+  runtime(queueName: string): WorkflowRuntime;
+}
+
+/** Opens the store as its writer, runs `use`, and closes (releasing the lock). */
+async function withWriter<T>(options: GlobalOptions, force: boolean, use: (w: WriterSession) => Promise<T>): Promise<T> {
   const opened = await openStore(options);
   try {
     const { queue, path } = await openWriter(opened, options, force);
     try {
-      return await use({ runtime: operatorRuntime(queue, opened.store, options), path });
+      return await use({ queue, path, runtime: (queueName) => operatorRuntime(queue, opened.store, options, queueName) });
     } finally {
       await queue.close();
     }
@@ -203,35 +250,45 @@ async function withWriter<T>(options: GlobalOptions, force: boolean, use: (w: { 
   }
 }
 
-function context(io: Io, options: GlobalOptions, path: string) {
-  return { store: options.store, path, queue: options.queue, nowMs: io.now() };
+function context(io: Io, options: GlobalOptions, path: string, queue: string) {
+  return { store: options.store, path, queue, nowMs: io.now() };
 }
 
 export async function signalCommand(io: Io, options: GlobalOptions, key: string, payloadText: string, local: { base64?: boolean; force?: boolean }): Promise<void> {
   if (local.base64 && !/^[A-Za-z0-9+/]*={0,2}$/.test(payloadText)) throw usageError('payload is not base64 (--base64 was given)');
   const payload = local.base64 ? new Uint8Array(Buffer.from(payloadText, 'base64')) : new TextEncoder().encode(payloadText);
+  // Signals are keyed by correlation key in the engine, not by queue: any runtime's signal reaches the waiting run.
+  const queueName = options.queue ?? DEFAULT_QUEUE_NAME;
   await withWriter(options, local.force ?? false, async ({ runtime, path }) => {
-    const outcome = await runtime.signal(key, payload);
-    io.out(options.json ? document('signal', context(io, options, path), { correlationKey: key, outcome }) : `signal ${JSON.stringify(key)} ${outcome === 'delivered' ? 'delivered: a waiting run was woken' : 'buffered for the next waiter of this key'}`);
+    const outcome = await runtime(queueName).signal(key, payload);
+    io.out(options.json ? document('signal', context(io, options, path, queueName), { correlationKey: key, outcome }) : `signal ${JSON.stringify(key)} ${outcome === 'delivered' ? 'delivered: a waiting run was woken' : 'buffered for the next waiter of this key'}`);
   });
 }
 
 export async function cancelCommand(io: Io, options: GlobalOptions, runId: string, local: { force?: boolean }): Promise<void> {
-  await withWriter(options, local.force ?? false, async ({ runtime, path }) => {
-    const cancelled = await runtime.cancel(runId);
-    io.out(options.json ? document('cancel', context(io, options, path), { runId, cancelled }) : cancelled ? `run ${runId} cancelled` : `run ${runId}: not active (unknown, already ended, or its step is dead)`);
+  await withWriter(options, local.force ?? false, async ({ queue, runtime, path }) => {
+    // The runtime of the queue the run is active on (a run's steps are on exactly one queue).
+    const names = await selectQueues(queue, options.queue);
+    const found = await Promise.all(names.map((name) => runtime(name).getRun(runId)));
+    const queueName = names[found.findIndex((run) => run !== null)] ?? options.queue ?? DEFAULT_QUEUE_NAME;
+    const cancelled = await runtime(queueName).cancel(runId);
+    io.out(options.json ? document('cancel', context(io, options, path, queueName), { runId, cancelled }) : cancelled ? `run ${runId} cancelled` : `run ${runId}: not active (unknown, already ended, or its step is dead)`);
     if (!cancelled) throw new CliError('NOT_FOUND', `no active run to cancel. runId=${JSON.stringify(runId)}`, 'list active runs with: taquba runs');
   });
 }
 
 export async function retryCommand(io: Io, options: GlobalOptions, jobId: string, local: { force?: boolean }): Promise<void> {
-  await withWriter(options, local.force ?? false, async ({ runtime, path }) => {
-    const kind = await runtime.retryDeadJob(jobId).catch((e: unknown) => {
+  await withWriter(options, local.force ?? false, async ({ queue, runtime, path }) => {
+    // The runtime of the job's own queue, when it is one of those looked at.
+    const names = await selectQueues(queue, options.queue);
+    const job = await queue.getJob(jobId);
+    const queueName = job !== undefined && names.includes(job.queue) ? job.queue : (options.queue ?? DEFAULT_QUEUE_NAME);
+    const kind = await runtime(queueName).retryDeadJob(jobId).catch((e: unknown) => {
       if (isTaqubaError(e, 'NOT_FOUND')) throw new CliError('NOT_FOUND', e.message, 'list dead jobs with: taquba dead', EXIT_FAILURE, { cause: e });
       if (isTaqubaError(e, 'CONFLICT')) throw new CliError('CONFLICT', e.message, 'the run id was submitted again; discard this dead step, or cancel the new run first', EXIT_FAILURE, { cause: e });
       throw e;
     });
     const what = kind === 'step' ? 'the run resumes from this step' : kind === 'revived' ? 'the run it failed is active again from this step' : kind === 'notification' ? "the run's terminal hook is called again" : 'requeued as is';
-    io.out(options.json ? document('retry', context(io, options, path), { jobId, requeued: true, kind }) : `job ${jobId} re-enqueued with fresh attempts: ${what} at the writer's next worker pass`);
+    io.out(options.json ? document('retry', context(io, options, path, queueName), { jobId, requeued: true, kind }) : `job ${jobId} re-enqueued with fresh attempts: ${what} at the writer's next worker pass`);
   });
 }

@@ -28,10 +28,11 @@ export function jsonWait(wait: RunWait | null): JsonWait {
   return wait.type === 'signal' ? { type: 'signal', correlationKey: wait.correlationKey, timeoutAtMs: wait.timeoutAt } : { type: 'timer', atMs: wait.at, reason: wait.reason };
 }
 
-/** One row of `runs` (and `watch`): the summary, completed with the details when the run could be read. */
-export function jsonRun(summary: RunSummary, details: RunDetails | null) {
+/** One row of `runs` (and `watch`): the summary, completed with the details when the run could be read; `queue` is the queue its steps go to. */
+export function jsonRun(summary: RunSummary, details: RunDetails | null, queue: string) {
   return {
     runId: summary.runId,
+    queue,
     state: details?.state ?? summary.state,
     currentStep: details?.currentStep ?? summary.currentStep,
     jobId: details?.jobId ?? summary.jobId,
@@ -98,11 +99,12 @@ function jsonStep(s: TimelineStep, timeline: RunTimeline) {
   };
 }
 
-/** The `run` document's body. */
-export function jsonTimeline(t: RunTimeline) {
+/** The `run` document's body; `queue` is the queue the run was found on (null: nothing stored on any). */
+export function jsonTimeline(t: RunTimeline, queue: string | null) {
   const a = t.active;
   return {
     runId: t.runId,
+    queue,
     status: t.status,
     state: a?.state ?? null,
     currentStep: a?.currentStep ?? null,
@@ -117,8 +119,9 @@ export function jsonTimeline(t: RunTimeline) {
   };
 }
 
-export const jsonDead = (d: DeadStep) => ({
+export const jsonDead = (d: DeadStep, queue: string) => ({
   jobId: d.jobId,
+  queue,
   runId: d.runId,
   step: d.stepNumber,
   notification: d.notification,
@@ -132,8 +135,12 @@ export const jsonDead = (d: DeadStep) => ({
 
 export const jsonQueue = (q: QueueStats) => ({ queue: q.queue, pending: q.pending, scheduled: q.scheduled, claimed: q.claimed, done: q.done, dead: q.dead });
 
-/** One document of a command, with the fields every document has. */
-export function document(command: string, context: { store: string; path: string; queue: string; nowMs: number }, body: Record<string, unknown>): string {
+/**
+ * One document of a command, with the fields every document has. `queue` is the queue the
+ * command was narrowed to (`--queue`, or the queue of the run or job it acted on), or null when
+ * it looked on every queue of the store.
+ */
+export function document(command: string, context: { store: string; path: string; queue: string | null; nowMs: number }, body: Record<string, unknown>): string {
   return JSON.stringify({ schema: JSON_SCHEMA, command, store: context.store, path: context.path, queue: context.queue, nowMs: context.nowMs, ...body });
 }
 

@@ -3,7 +3,7 @@
  * mapping of every failure to one line on stderr and an exit code.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_MEMO_PREFIX, DEFAULT_QUEUE_NAME } from '../core/workflow/constants.js';
+import { DEFAULT_MEMO_PREFIX } from '../core/workflow/constants.js';
 import { DEAD_STEP_PAGE_MAX } from '../core/workflow/inspection.js';
 import { CliError, errorLine, EXIT_USAGE, toCliError, usageError } from './cli-error.js';
 import { cancelCommand, deadCommand, queuesCommand, retryCommand, runCommand, runsCommand, signalCommand, watchCommand, type GlobalOptions, type Io } from './commands.js';
@@ -26,7 +26,7 @@ export function buildProgram(io: Io): Command {
     .description('Inspect a taquba-workflow store beside its live writer (read-only), and signal, cancel or retry through its writer lock.')
     .addOption(new Option('-s, --store <location>', 'store: a directory, or s3://bucket/prefix').env('TAQUBA_STORE').default('./.taquba'))
     .addOption(new Option('-p, --path <path>', "engine path in the store (Queue.open's path); default: app, else the only engine found").env('TAQUBA_PATH'))
-    .addOption(new Option('-q, --queue <name>', "the runtime's queueName").env('TAQUBA_QUEUE').default(DEFAULT_QUEUE_NAME))
+    .addOption(new Option('-q, --queue <name>', "the runtime's queueName; default: every queue of the store").env('TAQUBA_QUEUE'))
     .addOption(new Option('--memo-prefix <prefix>', "the runtime's memoPrefix").default(DEFAULT_MEMO_PREFIX))
     .option('--endpoint <url>', 'S3 endpoint (default: AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else AWS)')
     .option('--region <region>', 'S3 region (default: AWS_REGION, else us-east-1)')

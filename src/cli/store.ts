@@ -8,18 +8,20 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { isTaqubaError } from '../core/errors.js';
 import type { ObjectStore } from '../core/objects/object-store.js';
-import { Queue } from '../core/queue/index.js';
+import { Queue, type WriterHeartbeat } from '../core/queue/index.js';
 import { ClusterLayout, parseShardQueuePath } from '../core/cluster/layout.js';
 import { WorkflowReader } from '../core/workflow/workflow-reader.js';
 import { FileSystemObjectStore } from '../node/fs-store.js';
 import { S3ObjectStore } from '../stores/s3/s3-store.js';
 import { CliError, usageError } from './cli-error.js';
+import { selectQueues } from './queues.js';
 
 /** The options every command shares (commander's global options). */
 export interface StoreOptions {
   readonly store: string;
   readonly path?: string;
-  readonly queue: string;
+  /** The runtime's `queueName`; absent: every queue of the store (see queues.ts). */
+  readonly queue?: string;
   readonly memoPrefix: string;
   readonly endpoint?: string;
   readonly region?: string;
@@ -132,7 +134,14 @@ const LOCK_HINT = 'stop the process holding it, or do this from that process (ru
 export async function openWriter(opened: OpenedStore, options: StoreOptions, force: boolean): Promise<{ queue: Queue; path: string }> {
   // A reader first: it proves an engine is there (Queue.open would create one) and reads the heartbeat.
   const { reader, path } = await openReader(opened, options);
-  const beat = await reader.queue.writerHeartbeat().finally(() => reader.close());
+  let beat: WriterHeartbeat | undefined;
+  try {
+    // A mistyped --queue fails here, before a writer opens (which would bump the store's epoch).
+    await selectQueues(reader.queue, options.queue);
+    beat = await reader.queue.writerHeartbeat();
+  } finally {
+    await reader.close();
+  }
   // A cluster's shard engines take no writer lock (leases guard them): opening one would fence its owner.
   const shard = parseShardQueuePath(path);
   if (shard && !force && (await opened.store.get(new ClusterLayout(shard.cluster).clusterKey)) !== undefined) {

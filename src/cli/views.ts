@@ -46,31 +46,35 @@ function jsonWaitText(run: JsonRun, v: ViewContext): string {
   return waitText(w.type === 'signal' ? { type: 'signal', correlationKey: w.correlationKey, timeoutAt: w.timeoutAtMs } : { type: 'timer', at: w.atMs, reason: w.reason }, v);
 }
 
-export function runsView(runs: readonly JsonRun[], nextCursor: string | null, v: ViewContext): string {
+/** `showQueue`: a QUEUE column, when the runs come from several queues. */
+export function runsView(runs: readonly JsonRun[], nextCursor: string | null, v: ViewContext, showQueue = false): string {
   if (runs.length === 0) return v.colors.dim('no active runs');
   const rows = runs.map((r) => [
     r.runId,
+    ...(showQueue ? [r.queue] : []),
     stateColor(r.state, v.colors),
     r.currentStep === null ? '-' : String(r.currentStep),
     jsonWaitText(r, v) || v.colors.dim('-'),
     r.attempts === null ? '-' : `${r.attempts}/${r.maxAttempts}`,
     relativeTime(r.submittedAtMs, v.nowMs),
   ]);
-  const out = table(['RUN', 'STATE', 'STEP', 'WAITING FOR', 'ATTEMPTS', 'AGE'], rows, v.colors);
+  const out = table(['RUN', ...(showQueue ? ['QUEUE'] : []), 'STATE', 'STEP', 'WAITING FOR', 'ATTEMPTS', 'AGE'], rows, v.colors);
   return nextCursor === null ? out : `${out}\n${v.colors.dim(`more runs: --after ${nextCursor}`)}`;
 }
 
-export function deadView(dead: readonly DeadStep[], v: ViewContext): string {
+/** `queues`: each dead step's queue, for a QUEUE column (when they come from several queues). */
+export function deadView(dead: readonly DeadStep[], v: ViewContext, queues?: readonly string[]): string {
   if (dead.length === 0) return v.colors.dim('no dead steps');
-  const rows = dead.map((d) => [
+  const rows = dead.map((d, i) => [
     d.jobId,
+    ...(queues ? [queues[i] ?? ''] : []),
     d.runId ?? '-',
     d.notification ? 'notification' : d.stepNumber === null ? '-' : String(d.stepNumber),
     `${d.attempts}/${d.maxAttempts}`,
     d.failedAt === null ? '-' : relativeTime(d.failedAt, v.nowMs),
     v.colors.red(d.payloadError ? `${d.lastError ?? ''} [${d.payloadError.message}]` : (d.lastError ?? '')),
   ]);
-  return table(['JOB', 'RUN', 'STEP', 'ATTEMPTS', 'FAILED', 'LAST ERROR'], rows, v.colors);
+  return table(['JOB', ...(queues ? ['QUEUE'] : []), 'RUN', 'STEP', 'ATTEMPTS', 'FAILED', 'LAST ERROR'], rows, v.colors);
 }
 
 export function queuesView(queues: readonly QueueStats[], v: ViewContext): string {
@@ -133,13 +137,15 @@ function stepBlock(s: TimelineStep, t: RunTimeline, v: ViewContext): string[] {
 const KEEP_MORE_HINT =
   "hint: finished step jobs are deleted at ack by default; Queue.open with queueConfigs: { 'workflow-steps': { keepDoneMs: 86_400_000 } } keeps their tries a day, and the runtime option stepOutputReplay keeps each step's verdict and KV effects";
 
-export function timelineView(t: RunTimeline, v: ViewContext): string {
+/** `queue`: the queue the run was found on, named in the first line. */
+export function timelineView(t: RunTimeline, v: ViewContext, queue?: string): string {
   const c = v.colors;
   if (t.status === 'unknown') return c.dim(`run ${t.runId}: nothing stored (never submitted, or its traces were removed)`);
   const a = t.active;
+  const on = queue === undefined ? '' : ` · queue ${queue}`;
   const head = a
-    ? `${c.bold(`run ${t.runId}`)}  active · ${stateColor(a.state, c)} · step ${a.currentStep} · submitted ${relativeTime(a.submittedAtMs, v.nowMs)}`
-    : `${c.bold(`run ${t.runId}`)}  terminated${t.terminatedAtMs === null ? '' : ` ${relativeTime(t.terminatedAtMs, v.nowMs)}`}`;
+    ? `${c.bold(`run ${t.runId}`)}  active${on} · ${stateColor(a.state, c)} · step ${a.currentStep} · submitted ${relativeTime(a.submittedAtMs, v.nowMs)}`
+    : `${c.bold(`run ${t.runId}`)}  terminated${on}${t.terminatedAtMs === null ? '' : ` ${relativeTime(t.terminatedAtMs, v.nowMs)}`}`;
   const lines = [head];
   if (a?.waitingFor) lines.push(`waiting for ${waitText(a.waitingFor, v)}`);
   const headers = Object.entries(t.headers);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, cliHere, cliProcess, json, oneLine, plainEnv, startWriter } from './cli-harness.js';
 
-const RUN_KEYS = ['attempts', 'currentStep', 'headers', 'interruptions', 'jobId', 'lastError', 'maxAttempts', 'runId', 'state', 'submittedAtMs', 'waitingFor'];
+const RUN_KEYS = ['attempts', 'currentStep', 'headers', 'interruptions', 'jobId', 'lastError', 'maxAttempts', 'queue', 'runId', 'state', 'submittedAtMs', 'waitingFor'];
 const DOC_KEYS = ['command', 'nowMs', 'path', 'queue', 'schema', 'store'];
 const ESC = '\u001b[';
 
@@ -32,13 +32,14 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
   it('lists the active runs with state, step, what they wait for and attempts, in the documented schema', async () => {
     const doc = json(await cli(at('runs', '--json')));
     expect(Object.keys(doc).sort()).toEqual([...DOC_KEYS, 'nextCursor', 'runs'].sort());
-    expect([doc.schema, doc.command, doc.path, doc.queue]).toEqual(['taquba-cli/1', 'runs', 'app', 'workflow-steps']);
+    // No --queue: every queue of the store was looked at (queue null); each run names its own.
+    expect([doc.schema, doc.command, doc.path, doc.queue]).toEqual(['taquba-cli/1', 'runs', 'app', null]);
     const byId = new Map<string, any>(doc.runs.map((r: any) => [r.runId, r]));
     for (const run of doc.runs) expect(Object.keys(run).sort()).toEqual(RUN_KEYS);
     // Terminated runs (done-1 succeeded, broken-1 failed) are not active.
     expect([...byId.keys()].sort()).toEqual(['approval-1', 'ticker', 'timer-1']);
     const approval = byId.get('approval-1');
-    expect(approval).toMatchObject({ state: 'waiting-for-signal', currentStep: 1, attempts: 0, maxAttempts: 2, headers: { team: 'cli-tests' } });
+    expect(approval).toMatchObject({ queue: 'workflow-steps', state: 'waiting-for-signal', currentStep: 1, attempts: 0, maxAttempts: 2, headers: { team: 'cli-tests' } });
     expect(approval.waitingFor).toMatchObject({ type: 'signal', correlationKey: 'approve:approval-1' });
     expect(approval.waitingFor.timeoutAtMs).toBeGreaterThan(doc.nowMs + 3000_000);
     expect(byId.get('timer-1')).toMatchObject({ state: 'scheduled', currentStep: 1, waitingFor: { type: 'timer', reason: 'delay' } });
@@ -71,9 +72,10 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
     const doc = json(await cliHere(at('run', 'approval-1', '--json')));
     const run = doc.run;
     expect(Object.keys(run).sort()).toEqual(
-      ['currentStep', 'headers', 'runId', 'runMemo', 'state', 'status', 'steps', 'submittedAtMs', 'terminal', 'terminatedAtMs', 'truncated', 'waitingFor'].sort(),
+      ['currentStep', 'headers', 'queue', 'runId', 'runMemo', 'state', 'status', 'steps', 'submittedAtMs', 'terminal', 'terminatedAtMs', 'truncated', 'waitingFor'].sort(),
     );
-    expect(run).toMatchObject({ runId: 'approval-1', status: 'active', state: 'waiting-for-signal', currentStep: 1, headers: { team: 'cli-tests' }, terminal: null });
+    expect(doc.queue).toBe('workflow-steps');
+    expect(run).toMatchObject({ runId: 'approval-1', queue: 'workflow-steps', status: 'active', state: 'waiting-for-signal', currentStep: 1, headers: { team: 'cli-tests' }, terminal: null });
     const [step0, step1] = run.steps;
     expect(step0.jobs).toHaveLength(1);
     expect(step0.jobs[0]).toMatchObject({ status: 'done', attempts: 1 });

@@ -8,12 +8,14 @@
  * The project holds three consumers: a Node ESM script (`node-consumer.mjs`), typed consumers
  * checked by `tsc --noEmit` under `moduleResolution` nodenext and bundler (the settings README's
  * "TypeScript" note documents), and a Vite app (`app/`) written as README's "Browser hosting"
- * section says. TypeScript, Vite and @types/node are this repository's own (nothing extra is
+ * section says. `init/` is a project made with `tsc --init` (issue 26: its defaults turn on
+ * `exactOptionalPropertyTypes`), holding README's quick start as written there and an import of
+ * every entry point. TypeScript, Vite and @types/node are this repository's own (nothing extra is
  * downloaded); the tarball's dependencies are installed from the npm cache or registry.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,6 +72,7 @@ export async function createConsumerProject(): Promise<ConsumerProject> {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), text);
   }
+  await writeInitProject(join(dir, 'init'));
   return { dir, tarball, appDir: join(dir, 'app'), remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
@@ -84,6 +87,44 @@ export async function linkS3Sdk(project: ConsumerProject): Promise<void> {
 /** `tsc --noEmit -p <tsconfig>` in the project; rejects with the compiler's output. */
 export async function typecheck(project: ConsumerProject, tsconfig: string): Promise<void> {
   await exec(process.execPath, [TSC, '--noEmit', '-p', tsconfig], project.dir);
+}
+
+/** README's quick start: the first `ts` block of its "Quick start (Node)" section, as written. */
+async function readmeQuickStart(): Promise<string> {
+  const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Quick start (Node)'));
+  const block = /^```ts\n([\s\S]*?)^```$/m.exec(section);
+  if (!section.startsWith('## Quick start (Node)') || !block) throw new Error('README.md has no ts block under "## Quick start (Node)"');
+  return block[1]!;
+}
+
+/**
+ * `init/`: the tsconfig.json `tsc --init` writes (this repository's TypeScript, so its current
+ * defaults: strict, exactOptionalPropertyTypes, noUncheckedIndexedAccess, module nodenext), and
+ * `tsconfig.check.json` extending it with what a Node user adds: `types: ["node"]` (as the
+ * generated file's own comment says) and `skipLibCheck: false`, so the package's `.d.ts` files are
+ * checked too. The package root's `"type": "module"` makes the files ESM (top-level await).
+ */
+async function writeInitProject(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await exec(process.execPath, [TSC, '--init'], dir);
+  await writeFile(join(dir, 'quick-start.ts'), await readmeQuickStart());
+  const entries = await initEntryPoints(join(dir, '..', 'node_modules', 'taquba-workflow'));
+  await writeFile(join(dir, 'entry-points.ts'), entries.map((entry, i) => `export * as entry${i} from '${entry}';\n`).join(''));
+  const check = { extends: './tsconfig.json', compilerOptions: { noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['quick-start.ts', 'entry-points.ts'] };
+  await writeFile(join(dir, 'tsconfig.check.json'), JSON.stringify(check, null, 2));
+}
+
+/**
+ * The entry points the init project imports: every subpath of the installed package's `exports`
+ * but `stores/s3`, whose types come from its optional peer dependency (`@aws-sdk/client-s3`),
+ * absent here until the S3 case links it.
+ */
+async function initEntryPoints(installed: string): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { name: string; exports: Record<string, unknown> };
+  return Object.keys(manifest.exports)
+    .filter((subpath) => subpath !== './stores/s3')
+    .map((subpath) => manifest.name + subpath.slice(1));
 }
 
 export interface BuiltApp {

@@ -1,8 +1,9 @@
 /**
  * The published package, as a user gets it (issue 13): one `npm pack` (which builds through
  * `prepack`), installed into a fresh project (see consumer-project.ts), then used from plain
- * Node ESM, type-checked under the `moduleResolution` settings README documents, and built into
- * a Vite app that follows README's "Browser hosting" section, run in Chromium.
+ * Node ESM, type-checked under the `moduleResolution` settings README documents and under the
+ * defaults of `tsc --init` (issue 26), and built into a Vite app that follows README's "Browser
+ * hosting" section, run in Chromium.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -13,13 +14,17 @@ import { CHROMIUM_ARGS, resolveChromium } from '../setup/chromium.js';
 import { buildApp, createConsumerProject, exec, linkS3Sdk, serveApp, typecheck, type ConsumerProject } from './consumer-project.js';
 
 let project: ConsumerProject;
-/** The two type checks, started together once the project exists (they run while the other cases do). */
-let typechecks: Record<'nodenext' | 'bundler', Promise<unknown>>;
+/** The type checks, started together once the project exists (they run while the other cases do). */
+let typechecks: Record<'nodenext' | 'bundler' | 'init', Promise<unknown>>;
 
 beforeAll(async () => {
   project = await createConsumerProject();
   const settle = (p: Promise<void>): Promise<unknown> => p.then(() => undefined, (e: unknown) => e);
-  typechecks = { nodenext: settle(typecheck(project, 'tsconfig.nodenext.json')), bundler: settle(typecheck(project, 'tsconfig.bundler.json')) };
+  typechecks = {
+    nodenext: settle(typecheck(project, 'tsconfig.nodenext.json')),
+    bundler: settle(typecheck(project, 'tsconfig.bundler.json')),
+    init: settle(typecheck(project, 'init/tsconfig.check.json')),
+  };
 }, 180_000);
 
 afterAll(async () => {
@@ -30,11 +35,15 @@ afterAll(async () => {
 describe('the packed tarball', () => {
   it('ships the build, the license and the readme, and no sources or tests', async () => {
     const installed = join(project.dir, 'node_modules', 'taquba-workflow');
-    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string }> };
+    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { exports: Record<string, Record<string, string>> };
     for (const [entry, target] of Object.entries(manifest.exports)) {
-      expect(existsSync(join(installed, target.import)), `${entry} -> ${target.import}`).toBe(true);
-      expect(existsSync(join(installed, target.types)), `${entry} -> ${target.types}`).toBe(true);
+      // Only the build is published: no condition may lead to the sources (the repository maps
+      // the package's names to src/ through tsconfig paths, which are not shipped).
+      expect(Object.keys(target), entry).toEqual(['types', 'import']);
+      expect(existsSync(join(installed, target.import!)), `${entry} -> ${target.import}`).toBe(true);
+      expect(existsSync(join(installed, target.types!)), `${entry} -> ${target.types}`).toBe(true);
     }
+    expect(existsSync(join(installed, 'tsconfig.json'))).toBe(false);
     expect(existsSync(join(installed, 'LICENSE'))).toBe(true);
     expect(existsSync(join(installed, 'README.md'))).toBe(true);
     expect(existsSync(join(installed, 'src'))).toBe(false);
@@ -97,5 +106,12 @@ describe('the packed tarball', () => {
 
   it('type-checks the browser app under moduleResolution bundler (lib ES2022 + DOM)', async () => {
     expect(await typechecks.bundler).toBeUndefined();
+  }, 60_000);
+
+  // Issue 26: under exactOptionalPropertyTypes the quick start failed (TS2769/TS2379, the
+  // filesystem store not assignable to ObjectStore over `appendLogs`), and with skipLibCheck
+  // false so did dist/node/fs-store.d.ts itself (TS2420).
+  it("type-checks README's quick start and every entry point in a `tsc --init` project (its defaults, types node, skipLibCheck false)", async () => {
+    expect(await typechecks.init).toBeUndefined();
   }, 60_000);
 });

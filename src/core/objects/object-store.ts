@@ -96,8 +96,11 @@ export interface ObjectStore {
   /**
    * Optional: objects that grow by durable appends (see append-log.ts). Local stores offer it so
    * the engine's write-ahead log costs one flush per group commit; wrappers leave it out.
+   * `| undefined`: a store that decides at construction (the filesystem store's `appendLogs:
+   * false`) declares the property and sets it to undefined, which `exactOptionalPropertyTypes`
+   * would otherwise reject in a consumer's type check.
    */
-  readonly appendLogs?: AppendLogStore;
+  readonly appendLogs?: AppendLogStore | undefined;
 }
 
 /** A held writer lock (see ObjectStore.lockWriter). */

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { defineJob, isTaqubaError, JobFailedError, JobRunner, MemoryObjectStore, Queue, StepError, type Job, type JobHandle, type JobResult } from '../../../../src/index.js';
+import { MockClock } from '../../../../src/core/clock.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -8,7 +9,9 @@ afterEach(async () => {
 
 async function setup(options: ConstructorParameters<typeof JobRunner>[2] = {}) {
   const store = new MemoryObjectStore();
-  const queue = await Queue.open(store, 'app', { queueConfigs: { jobs: { retryBackoffBaseMs: 1, retryBackoffMaxMs: 5 } } });
+  // The runner's clock drives the queue too (a MockClock: retention is then mock time).
+  const clock = options.clock === undefined ? {} : { clock: options.clock };
+  const queue = await Queue.open(store, 'app', { ...clock, queueConfigs: { jobs: { retryBackoffBaseMs: 1, retryBackoffMaxMs: 5 } } });
   const runner = new JobRunner(queue, store, { pollIntervalMs: 10, logger: false, ...options });
   cleanups.push(async () => queue.close().catch(() => undefined));
   return { store, queue, runner };
@@ -180,15 +183,16 @@ describe('JobRunner', () => {
   });
 
   it('retention sweeps the outcome; a keyed resubmission then runs again under the same id', async () => {
-    // A 1 s window: the first outcome is past it when swept, the second is read well inside it (a
-    // 1 ms window let the background sweep take the second outcome before result() read it).
-    const { runner } = await setup({ retentionMs: 1000 });
+    // A 1 s window on a mock clock: the first outcome is past it when swept; the clock stands still
+    // afterwards, so no sweep can take the second outcome before result() reads it.
+    const clock = new MockClock();
+    const { runner } = await setup({ retentionMs: 1000, clock });
     runner.register(add);
     calls = 0;
     const worker = runner.spawn();
     const h = await runner.submit(add, { a: 1, b: 2, key: 'r' });
     await h.result();
-    await new Promise((r) => setTimeout(r, 1100)); // retention is wall-clock time here
+    await clock.advance(1100);
     await runner.runtime.sweepMemosNow();
     expect(await h.fetchResult()).toBeNull();
     const again = await runner.submit(add, { a: 1, b: 2, key: 'r' });

@@ -133,6 +133,9 @@ export {
 export {
   WorkflowRuntime,
   WorkflowReader,
+  RuntimeClient,
+  type RuntimeClientOptions,
+  type CommandOptions,
   getRunTimeline,
   createRunIdGenerator,
   StepOutcome,

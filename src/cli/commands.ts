@@ -12,7 +12,11 @@ import { StepError } from '../core/workflow/step-error.js';
 import { DEFAULT_QUEUE_NAME } from '../core/workflow/constants.js';
 import type { DurableRunState, RunSummary } from '../core/workflow/inspection.js';
 import type { RunTimeline } from '../core/workflow/run-timeline.js';
-import type { WorkflowReader } from '../core/workflow/workflow-reader.js';
+import { WorkflowReader } from '../core/workflow/workflow-reader.js';
+import type { RunDetails } from '../core/workflow/inspection.js';
+import type { JobRecord } from '../core/queue/index.js';
+import { RuntimeClient } from '../core/workflow/commands/runtime-client.js';
+import type { CommandRuntime } from '../core/workflow/commands/run-command.js';
 import { isTaqubaError } from '../core/errors.js';
 import { CliError, EXIT_FAILURE, usageError } from './cli-error.js';
 import { colorEnabled, makeColors } from './format.js';
@@ -228,60 +232,140 @@ function operatorRuntime(queue: Queue, store: ObjectStore, options: GlobalOption
   return new WorkflowRuntime(queue, store, refuse, hook, { queueName, memoPrefix: options.memoPrefix, logger: false });
 }
 
-interface WriterSession {
-  readonly queue: Queue;
+/** What a write command works with, whichever way it reaches the store. */
+interface OperatorSession {
   readonly path: string;
-  /** An operator runtime for the runs on `queueName`. */
-  runtime(queueName: string): WorkflowRuntime;
+  /** `writer`: the CLI opened the store as its writer; `live-writer`: a live writer applied the command (its inbox). */
+  readonly via: 'writer' | 'live-writer';
+  listQueues(): Promise<string[]>;
+  getJob(jobId: string): Promise<JobRecord | undefined>;
+  /** The run's details on `queueName`, or null. */
+  getRun(queueName: string, runId: string): Promise<RunDetails | null>;
+  /** The write operations of the runtime of `queueName`. */
+  runtime(queueName: string): CommandRuntime;
 }
 
-/** Opens the store as its writer, runs `use`, and closes (releasing the lock). */
-async function withWriter<T>(options: GlobalOptions, force: boolean, use: (w: WriterSession) => Promise<T>): Promise<T> {
+/**
+ * Runs `use` with the store's write operations: as its writer when no live writer holds it
+ * (closing after, which releases the lock), else through the live writer's command inbox, whose
+ * running runtime applies each command once (`--command-id` makes a retry the same command).
+ */
+async function withOperator<T>(options: GlobalOptions, local: WriteOptions, use: (s: OperatorSession) => Promise<T>): Promise<T> {
   const opened = await openStore(options);
   try {
-    const { queue, path } = await openWriter(opened, options, force);
+    const access = await openWriter(opened, options, local.force ?? false);
+    if (access.kind === 'writer') {
+      const { queue, path } = access;
+      const runtime = (queueName: string): WorkflowRuntime => operatorRuntime(queue, opened.store, options, queueName);
+      try {
+        return await use({
+          path,
+          via: 'writer',
+          listQueues: () => queue.listQueues(),
+          getJob: (id) => queue.getJob(id),
+          getRun: (q, id) => runtime(q).getRun(id),
+          runtime: (q) => applied(runtime(q), local, (e) => e),
+        });
+      } finally {
+        await queue.close();
+      }
+    }
+    const { reader, path } = await openReader(opened, options);
+    const timeoutMs = (local.timeout ?? DEFAULT_COMMAND_TIMEOUT_S) * 1000;
+    const clients: RuntimeClient[] = [];
     try {
-      return await use({ queue, path, runtime: (queueName) => operatorRuntime(queue, opened.store, options, queueName) });
+      return await use({
+        path,
+        via: 'live-writer',
+        listQueues: () => reader.queue.listQueues(),
+        getJob: (id) => reader.queue.getJob(id),
+        getRun: (q, id) => new WorkflowReader(reader.queue, { queueName: q }).getRun(id),
+        runtime: (queueName) => {
+          const client = new RuntimeClient(opened.store, { path, queueName, timeoutMs });
+          clients.push(client);
+          return applied(client, local, (e) => explainTimeout(e, access.why, local));
+        },
+      });
     } finally {
-      await queue.close();
+      for (const c of clients) c.close();
+      await reader.close();
     }
   } finally {
     opened.close();
   }
 }
 
+/** Seconds a command sent to a live writer waits for its answer. */
+const DEFAULT_COMMAND_TIMEOUT_S = 30;
+
+/** `runtime`'s write operations, each carrying the command id given (`--command-id`), errors through `explain`. */
+function applied(runtime: CommandRuntime, local: WriteOptions, explain: (e: unknown) => unknown): CommandRuntime {
+  const once = local.commandId === undefined ? undefined : { commandId: local.commandId };
+  const fail = (e: unknown): never => {
+    throw explain(e);
+  };
+  return {
+    submit: (spec) => runtime.submit(spec, once).catch(fail),
+    signal: (key, payload) => runtime.signal(key, payload, once).catch(fail),
+    cancel: (runId) => runtime.cancel(runId, once).catch(fail),
+    retryDeadJob: (jobId) => runtime.retryDeadJob(jobId, once).catch(fail),
+  };
+}
+
+/** A live writer's TIMEOUT, saying what to do (the command may still apply). */
+function explainTimeout(e: unknown, why: string, local: WriteOptions): unknown {
+  if (!isTaqubaError(e, 'TIMEOUT')) return e;
+  const id = String(e.details.commandId);
+  return new CliError(
+    'TIMEOUT',
+    `the store's live writer did not answer within ${local.timeout ?? DEFAULT_COMMAND_TIMEOUT_S} s (${why}); the command may still apply when it does. commandId=${id}`,
+    `is the process holding the store running a WorkflowRuntime (run or spawn, commandPollMs not null)? Send it again with --command-id ${id} to have it applied once, or, if no process writes this store, add --force`,
+    EXIT_FAILURE,
+    { cause: e },
+  );
+}
+
+/** Options of the write commands. */
+interface WriteOptions {
+  readonly force?: boolean;
+  /** Seconds to wait for a live writer's answer. */
+  readonly timeout?: number;
+  /** The command's id, to send a command again after a TIMEOUT (applied once). */
+  readonly commandId?: string;
+}
+
 function context(io: Io, options: GlobalOptions, path: string, queue: string) {
   return { store: options.store, path, queue, nowMs: io.now() };
 }
 
-export async function signalCommand(io: Io, options: GlobalOptions, key: string, payloadText: string, local: { base64?: boolean; force?: boolean }): Promise<void> {
+export async function signalCommand(io: Io, options: GlobalOptions, key: string, payloadText: string, local: WriteOptions & { base64?: boolean }): Promise<void> {
   if (local.base64 && !/^[A-Za-z0-9+/]*={0,2}$/.test(payloadText)) throw usageError('payload is not base64 (--base64 was given)');
   const payload = local.base64 ? new Uint8Array(Buffer.from(payloadText, 'base64')) : new TextEncoder().encode(payloadText);
   // Signals are keyed by correlation key in the engine, not by queue: any runtime's signal reaches the waiting run.
   const queueName = options.queue ?? DEFAULT_QUEUE_NAME;
-  await withWriter(options, local.force ?? false, async ({ runtime, path }) => {
+  await withOperator(options, local, async ({ runtime, path, via }) => {
     const outcome = await runtime(queueName).signal(key, payload);
-    io.out(options.json ? document('signal', context(io, options, path, queueName), { correlationKey: key, outcome }) : `signal ${JSON.stringify(key)} ${outcome === 'delivered' ? 'delivered: a waiting run was woken' : 'buffered for the next waiter of this key'}`);
+    io.out(options.json ? document('signal', context(io, options, path, queueName), { correlationKey: key, outcome, via }) : `signal ${JSON.stringify(key)} ${outcome === 'delivered' ? 'delivered: a waiting run was woken' : 'buffered for the next waiter of this key'}`);
   });
 }
 
-export async function cancelCommand(io: Io, options: GlobalOptions, runId: string, local: { force?: boolean }): Promise<void> {
-  await withWriter(options, local.force ?? false, async ({ queue, runtime, path }) => {
+export async function cancelCommand(io: Io, options: GlobalOptions, runId: string, local: WriteOptions): Promise<void> {
+  await withOperator(options, local, async ({ listQueues, getRun, runtime, path, via }) => {
     // The runtime of the queue the run is active on (a run's steps are on exactly one queue).
-    const names = await selectQueues(queue, options.queue);
-    const found = await Promise.all(names.map((name) => runtime(name).getRun(runId)));
+    const names = await selectQueues({ listQueues }, options.queue);
+    const found = await Promise.all(names.map((name) => getRun(name, runId)));
     const queueName = names[found.findIndex((run) => run !== null)] ?? options.queue ?? DEFAULT_QUEUE_NAME;
     const cancelled = await runtime(queueName).cancel(runId);
-    io.out(options.json ? document('cancel', context(io, options, path, queueName), { runId, cancelled }) : cancelled ? `run ${runId} cancelled` : `run ${runId}: not active (unknown, already ended, or its step is dead)`);
+    io.out(options.json ? document('cancel', context(io, options, path, queueName), { runId, cancelled, via }) : cancelled ? `run ${runId} cancelled` : `run ${runId}: not active (unknown, already ended, or its step is dead)`);
     if (!cancelled) throw new CliError('NOT_FOUND', `no active run to cancel. runId=${JSON.stringify(runId)}`, 'list active runs with: taquba runs');
   });
 }
 
-export async function retryCommand(io: Io, options: GlobalOptions, jobId: string, local: { force?: boolean }): Promise<void> {
-  await withWriter(options, local.force ?? false, async ({ queue, runtime, path }) => {
+export async function retryCommand(io: Io, options: GlobalOptions, jobId: string, local: WriteOptions): Promise<void> {
+  await withOperator(options, local, async ({ listQueues, getJob, runtime, path, via }) => {
     // The runtime of the job's own queue, when it is one of those looked at.
-    const names = await selectQueues(queue, options.queue);
-    const job = await queue.getJob(jobId);
+    const names = await selectQueues({ listQueues }, options.queue);
+    const job = await getJob(jobId);
     const queueName = job !== undefined && names.includes(job.queue) ? job.queue : (options.queue ?? DEFAULT_QUEUE_NAME);
     const kind = await runtime(queueName).retryDeadJob(jobId).catch((e: unknown) => {
       if (isTaqubaError(e, 'NOT_FOUND')) throw new CliError('NOT_FOUND', e.message, 'list dead jobs with: taquba dead', EXIT_FAILURE, { cause: e });
@@ -289,6 +373,6 @@ export async function retryCommand(io: Io, options: GlobalOptions, jobId: string
       throw e;
     });
     const what = kind === 'step' ? 'the run resumes from this step' : kind === 'revived' ? 'the run it failed is active again from this step' : kind === 'notification' ? "the run's terminal hook is called again" : 'requeued as is';
-    io.out(options.json ? document('retry', context(io, options, path, queueName), { jobId, requeued: true, kind }) : `job ${jobId} re-enqueued with fresh attempts: ${what} at the writer's next worker pass`);
+    io.out(options.json ? document('retry', context(io, options, path, queueName), { jobId, requeued: true, kind, via }) : `job ${jobId} re-enqueued with fresh attempts: ${what} at the writer's next worker pass`);
   });
 }

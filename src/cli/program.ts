@@ -23,7 +23,7 @@ export function buildProgram(io: Io): Command {
   const program = new Command('taquba');
   const globals = (cmd: Command): GlobalOptions => cmd.optsWithGlobals<GlobalOptions>();
   program
-    .description('Inspect a taquba-workflow store beside its live writer (read-only), and signal, cancel or retry through its writer lock.')
+    .description('Inspect a taquba-workflow store beside its live writer (read-only), and signal, cancel or retry through that writer (or as the writer when none runs).')
     .addOption(new Option('-s, --store <location>', 'store: a directory, or s3://bucket/prefix').env('TAQUBA_STORE').default('./.taquba'))
     .addOption(new Option('-p, --path <path>', "engine path in the store (Queue.open's path); default: app, else the only engine found").env('TAQUBA_PATH'))
     .addOption(new Option('-q, --queue <name>', "the runtime's queueName; default: every queue of the store").env('TAQUBA_QUEUE'))
@@ -72,25 +72,31 @@ export function buildProgram(io: Io): Command {
 
   program
     .command('signal')
-    .description("send a durable signal (takes the store's writer lock)")
+    .description("send a durable signal (through the store's live writer, or as its writer when none runs)")
     .argument('<key>', 'correlation key')
     .argument('<payload>', 'payload (UTF-8 text, or base64 with --base64)')
     .option('--base64', 'the payload is base64')
     .option('--force', 'on a store without a writer lock (S3), open a writer even though one may be live (fencing it)')
+    .option('--timeout <seconds>', 'how long to wait for a live writer to answer', integer(1), 30)
+    .option('--command-id <id>', 'the id a TIMEOUT named: send the same command again (applied once)')
     .action((key: string, payload: string, local, cmd: Command) => signalCommand(io, globals(cmd), key, payload, local));
 
   program
     .command('cancel')
-    .description("cancel an active run (takes the store's writer lock)")
+    .description("cancel an active run (through the store's live writer, or as its writer when none runs)")
     .argument('<id>', 'run id')
     .option('--force', 'as for signal')
+    .option('--timeout <seconds>', 'as for signal', integer(1), 30)
+    .option('--command-id <id>', 'as for signal')
     .action((id: string, local, cmd: Command) => cancelCommand(io, globals(cmd), id, local));
 
   program
     .command('retry')
-    .description("re-enqueue a dead step job (takes the store's writer lock)")
+    .description("re-enqueue a dead step job (through the store's live writer, or as its writer when none runs)")
     .argument('<jobId>', 'dead job id (from taquba dead)')
     .option('--force', 'as for signal')
+    .option('--timeout <seconds>', 'as for signal', integer(1), 30)
+    .option('--command-id <id>', 'as for signal')
     .action((jobId: string, local, cmd: Command) => retryCommand(io, globals(cmd), jobId, local));
 
   return program;

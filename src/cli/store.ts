@@ -124,14 +124,15 @@ export async function openReader(opened: OpenedStore, options: StoreOptions): Pr
   }
 }
 
-const LOCK_HINT = 'stop the process holding it, or do this from that process (runtime.signal / runtime.cancel / queue.requeueDeadJob)';
-
 /**
- * Opens the queue as the store's writer for one operation. On a store with a writer lock a live
- * holder makes this fail with LOCKED; on one without (S3) opening would fence a live writer, so
- * it is refused unless the writer's heartbeat says it closed, or `force` is set.
+ * Opens the queue as the store's writer for one operation, unless a live writer holds it: on a
+ * store with a writer lock, a live holder; on one without (S3), a writer whose heartbeat does not
+ * say it closed (opening would fence it), unless `force` is set. A cluster's shard is LOCKED.
  */
-export async function openWriter(opened: OpenedStore, options: StoreOptions, force: boolean): Promise<{ queue: Queue; path: string }> {
+/** The store opened as its writer, or a live writer holds it (`why`: what says so): go through its command inbox. */
+export type WriteAccess = { readonly kind: 'writer'; readonly queue: Queue; readonly path: string } | { readonly kind: 'live'; readonly path: string; readonly why: string };
+
+export async function openWriter(opened: OpenedStore, options: StoreOptions, force: boolean): Promise<WriteAccess> {
   // A reader first: it proves an engine is there (Queue.open would create one) and reads the heartbeat.
   const { reader, path } = await openReader(opened, options);
   let beat: WriterHeartbeat | undefined;
@@ -152,16 +153,12 @@ export async function openWriter(opened: OpenedStore, options: StoreOptions, for
     );
   }
   if (!opened.hasWriterLock && !force && !beat?.closed) {
-    throw new CliError(
-      'LOCKED',
-      `this store has no writer lock, and no clean close of its last writer is recorded. store=${JSON.stringify(opened.location)} path=${JSON.stringify(path)}`,
-      `${LOCK_HINT}; opening a writer here would fence a live one: pass --force only when no process writes this store`,
-    );
+    return { kind: 'live', path, why: `this store has no writer lock, and no clean close of its last writer is recorded. store=${JSON.stringify(opened.location)} path=${JSON.stringify(path)}` };
   }
   try {
-    return { queue: await Queue.open(opened.store, path, { logger: false }), path };
+    return { kind: 'writer', queue: await Queue.open(opened.store, path, { logger: false }), path };
   } catch (e) {
-    if (isTaqubaError(e, 'LOCKED')) throw new CliError('LOCKED', e.message, LOCK_HINT, 1, { cause: e });
+    if (isTaqubaError(e, 'LOCKED')) return { kind: 'live', path, why: e.message };
     throw e;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The `taquba` CLI as a child process against a filesystem store that a live writer (another
  * child process, test/cli/live-writer.ts) keeps changing: the read views beside the writer, the
- * `--json` schema, colour switches, `watch`, write operations refused with LOCKED while the writer
+ * `--json` schema, colour switches, `watch`, write operations through the live writer's command inbox while the writer
  * holds the store and applied once it stopped.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -138,41 +138,35 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
     expect(watch.stderr()).toBe('');
   }, 90_000);
 
-  it('refuses write operations with LOCKED and a hint while the writer holds the store', async () => {
-    const dead = json(await cli(at('dead', '--json'))).deadSteps[0].jobId as string;
-    const results = await Promise.all([cli(at('signal', 'approve:approval-1', 'yes')), cli(at('cancel', 'timer-1')), cli(at('retry', dead)), cli(at('--json', 'cancel', 'timer-1'))]);
-    for (const r of results.slice(0, 3)) {
-      expect(r.code).toBe(1);
-      const line = oneLine(r);
-      expect(line).toMatch(/^taquba: LOCKED: .*holder=.*:\d+/);
-      expect(line).toContain(`:${writer.pid}`);
-      expect(line).toContain('hint: stop the process holding it, or do this from that process');
-    }
-    expect(JSON.parse(oneLine(results[3]))).toMatchObject({ schema: 'taquba-cli/1', error: { code: 'LOCKED', hint: expect.stringContaining('stop the process') } });
-    // Nothing changed.
-    expect(json(await cli(at('run', 'approval-1', '--json'))).run.state).toBe('waiting-for-signal');
-  }, 90_000);
-
-  it('applies signal, cancel and retry once no process holds the store', async () => {
+  it('signal, cancel and retry beside the live writer go through its command inbox, answered with the real outcome', async () => {
     const [deadStep, deadNotification] = json(await cliHere(at('dead', '--json'))).deadSteps.map((d: any) => d.jobId as string);
-    await writer.stop();
     const signal = json(await cliHere(at('signal', 'approve:approval-1', 'approved by cli', '--json')));
-    expect(signal).toMatchObject({ command: 'signal', correlationKey: 'approve:approval-1', outcome: 'delivered' });
-    expect(json(await cliHere(at('cancel', 'timer-1', '--json')))).toMatchObject({ command: 'cancel', runId: 'timer-1', cancelled: true });
-    expect(json(await cliHere(at('retry', deadNotification, '--json')))).toMatchObject({ command: 'retry', jobId: deadNotification, requeued: true, kind: 'notification' });
+    expect(signal).toMatchObject({ command: 'signal', correlationKey: 'approve:approval-1', outcome: 'delivered', via: 'live-writer' });
+    expect(json(await cliHere(at('cancel', 'timer-1', '--json')))).toMatchObject({ command: 'cancel', runId: 'timer-1', cancelled: true, via: 'live-writer' });
+    expect(json(await cliHere(at('retry', deadNotification, '--json')))).toMatchObject({ command: 'retry', jobId: deadNotification, requeued: true, kind: 'notification', via: 'live-writer' });
     // broken-1 failed with its dead step: retrying the step revives the run (active again, from that step).
-    expect(json(await cliHere(at('retry', deadStep, '--json')))).toMatchObject({ command: 'retry', jobId: deadStep, requeued: true, kind: 'revived' });
-
-    const [approval, runs, dead, again] = await Promise.all([cliHere(at('run', 'approval-1', '--json')), cliHere(at('runs', '--json')), cliHere(at('dead', '--json')), cliHere(at('cancel', 'timer-1'))]);
-    expect(json(approval).run.steps[1].signal).toMatchObject({ arrival: 'woken', payload: { text: 'approved by cli' } });
-    expect(json(approval).run.state).toBe('pending');
-    expect(json(runs).runs.map((r: any) => r.runId)).not.toContain('timer-1');
-    expect(json(runs).runs.find((r: any) => r.runId === 'broken-1')).toMatchObject({ state: 'pending', jobId: deadStep });
-    expect(json(dead).deadSteps).toEqual([]);
+    const revived = (await cliHere(at('retry', deadStep))).stdout;
+    expect(revived).toMatch(/^job .* re-enqueued with fresh attempts: the run it failed is active again from this step/);
+    // The live writer's worker ran what the commands changed: approval-1 finished with the signal.
+    const approval = json(await cliHere(at('run', 'approval-1', '--json'))).run;
+    expect(approval.steps[1].signal).toMatchObject({ arrival: 'woken', payload: { text: 'approved by cli' } });
+    expect(json(await cliHere(at('runs', '--json'))).runs.map((r: any) => r.runId)).not.toContain('timer-1');
     // A second cancel finds no active run: one line, non-zero.
+    const again = await cliHere(at('cancel', 'timer-1'));
     expect(again.code).toBe(1);
     expect(oneLine(again)).toMatch(/^taquba: NOT_FOUND: no active run to cancel/);
-    const missing = await cliHere(at('retry', deadNotification));
+    // The same command id is the same command: answered from its record, nothing applied again.
+    const first = json(await cliHere(at('signal', 'approve:nobody', 'x', '--command-id', 'cli-test-1', '--json')));
+    const repeat = json(await cliHere(at('signal', 'approve:nobody', 'y', '--command-id', 'cli-test-1', '--json')));
+    expect([first.outcome, repeat.outcome]).toEqual(['buffered', 'buffered']);
+  }, 120_000);
+
+  it('applies signal, cancel and retry as the writer once no process holds the store', async () => {
+    await writer.stop();
+    const signal = json(await cliHere(at('signal', 'approve:later', 'ok', '--json')));
+    expect(signal).toMatchObject({ command: 'signal', correlationKey: 'approve:later', outcome: 'buffered', via: 'writer' });
+    expect(json(await cliHere(at('cancel', 'ticker', '--json')))).toMatchObject({ command: 'cancel', runId: 'ticker', cancelled: true, via: 'writer' });
+    const missing = await cliHere(at('retry', 'no-such-job'));
     expect(missing.code).toBe(1);
     expect(oneLine(missing)).toMatch(/^taquba: NOT_FOUND: no dead job with this id.*\(hint: list dead jobs with: taquba dead\)$/);
   }, 120_000);

@@ -104,6 +104,12 @@ export async function startWriter(args: readonly string[], env: NodeJS.ProcessEn
       await reader.waitForLine((l) => l === 'closed', 30_000).catch(() => undefined);
       await reader.exited;
     },
+    /** SIGKILL: no clean close, no closing heartbeat (a crash). */
+    async kill(): Promise<void> {
+      if (child.exitCode !== null) return;
+      child.kill('SIGKILL');
+      await reader.exited;
+    },
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * The CLI on `s3://bucket/prefix` against the S3 test server (test/setup/s3-server.ts), beside a
- * live writer process on the same prefix. S3 has no writer lock: write operations are refused
- * (LOCKED, with the --force escape named) until the writer's closing heartbeat is stored.
+ * live writer process on the same prefix. S3 has no writer lock: while no closing heartbeat of
+ * the writer is stored, write operations go through its command inbox (TIMEOUT, naming the
+ * command id and the --force escape, when it does not answer).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3TestServer, type S3TestServer } from '../setup/s3-server.js';
@@ -42,17 +43,25 @@ describe('taquba CLI on S3 beside a live writer', () => {
     expect(json(queues).writer.heartbeat).toMatchObject({ closed: false });
   }, 90_000);
 
-  it('refuses a write while the writer may be live, and signals once it closed', async () => {
-    const refused = await cli(at('signal', 'approve:approval-1', 'ok'), env);
-    expect(refused.code).toBe(1);
-    const line = oneLine(refused);
-    expect(line).toMatch(/^taquba: LOCKED: this store has no writer lock/);
-    expect(line).toContain('--force');
-    await writer.stop();
+  it('signals through the live writer, times out naming the command id when none answers, and signals as the writer once it closed', async () => {
     const sent = json(await cli(at('signal', 'approve:approval-1', 'ok', '--json'), env));
-    expect(sent).toMatchObject({ command: 'signal', outcome: 'delivered' });
+    expect(sent).toMatchObject({ command: 'signal', outcome: 'delivered', via: 'live-writer' });
     const after = json(await cli(at('run', 'approval-1', '--json'), env)).run;
     expect(after.steps[1].signal).toMatchObject({ arrival: 'woken', payload: { text: 'ok' } });
+    // A writer that died (no clean close recorded) answers nothing: TIMEOUT naming the command id.
+    await writer.kill();
+    const unanswered = await cli(at('signal', 'approve:nobody', 'x', '--timeout', '1'), env);
+    expect(unanswered.code).toBe(1);
+    const line = oneLine(unanswered);
+    expect(line).toMatch(/^taquba: TIMEOUT: the store's live writer did not answer within 1 s \(this store has no writer lock, and no clean close of its last writer is recorded/);
+    const commandId = /commandId=([0-9a-z-]+)/.exec(line)?.[1];
+    expect(line).toContain(`--command-id ${commandId}`);
+    expect(line).toContain('--force');
+    // With no writer left, --force opens one; the same command id applies the command once.
+    const forced = json(await cli(at('signal', 'approve:nobody', 'x', '--force', '--command-id', commandId!, '--json'), env));
+    expect(forced).toMatchObject({ command: 'signal', outcome: 'buffered', via: 'writer' });
+    const again = json(await cli(at('signal', 'approve:nobody', 'x', '--force', '--command-id', commandId!, '--json'), env));
+    expect(again.outcome).toBe('buffered');
   }, 120_000);
 
   it('an empty prefix is not a store; bad credentials give one line', async () => {

@@ -43,6 +43,8 @@ export type {
   WorkflowReadSource,
 } from './inspection.js';
 export { WorkflowReader, type WorkflowReaderOptions } from './workflow-reader.js';
+export { RuntimeClient, type RuntimeClientOptions } from './commands/runtime-client.js';
+export type { CommandOptions } from './commands/ledger.js';
 export type { DeadJobRetry } from './dead-step-retry.js';
 export {
   getRunTimeline,

@@ -31,6 +31,12 @@ const FOUND_SEEDS = [
   // next writer reused its seq and the reader skipped that writer's commit for good (fixed: a
   // reader that applied past a sealed end starts over from the manifest).
   2000875,
+  // A machine crash undid a fence put that a later answered put of the same directory had made
+  // durable on a real filesystem (the simulator now keeps the directory-fsync rule); the opener's
+  // deleted-WAL check read the hole as damage.
+  2100239,
+  // A fenced writer's read found its table collected by the new writer: FENCED, not NOT_FOUND.
+  2119211,
 ];
 /** Damage seeds that once failed: a deleted WAL object whose hole an opener's fence filled (seed 300136). */
 const FOUND_DAMAGE_SEEDS = [300136];

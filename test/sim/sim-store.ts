@@ -120,6 +120,7 @@ export class SimStore implements ObjectStore {
       const state = { landed: false };
       let result: { version: ObjectVersion } | Error | undefined;
       let undo = (): void => undefined;
+      let landedAt: number | undefined;
       const land = (): string | void => {
         if (fault === 'before' || state.landed) return fault === 'before' ? 'fails before' : undefined;
         const existing = this.world.lookup(key);
@@ -132,14 +133,17 @@ export class SimStore implements ObjectStore {
         const inode = this.world.newInode(bytes, false);
         this.world.link(key, inode);
         state.landed = true;
+        const landedTick = this.world.tick;
+        landedAt = landedTick;
         result = { version: inode.version };
         undo = () => {
-          if (this.world.lookup(key) !== inode || inode.nameDurable) return;
+          if (this.world.lookup(key) !== inode || inode.nameDurable || !this.world.undoable(key, landedTick)) return;
           if (existing) this.world.link(key, existing);
           else this.world.unlink(key, this.world.tick);
         };
       };
       const answer = (): string | void => {
+        if (landedAt !== undefined) this.world.noteDurable(key, landedAt);
         if (fault !== 'none') reject(this.unavailable(`put ${key}`, fault));
         else if (result instanceof Error) reject(result);
         else resolve(result!);
@@ -162,15 +166,21 @@ export class SimStore implements ObjectStore {
       const fault = this.drawFault(prng);
       const state = { landed: false };
       let removed: Inode | undefined;
+      let landedAt: number | undefined;
       const land = (): string | void => {
         if (fault === 'before' || state.landed) return fault === 'before' ? 'fails before' : undefined;
         removed = this.world.unlink(key, began);
+        landedAt = this.world.tick;
         state.landed = true;
       };
       const undo = (): void => {
-        if (removed && !this.world.lookup(key)) this.world.link(key, removed);
+        if (removed && !this.world.lookup(key) && this.world.undoable(key, landedAt ?? 0)) this.world.link(key, removed);
       };
-      const answer = (): void => (fault !== 'none' ? reject(this.unavailable(`delete ${key}`, fault)) : resolve());
+      const answer = (): void => {
+        if (landedAt !== undefined) this.world.noteDurable(key, landedAt);
+        if (fault !== 'none') reject(this.unavailable(`delete ${key}`, fault));
+        else resolve();
+      };
       const phases: Phase[] = [
         { label: 'lands', run: land },
         { label: 'answers', run: answer },

@@ -7,7 +7,8 @@
  *  - a put or delete is durable once it answered; its effect is visible from the moment it lands
  *    (between call and answer). A process crash keeps a landed effect; an effect not landed yet is
  *    dropped, landed now, or (object stores) left to land later as a zombie request. A machine
- *    crash may also undo a landed effect whose answer had not come (no directory fsync yet);
+ *    crash may also undo a landed effect whose answer had not come (no directory fsync yet),
+ *    unless a later change of the same directory answered (its directory fsync made it durable);
  *  - an append's bytes are visible once written and durable once it answered (fdatasync). A
  *    process crash keeps what was written (page cache) plus any prefix of the rest; a machine
  *    crash cuts every log to any length between its synced end and its written end, and may
@@ -65,6 +66,25 @@ export class SimWorld {
   calm = false;
 
   constructor(readonly options: WorldOptions) {}
+
+  /**
+   * Per directory (key up to its last `/`), the latest landing tick of a put or delete whose
+   * answer came: the store made it durable, and with it (a directory fsync on the filesystem)
+   * every earlier change of that directory. A machine crash can undo only changes that landed
+   * after it (see `undoable`).
+   */
+  private readonly durableThrough = new Map<string, number>();
+
+  /** A put or delete of `key` that landed at `landedTick` answered: durable, with its directory so far. */
+  noteDurable(key: string, landedTick: number): void {
+    const dir = key.slice(0, key.lastIndexOf('/') + 1);
+    this.durableThrough.set(dir, Math.max(landedTick, this.durableThrough.get(dir) ?? 0));
+  }
+
+  /** Whether a machine crash may still undo a change of `key` that landed at `landedTick` and never answered. */
+  undoable(key: string, landedTick: number): boolean {
+    return (this.durableThrough.get(key.slice(0, key.lastIndexOf('/') + 1)) ?? 0) < landedTick;
+  }
 
   nextTick(): number {
     return ++this.tick;

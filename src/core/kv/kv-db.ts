@@ -324,7 +324,7 @@ export class KvDb implements KvReadable {
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
     this.checkUsable();
     checkKey(key);
-    return this.tree.get(key, Number.POSITIVE_INFINITY);
+    return this.tree.get(key, Number.POSITIVE_INFINITY).catch((e: unknown) => this.tableGone(e));
   }
 
   /**
@@ -333,19 +333,44 @@ export class KvDb implements KvReadable {
    */
   scan(range?: ScanRange): AsyncIterable<KvEntry> {
     this.checkUsable();
-    return this.tree.scan(resolveBounds(range), Number.POSITIVE_INFINITY);
+    return this.guardTables(this.tree.scan(resolveBounds(range), Number.POSITIVE_INFINITY));
   }
 
   /** @internal */
   readAt(key: Uint8Array, snapshot: number): Promise<Uint8Array | undefined> {
     this.checkUsable();
-    return this.tree.get(key, snapshot);
+    return this.tree.get(key, snapshot).catch((e: unknown) => this.tableGone(e));
   }
 
   /** @internal */
   scanAt(bounds: Bounds, snapshot: number, overlay: readonly VersionedEntry[]): AsyncIterable<KvEntry> {
     this.checkUsable();
-    return this.tree.scan(bounds, snapshot, overlay);
+    return this.guardTables(this.tree.scan(bounds, snapshot, overlay));
+  }
+
+  /**
+   * A read that found one of our tables gone: a newer writer took the store over and collected
+   * it (we are fenced, and say so), or it is damage (the NOT_FOUND naming the table stands).
+   */
+  private async tableGone(e: unknown): Promise<never> {
+    if (isTaqubaError(e, 'NOT_FOUND') && (await this.manifests.hasNewer(this.manifest.id).catch(() => false))) {
+      throw new FencedError(`a newer writer took the store over and collected a table this read needed. epoch=${this.epoch}`, { epoch: this.epoch });
+    }
+    throw e;
+  }
+
+  /** `entries` with `tableGone` on a failed step (a thin wrapper: scans are the hot read path). */
+  private guardTables(entries: AsyncIterable<KvEntry>): AsyncIterable<KvEntry> {
+    const onError = (e: unknown): Promise<never> => this.tableGone(e);
+    return {
+      [Symbol.asyncIterator]() {
+        const it = entries[Symbol.asyncIterator]();
+        return {
+          next: () => it.next().catch(onError),
+          return: async (value?: unknown) => (it.return ? it.return(value) : { done: true as const, value: undefined }),
+        };
+      },
+    };
   }
 
   // ---- writes ------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ export const DEFAULT_MAX_CONCURRENT_STEPS = 16;
 export const DEFAULT_POLL_INTERVAL_MS = 250;
 /** Default `commandPollMs`: how often a running runtime looks in its command inbox. */
 export const DEFAULT_COMMAND_POLL_MS = 200;
+/** Default `commandRetentionMs`: how long a command's answer is kept for a retry to find. */
+export const DEFAULT_COMMAND_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /** `RunOutcome.error` of a run whose step was dead-lettered outside the worker and had no last error. */
 export const RECONCILED_FALLBACK_ERROR = 'step dead-lettered outside the worker';

@@ -78,17 +78,20 @@ export async function sweepExpiredMemos(ctx: RuntimeContext, retentionMs: number
   }
 }
 
-/** Runs a pass at once (markers left by an earlier process), then one every `retentionMs`, until `stop`. */
-export async function runRetentionLoop(ctx: RuntimeContext, retentionMs: number, stop: AbortSignal): Promise<void> {
+/**
+ * Runs `pass` at once (work left by an earlier process), then every `intervalMs`, until `stop`;
+ * a failed pass is logged as `what` and tried again at the next interval.
+ */
+export async function runPeriodically(ctx: RuntimeContext, intervalMs: number, stop: AbortSignal, what: string, pass: () => Promise<unknown>): Promise<void> {
   while (!stop.aborted) {
     try {
-      await sweepExpiredMemos(ctx, retentionMs);
+      await pass();
     } catch (e) {
       if (stop.aborted) return;
-      ctx.warn('memo retention sweep failed', e);
+      ctx.warn(`${what} failed`, e);
     }
     try {
-      await ctx.clock.sleep(retentionMs, stop);
+      await ctx.clock.sleep(intervalMs, stop);
     } catch {
       return;
     }
@@ -155,23 +158,7 @@ async function deleteRecordOf(ctx: RuntimeContext, runId: string, endedAtMs: num
   return ctx.queue.kvCompareDelete(key, bytes);
 }
 
-/**
- * Runs a finished-run sweep at once (records left by an earlier process), then one every
- * min(retention, 1 hour), until `stop`.
- */
-export async function runFinishedRunRetentionLoop(ctx: RuntimeContext, retentionMs: number, stop: AbortSignal): Promise<void> {
-  const interval = Math.min(retentionMs, FINISHED_SWEEP_INTERVAL_MAX_MS);
-  while (!stop.aborted) {
-    try {
-      await sweepExpiredFinishedRuns(ctx, retentionMs);
-    } catch (e) {
-      if (stop.aborted) return;
-      ctx.warn('finished-run retention sweep failed', e);
-    }
-    try {
-      await ctx.clock.sleep(interval, stop);
-    } catch {
-      return;
-    }
-  }
+/** How often the finished-run sweep runs: min(retention, 1 hour). */
+export function finishedRunSweepInterval(retentionMs: number): number {
+  return Math.min(retentionMs, FINISHED_SWEEP_INTERVAL_MAX_MS);
 }

@@ -5,7 +5,7 @@ import { validateKeyPrefixOption } from '../objects/index.js';
 import { checkOptions, optionNames } from '../options.js';
 import { resolveLogger, type LoggerOption, type LogSink } from '../logger.js';
 import type { Queue } from '../queue/index.js';
-import { DEFAULT_COMMAND_POLL_MS, DEFAULT_MAX_CONCURRENT_STEPS, DEFAULT_MEMO_PREFIX, DEFAULT_POLL_INTERVAL_MS, DEFAULT_QUEUE_NAME } from './constants.js';
+import { DEFAULT_COMMAND_POLL_MS, DEFAULT_COMMAND_RETENTION_MS, DEFAULT_MAX_CONCURRENT_STEPS, DEFAULT_MEMO_PREFIX, DEFAULT_POLL_INTERVAL_MS, DEFAULT_QUEUE_NAME } from './constants.js';
 import { show } from '../show.js';
 
 export interface WorkflowRuntimeOptions {
@@ -43,6 +43,13 @@ export interface WorkflowRuntimeOptions {
    * Default 200 ms.
    */
   readonly commandPollMs?: number | null;
+  /**
+   * How long the answer of a command applied with a command id (`{ commandId }`, every command a
+   * cluster member, a tab or a `RuntimeClient` forwards) is kept: sent again within it, the
+   * command answers from the record; after, it would apply again. Each is about 100 bytes of
+   * caller KV, deleted by `run`'s background sweep. Infinity keeps them. Default 24 hours.
+   */
+  readonly commandRetentionMs?: number;
   /** Attempts per step for runs submitted without `maxAttemptsPerStep`. Default: the queue's `maxAttempts`. */
   readonly stepMaxAttempts?: number;
   /**
@@ -64,6 +71,7 @@ export interface ResolvedRuntimeOptions {
   readonly maxConcurrentSteps: number;
   readonly pollIntervalMs: number;
   readonly commandPollMs: number | null;
+  readonly commandRetentionMs: number;
   readonly stepMaxAttempts: number | undefined;
   readonly logger: LogSink;
 }
@@ -82,6 +90,7 @@ const RUNTIME_OPTION_NAMES = optionNames<WorkflowRuntimeOptions>({
   maxConcurrentSteps: true,
   pollIntervalMs: true,
   commandPollMs: true,
+  commandRetentionMs: true,
   stepMaxAttempts: true,
   logger: true,
 });
@@ -111,6 +120,13 @@ function retentionMs(option: string, value: unknown): number {
   return value;
 }
 
+/** A positive number of ms or Infinity (a retention of 0 would let every retry apply again). */
+function commandRetention(value: unknown): number {
+  if (value === undefined) return DEFAULT_COMMAND_RETENTION_MS;
+  if (value === Number.POSITIVE_INFINITY) return value;
+  return positiveMs('commandRetentionMs', value);
+}
+
 export function resolveRuntimeOptions(queue: Queue, options: WorkflowRuntimeOptions = {}): ResolvedRuntimeOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidConfigError(`options must be an object. options=${show(options)}`);
   checkOptions(options, RUNTIME_OPTION_NAMES, 'workflow runtime');
@@ -137,6 +153,7 @@ export function resolveRuntimeOptions(queue: Queue, options: WorkflowRuntimeOpti
     maxConcurrentSteps: positiveInt('maxConcurrentSteps', options.maxConcurrentSteps ?? DEFAULT_MAX_CONCURRENT_STEPS),
     pollIntervalMs: positiveMs('pollIntervalMs', options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS),
     commandPollMs: options.commandPollMs === null ? null : positiveMs('commandPollMs', options.commandPollMs ?? DEFAULT_COMMAND_POLL_MS),
+    commandRetentionMs: commandRetention(options.commandRetentionMs),
     stepMaxAttempts: options.stepMaxAttempts === undefined ? undefined : positiveInt('stepMaxAttempts', options.stepMaxAttempts),
     logger: options.logger === undefined ? queue.logger : resolveLogger(options.logger),
   };

@@ -40,13 +40,13 @@ import { KeyedMutex } from '../keyed-mutex.js';
 import { MemoStore } from './memo.js';
 import { reconcileDeadSteps, runReconcileLoop } from './reconciler.js';
 import { RunRegistry, type RunStatus } from './registry.js';
-import { runFinishedRunRetentionLoop, runRetentionLoop, sweepExpiredFinishedRuns, sweepExpiredMemos } from './retention-sweeper.js';
+import { finishedRunSweepInterval, runPeriodically, sweepExpiredFinishedRuns, sweepExpiredMemos } from './retention-sweeper.js';
 import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntimeOptions } from './runtime-options.js';
 import { clearBufferedSignal, sendSignal, signalLocksOf, type SignalOutcome } from './signals.js';
 import { asStepRunnerObject, type StepRunner } from './step.js';
 import { processDelivery } from './step-processor.js';
 import { submitRun, type RunSpec, type SubmitOutcome } from './submit.js';
-import { applyCommand, type CommandOptions } from './commands/ledger.js';
+import { applyCommand, sweepCommandAnswers, type CommandOptions } from './commands/ledger.js';
 import { runtimeInbox, serveInbox } from './commands/runtime-inbox.js';
 
 import type { TerminalHook } from './terminal-hook.js';
@@ -313,14 +313,21 @@ export class WorkflowRuntime {
     if (signal?.aborted) stop.abort();
     signal?.addEventListener('abort', forward, { once: true });
     const background: Promise<void>[] = [runReconcileLoop(this.ctx, this.options.pollIntervalMs, stop.signal)];
-    if (this.ctx.memoRetentionMs !== null) background.push(runRetentionLoop(this.ctx, this.ctx.memoRetentionMs, stop.signal));
+    const retention = this.ctx.memoRetentionMs;
+    if (retention !== null) background.push(runPeriodically(this.ctx, retention, stop.signal, 'memo retention sweep', () => sweepExpiredMemos(this.ctx, retention)));
     if (this.options.commandPollMs !== null) {
       const inbox = runtimeInbox(this.ctx.queue.path, this.ctx.queueName);
       const serve = { clock: this.ctx.clock, pollMs: this.options.commandPollMs, orphanAfterMs: ORPHAN_REPLY_MS, warn: this.ctx.warn };
       background.push(serveInbox(this.ctx.store, inbox, { runtime: this, jobs: undefined }, serve, stop.signal));
     }
-    if (this.options.outcomeRetentionMs > 0 && Number.isFinite(this.options.outcomeRetentionMs)) {
-      background.push(runFinishedRunRetentionLoop(this.ctx, this.options.outcomeRetentionMs, stop.signal));
+    const outcomes = this.options.outcomeRetentionMs;
+    if (outcomes > 0 && Number.isFinite(outcomes)) {
+      background.push(runPeriodically(this.ctx, finishedRunSweepInterval(outcomes), stop.signal, 'finished-run retention sweep', () => sweepExpiredFinishedRuns(this.ctx, outcomes)));
+    }
+    const answers = this.options.commandRetentionMs;
+    if (Number.isFinite(answers)) {
+      const sweep = (): Promise<number> => sweepCommandAnswers(this.ctx.queue, this.ctx.clock.now() - answers);
+      background.push(runPeriodically(this.ctx, finishedRunSweepInterval(answers), stop.signal, 'command answer retention sweep', sweep));
     }
     try {
       // The queue's worker loop: a step (or notification) holds its slot while the runner (or

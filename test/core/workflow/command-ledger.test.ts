@@ -148,4 +148,22 @@ describe('commands applied once', () => {
     expect(await kvKeys(h.queue, 'workflow/commands/')).toEqual(['workflow/commands/c-new']);
     expect((await kvKeys(h.queue, 'workflow/command-times/')).length).toBe(1);
   });
+
+  it("the running runtime sweeps answers older than commandRetentionMs; bad values are INVALID_CONFIG", async () => {
+    const h = await makeHarness(memory.factory);
+    const rt = h.runtime(echo({ n: 0 }), new RecordingHook());
+    await rt.submit({ runId: 'kept-a' }, { commandId: 'sweep-a' });
+    await h.advance(60_000);
+    await rt.submit({ runId: 'kept-b' }, { commandId: 'sweep-b' });
+    expect(await kvKeys(h.queue, 'workflow/commands/')).toHaveLength(2);
+    // A runtime on the same handle with a 30 s window sweeps the older answer when it starts.
+    const { handle } = h.start(echo({ n: 0 }), new RecordingHook(), { commandRetentionMs: 30_000, queueName: 'sweeper', commandPollMs: null });
+    for (let i = 0; i < 200 && (await kvKeys(h.queue, 'workflow/commands/')).length > 1; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(await kvKeys(h.queue, 'workflow/commands/')).toEqual(['workflow/commands/sweep-b']);
+    await handle.shutdown();
+    for (const commandRetentionMs of [0, -1, Number.NaN, '1d']) {
+      expect(() => h.runtime(echo({ n: 0 }), new RecordingHook(), { commandRetentionMs } as never), String(commandRetentionMs)).toThrow(/commandRetentionMs/);
+    }
+    expect(() => h.runtime(echo({ n: 0 }), new RecordingHook(), { commandRetentionMs: Number.POSITIVE_INFINITY })).not.toThrow();
+  });
 });

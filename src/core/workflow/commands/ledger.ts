@@ -153,18 +153,22 @@ async function keep(queue: Queue, record: CommandRecord, answer: Answer): Promis
 }
 
 /**
- * Deletes the answers recorded before `beforeMs`, oldest first, at most `limit` of them (one
- * transaction). Resolves with how many went.
+ * Deletes the answers recorded before `beforeMs`, oldest first, `batch` per transaction. Resolves
+ * with how many went.
  */
-export async function sweepCommandAnswers(queue: Queue, beforeMs: number, limit = 500): Promise<number> {
-  const page = await queue.kvScan(utf8(COMMAND_TIMES_PREFIX), { limit });
-  const kvDeletes: Uint8Array[] = [];
-  for (const [key] of page.entries) {
-    const text = fromUtf8(key).slice(COMMAND_TIMES_PREFIX.length);
-    const at = Number(text.slice(0, TS_WIDTH));
-    if (!(at < beforeMs)) break;
-    kvDeletes.push(key, commandKey(text.slice(TS_WIDTH + 1)));
+export async function sweepCommandAnswers(queue: Queue, beforeMs: number, batch = 500): Promise<number> {
+  let swept = 0;
+  for (;;) {
+    const page = await queue.kvScan(utf8(COMMAND_TIMES_PREFIX), { limit: batch });
+    const kvDeletes: Uint8Array[] = [];
+    for (const [key] of page.entries) {
+      const text = fromUtf8(key).slice(COMMAND_TIMES_PREFIX.length);
+      const at = Number(text.slice(0, TS_WIDTH));
+      if (!(at < beforeMs)) break;
+      kvDeletes.push(key, commandKey(text.slice(TS_WIDTH + 1)));
+    }
+    if (kvDeletes.length > 0) await queue.commitEffects({ kvDeletes });
+    swept += kvDeletes.length / 2;
+    if (kvDeletes.length / 2 < batch) return swept;
   }
-  if (kvDeletes.length > 0) await queue.commitEffects({ kvDeletes });
-  return kvDeletes.length / 2;
 }

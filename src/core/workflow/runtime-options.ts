@@ -46,7 +46,7 @@ export interface WorkflowRuntimeOptions {
   /**
    * How long the answer of a command applied with a command id (`{ commandId }`, every command a
    * cluster member, a tab or a `RuntimeClient` forwards) is kept: sent again within it, the
-   * command answers from the record; after, it would apply again. Each is about 100 bytes of
+   * command answers from the record; after, it would apply again. Each is about 200 bytes of
    * caller KV, deleted by `run`'s background sweep. Infinity keeps them. Default 24 hours.
    */
   readonly commandRetentionMs?: number;

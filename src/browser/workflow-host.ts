@@ -288,7 +288,8 @@ export class WorkflowHost {
         if (seen.size > 10_000) seen.delete(seen.values().next().value as string);
         emit(terminalEvent(outcome, this.hostId, clock.now()));
       });
-      const runtime = new WorkflowRuntime(q, store, runner, hook, runtimeOptions);
+      // Other tabs reach the leader through the tab forwarder; no other process shares a browser store.
+      const runtime = new WorkflowRuntime(q, store, runner, hook, { commandPollMs: null, ...runtimeOptions });
       if (this.options.jobs !== undefined && this.options.jobs.length > 0) {
         jobs = new LocalJobOperations(q, store, this.options.jobs as readonly AnyJob[], {
           ...(runtimeOptions.clock === undefined ? {} : { clock: runtimeOptions.clock }),

@@ -1,8 +1,8 @@
 /**
  * The commands. Read commands open a read-only `WorkflowReader` (no writer lock); write commands
- * (`signal`, `cancel`, `retry`) open the queue as the writer for one operation, failing with
- * LOCKED when a live process holds the store. Runs are looked for on every queue of the store
- * unless `--queue` names one (see queues.ts).
+ * (`signal`, `cancel`, `retry`) go through the live writer's command inbox when a live process
+ * holds the store, and open the queue as the writer for one operation when none does. Runs are
+ * looked for on every queue of the store unless `--queue` names one (see queues.ts).
  */
 import type { ObjectStore } from '../core/objects/object-store.js';
 import type { Queue } from '../core/queue/index.js';
@@ -10,6 +10,7 @@ import type { TerminalHook } from '../core/workflow/terminal-hook.js';
 import { WorkflowRuntime } from '../core/workflow/runtime.js';
 import { StepError } from '../core/workflow/step-error.js';
 import { DEFAULT_QUEUE_NAME } from '../core/workflow/constants.js';
+import { signalWaitKey } from '../core/workflow/keys.js';
 import type { DurableRunState, RunSummary } from '../core/workflow/inspection.js';
 import type { RunTimeline } from '../core/workflow/run-timeline.js';
 import { WorkflowReader } from '../core/workflow/workflow-reader.js';
@@ -239,6 +240,7 @@ interface OperatorSession {
   readonly via: 'writer' | 'live-writer';
   listQueues(): Promise<string[]>;
   getJob(jobId: string): Promise<JobRecord | undefined>;
+  kvGet(key: Uint8Array): Promise<Uint8Array | undefined>;
   /** The run's details on `queueName`, or null. */
   getRun(queueName: string, runId: string): Promise<RunDetails | null>;
   /** The write operations of the runtime of `queueName`. */
@@ -263,6 +265,7 @@ async function withOperator<T>(options: GlobalOptions, local: WriteOptions, use:
           via: 'writer',
           listQueues: () => queue.listQueues(),
           getJob: (id) => queue.getJob(id),
+          kvGet: (key) => queue.kvGet(key),
           getRun: (q, id) => runtime(q).getRun(id),
           runtime: (q) => applied(runtime(q), local, (e) => e),
         });
@@ -279,11 +282,12 @@ async function withOperator<T>(options: GlobalOptions, local: WriteOptions, use:
         via: 'live-writer',
         listQueues: () => reader.queue.listQueues(),
         getJob: (id) => reader.queue.getJob(id),
+        kvGet: (key) => reader.queue.kvGet(key),
         getRun: (q, id) => new WorkflowReader(reader.queue, { queueName: q }).getRun(id),
         runtime: (queueName) => {
           const client = new RuntimeClient(opened.store, { path, queueName, timeoutMs });
           clients.push(client);
-          return applied(client, local, (e) => explainTimeout(e, access.why, local));
+          return applied(client, local, (e) => explainTimeout(e, access.why, { ...local, hasWriterLock: opened.hasWriterLock }));
         },
       });
     } finally {
@@ -319,14 +323,25 @@ function explainTimeout(e: unknown, why: string, local: WriteOptions): unknown {
   return new CliError(
     'TIMEOUT',
     `the store's live writer did not answer within ${local.timeout ?? DEFAULT_COMMAND_TIMEOUT_S} s (${why}); the command may still apply when it does. commandId=${id}`,
-    `is the process holding the store running a WorkflowRuntime (run or spawn, commandPollMs not null)? Send it again with --command-id ${id} to have it applied once, or, if no process writes this store, add --force`,
+    `is the process holding the store running a WorkflowRuntime (run or spawn, commandPollMs not null)? Send it again with --command-id ${id} to have it applied once${local.hasWriterLock ? '' : ', or, if no process writes this store, add --force'}`,
     EXIT_FAILURE,
     { cause: e },
   );
 }
 
+/** The queue whose runtime should take a signal for `key` when `--queue` names none. */
+async function signalQueue(session: OperatorSession, key: string): Promise<string> {
+  const waiter = await session.kvGet(signalWaitKey(key));
+  const job = waiter === undefined ? undefined : await session.getJob(new TextDecoder().decode(waiter));
+  if (job !== undefined) return job.queue;
+  const queues = await session.listQueues();
+  return queues.includes(DEFAULT_QUEUE_NAME) || queues.length === 0 ? DEFAULT_QUEUE_NAME : queues[0]!;
+}
+
 /** Options of the write commands. */
 interface WriteOptions {
+  /** Set by `withOperator`: whether the store has a writer lock (then `--force` changes nothing). */
+  readonly hasWriterLock?: boolean;
   readonly force?: boolean;
   /** Seconds to wait for a live writer's answer. */
   readonly timeout?: number;
@@ -341,9 +356,12 @@ function context(io: Io, options: GlobalOptions, path: string, queue: string) {
 export async function signalCommand(io: Io, options: GlobalOptions, key: string, payloadText: string, local: WriteOptions & { base64?: boolean }): Promise<void> {
   if (local.base64 && !/^[A-Za-z0-9+/]*={0,2}$/.test(payloadText)) throw usageError('payload is not base64 (--base64 was given)');
   const payload = local.base64 ? new Uint8Array(Buffer.from(payloadText, 'base64')) : new TextEncoder().encode(payloadText);
-  // Signals are keyed by correlation key in the engine, not by queue: any runtime's signal reaches the waiting run.
-  const queueName = options.queue ?? DEFAULT_QUEUE_NAME;
-  await withOperator(options, local, async ({ runtime, path, via }) => {
+  await withOperator(options, local, async (session) => {
+    const { runtime, path, via } = session;
+    // Signals are keyed by correlation key, not by queue: any runtime of the engine reaches the
+    // waiting run. Through a live writer, the runtime of a queue it serves must answer: the
+    // waiting run's own, else the default one when the store has it, else its first queue.
+    const queueName = options.queue ?? (await signalQueue(session, key));
     const outcome = await runtime(queueName).signal(key, payload);
     io.out(options.json ? document('signal', context(io, options, path, queueName), { correlationKey: key, outcome, via }) : `signal ${JSON.stringify(key)} ${outcome === 'delivered' ? 'delivered: a waiting run was woken' : 'buffered for the next waiter of this key'}`);
   });

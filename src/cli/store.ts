@@ -124,14 +124,14 @@ export async function openReader(opened: OpenedStore, options: StoreOptions): Pr
   }
 }
 
+/** The store opened as its writer, or a live writer holds it (`why`: what says so): go through its command inbox. */
+export type WriteAccess = { readonly kind: 'writer'; readonly queue: Queue; readonly path: string } | { readonly kind: 'live'; readonly path: string; readonly why: string };
+
 /**
  * Opens the queue as the store's writer for one operation, unless a live writer holds it: on a
  * store with a writer lock, a live holder; on one without (S3), a writer whose heartbeat does not
  * say it closed (opening would fence it), unless `force` is set. A cluster's shard is LOCKED.
  */
-/** The store opened as its writer, or a live writer holds it (`why`: what says so): go through its command inbox. */
-export type WriteAccess = { readonly kind: 'writer'; readonly queue: Queue; readonly path: string } | { readonly kind: 'live'; readonly path: string; readonly why: string };
-
 export async function openWriter(opened: OpenedStore, options: StoreOptions, force: boolean): Promise<WriteAccess> {
   // A reader first: it proves an engine is there (Queue.open would create one) and reads the heartbeat.
   const { reader, path } = await openReader(opened, options);

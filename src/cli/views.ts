@@ -156,7 +156,7 @@ export function timelineView(t: RunTimeline, v: ViewContext, queue?: string): st
   if (t.terminal) {
     const detail = t.terminal.result ? ` result ${showBytes(t.terminal.result)}` : t.terminal.error ? ` ${t.terminal.error}` : '';
     lines.push(`${c.bold('outcome')}: ${stateColor(t.terminal.status, c)} at step ${t.terminal.finalStep}${detail}`);
-  } else if (!a) lines.push(c.dim('outcome: not kept (no terminal notification or dead step left in the store)'));
+  } else if (!a) lines.push(c.dim('outcome: not kept (no finished-run record, terminal notification or dead step left in the store: outcomeRetentionMs 0, or swept)'));
   if (t.truncated) lines.push(c.dim('(scan limit reached: older traces may be missing)'));
   if (t.steps.some((s) => s.jobs.length === 0 && s.step !== a?.currentStep)) lines.push(c.dim(KEEP_MORE_HINT));
   return lines.join('\n');

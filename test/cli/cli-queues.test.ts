@@ -161,6 +161,11 @@ describe('taquba CLI over the queues of a store', () => {
     expect(runs).not.toContain('f-1');
     expect(runs).toContain('dead-approvals');
   });
+
+  it("signal without --queue goes to the waiting run's queue (the runtime a live writer would answer with)", async () => {
+    expect(json(await cliHere(at('signal', 'go:d-1', 'yes', '--json')))).toMatchObject({ command: 'signal', queue: 'approvals', outcome: 'delivered' });
+    expect(json(await cliHere(at('signal', 'go:nobody', 'x', '--json')))).toMatchObject({ command: 'signal', queue: 'workflow-steps', outcome: 'buffered' });
+  });
 });
 
 describe('after npm run example:durable-approvals (a run on queue approvals)', () => {

@@ -159,6 +159,9 @@ export class Bulk<I, O> {
       queueName,
       memoPrefix: options.memoPrefix ?? `${queueName}-memo`,
       memoRetentionMs: null,
+      // Items are submitted by the pipeline itself, and their markers record how they ended.
+      commandPollMs: null,
+      outcomeRetentionMs: 0,
       maxConcurrentSteps: max,
       ...(options.maxAttempts === undefined ? {} : { stepMaxAttempts: options.maxAttempts }),
       ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),

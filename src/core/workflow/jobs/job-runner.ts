@@ -104,6 +104,8 @@ export class JobRunner {
       // A cancelled job stores no job outcome: its finished-run record answers for it, as long.
       outcomeRetentionMs: retention === null ? Infinity : retention,
       maxConcurrentSteps: options.maxConcurrentJobs ?? 16,
+      // Jobs are submitted through the runner (or a cluster's inbox), never as raw commands.
+      commandPollMs: null,
       ...(options.maxAttempts === undefined ? {} : { stepMaxAttempts: options.maxAttempts }),
       ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),

@@ -3,8 +3,7 @@
  * (inbox commands and replies are the runtime's: workflow/commands/run-command.ts). MessagePack records with a kind and a format version; anything
  * else read back is CORRUPT_DATA naming the object.
  */
-import { decodeRecord, encodeRecord } from '../codec.js';
-import { CorruptDataError } from '../errors.js';
+import { decodeKindRecord, encodeKindRecord, malformedField } from '../kind-records.js';
 
 const FORMAT = 1;
 
@@ -32,25 +31,15 @@ export interface LeaseRecord {
 type Kind = 'cluster' | 'member' | 'lease';
 
 function encode(kind: Kind, body: object): Uint8Array {
-  return encodeRecord({ kind, format: FORMAT, body });
+  return encodeKindRecord(kind, FORMAT, body);
 }
 
 function decode(kind: Kind, bytes: Uint8Array, key: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = decodeRecord(bytes);
-  } catch (e) {
-    throw new CorruptDataError(`cluster object does not decode. object=${key}`, { object: key, problem: 'undecodable' }, e);
-  }
-  const v = value as { kind?: unknown; format?: unknown; body?: unknown } | null;
-  if (typeof v !== 'object' || v === null || v.kind !== kind || v.format !== FORMAT || typeof v.body !== 'object' || v.body === null) {
-    throw new CorruptDataError(`not a ${kind} record of format ${FORMAT}. object=${key}`, { object: key, problem: 'wrong_kind' });
-  }
-  return v.body as Record<string, unknown>;
+  return decodeKindRecord(bytes, key, kind, FORMAT, 'cluster object');
 }
 
 function need(ok: boolean, kind: Kind, key: string, field: string): void {
-  if (!ok) throw new CorruptDataError(`${kind} record field ${field} is missing or malformed. object=${key}`, { object: key, field });
+  if (!ok) throw malformedField(kind, key, field);
 }
 
 export const encodeCluster = (r: ClusterRecord): Uint8Array => encode('cluster', r);

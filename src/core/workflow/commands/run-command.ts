@@ -6,8 +6,8 @@
  * Stored as MessagePack records `{ kind, format, body }` (kinds `command` and `reply`, format 1;
  * the cluster wrote the same records before this module was shared).
  */
-import { decodeRecord, encodeRecord } from '../../codec.js';
-import { CorruptDataError, InvalidArgumentError, isTaqubaError, type ErrorCode } from '../../errors.js';
+import { InvalidArgumentError, isTaqubaError, type ErrorCode } from '../../errors.js';
+import { decodeKindRecord, encodeKindRecord, malformedField } from '../../kind-records.js';
 import type { RunSpec, SubmitOutcome } from '../submit.js';
 import type { SignalOutcome } from '../signals.js';
 import type { DeadJobRetry } from '../dead-step-retry.js';
@@ -122,41 +122,23 @@ export function replyForError(error: unknown): CommandReply | undefined {
 
 const COMMAND_TYPES: ReadonlySet<string> = new Set(['submit', 'submitJob', 'signal', 'cancel', 'cancelJob', 'retryDeadJob']);
 
-type Kind = 'command' | 'reply';
-
-function decode(kind: Kind, bytes: Uint8Array, key: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = decodeRecord(bytes);
-  } catch (e) {
-    throw new CorruptDataError(`command object does not decode. object=${key}`, { object: key, problem: 'undecodable' }, e);
-  }
-  const v = value as { kind?: unknown; format?: unknown; body?: unknown } | null;
-  if (typeof v !== 'object' || v === null || v.kind !== kind || v.format !== FORMAT || typeof v.body !== 'object' || v.body === null) {
-    throw new CorruptDataError(`not a ${kind} record of format ${FORMAT}. object=${key}`, { object: key, problem: 'wrong_kind' });
-  }
-  return v.body as Record<string, unknown>;
-}
-
-function malformed(kind: Kind, key: string, field: string): CorruptDataError {
-  return new CorruptDataError(`${kind} record field ${field} is missing or malformed. object=${key}`, { object: key, field });
-}
+const decode = (kind: 'command' | 'reply', bytes: Uint8Array, key: string): Record<string, unknown> => decodeKindRecord(bytes, key, kind, FORMAT, 'command object');
 
 /** One inbox object: the commands one sender batched for one runtime, applied in order per run or key. */
-export const encodeCommands = (commands: readonly RunCommand[]): Uint8Array => encodeRecord({ kind: 'command', format: FORMAT, body: { commands } });
+export const encodeCommands = (commands: readonly RunCommand[]): Uint8Array => encodeKindRecord('command', FORMAT, { commands });
 export function decodeCommands(bytes: Uint8Array, key: string): RunCommand[] {
   const b = decode('command', bytes, key);
   const ok =
     Array.isArray(b.commands) &&
     (b.commands as { type?: unknown; commandId?: unknown }[]).every((c) => COMMAND_TYPES.has(String(c?.type)) && (c.commandId === undefined || typeof c.commandId === 'string'));
-  if (!ok) throw malformed('command', key, 'commands');
+  if (!ok) throw malformedField('command', key, 'commands');
   return b.commands as RunCommand[];
 }
 
 /** One reply object: the answers to an inbox object's commands, in the same order. */
-export const encodeReplies = (replies: readonly CommandReply[]): Uint8Array => encodeRecord({ kind: 'reply', format: FORMAT, body: { replies } });
+export const encodeReplies = (replies: readonly CommandReply[]): Uint8Array => encodeKindRecord('reply', FORMAT, { replies });
 export function decodeReplies(bytes: Uint8Array, key: string): CommandReply[] {
   const b = decode('reply', bytes, key);
-  if (!Array.isArray(b.replies)) throw malformed('reply', key, 'replies');
+  if (!Array.isArray(b.replies)) throw malformedField('reply', key, 'replies');
   return b.replies as CommandReply[];
 }

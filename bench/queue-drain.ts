@@ -19,7 +19,7 @@
  */
 import { Queue, runWorkerConcurrent, type Claim } from '../src/core/queue/index.js';
 import type { ObjectStore } from '../src/core/objects/object-store.js';
-import { CountingObjectStore } from '../src/core/objects/counting-store.js';
+import { CountingObjectStore } from '../src/testing/counting-store.js';
 import { durationMs, log, now, percentile, runFor, type BenchContext, type Benchmark } from './harness.js';
 
 const PAYLOAD_BYTES = 100;

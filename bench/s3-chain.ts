@@ -20,7 +20,7 @@
  * so the whole benchmark stays under about a minute. The chain itself is chain-workload.ts.
  */
 import { KvDb } from '../src/core/kv/index.js';
-import { CountingObjectStore } from '../src/core/objects/counting-store.js';
+import { CountingObjectStore } from '../src/testing/counting-store.js';
 import type { ObjectStore, ObjectVersion, PutOptions } from '../src/core/objects/object-store.js';
 import { Queue } from '../src/core/queue/index.js';
 import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain } from './chain-workload.js';

@@ -16,7 +16,7 @@
  *                        beyond the puts it cannot avoid; on a noisy disk this moves far less than
  *                        p50_ms does.
  */
-import { CountingObjectStore } from '../src/core/objects/counting-store.js';
+import { CountingObjectStore } from '../src/testing/counting-store.js';
 import { Queue, type Claim } from '../src/core/queue/index.js';
 import { HEADER_RUN_ID, HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
 import { log, now, percentile, type BenchContext, type Benchmark } from './harness.js';

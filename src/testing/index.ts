@@ -5,16 +5,9 @@
  * belongs in production code, so the root entry does not export them.
  */
 export { MockClock } from '../core/clock.js';
-export { CountingObjectStore, FaultyObjectStore, createSeededRandom } from '../core/objects/index.js';
-export type {
-  FaultCall,
-  FaultMatch,
-  FaultRule,
-  FaultRuleHandle,
-  FaultyObjectStoreOptions,
-  ObjectOperation,
-  ObjectStoreCounts,
-  OperationCount,
-} from '../core/objects/index.js';
+export { CountingObjectStore } from './counting-store.js';
+export type { ObjectStoreCounts, OperationCount } from './counting-store.js';
+export { FaultyObjectStore, createSeededRandom } from './faulty-store.js';
+export type { FaultCall, FaultMatch, FaultRule, FaultRuleHandle, FaultyObjectStoreOptions, ObjectOperation } from './faulty-store.js';
 // The fault hook of `KvDbOptions.faults`: called at the engine's named protocol steps.
 export type { FaultHook } from '../core/kv/index.js';

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { utf8 } from '../../src/core/bytes.js';
 import { isTaqubaError } from '../../src/core/errors.js';
 import { KvDb } from '../../src/core/kv/index.js';
-import { CountingObjectStore } from '../../src/core/objects/counting-store.js';
+import { CountingObjectStore } from '../../src/testing/counting-store.js';
 import { MemoryObjectStore } from '../../src/core/objects/memory-store.js';
 import { FileSystemObjectStore } from '../../src/node/index.js';
 

@@ -1,4 +1,4 @@
-import { createSeededRandom } from '../../src/core/objects/faulty-store.js';
+import { createSeededRandom } from '../../src/testing/faulty-store.js';
 
 /** Seeded PRNG so random tests are reproducible from their seed. */
 export const seededRandom = createSeededRandom;

@@ -5,8 +5,9 @@
  * garbage collection. Every durable byte is a create-only object: `<path>/manifest/<id>`,
  * `<path>/wal/<id>`, `<path>/sst/<epoch>-<n>.sst`; except on stores with append logs, where the
  * WAL is `<path>/log/<epoch>-<n>` segments grown by appends (docs/rfcs/0002-wal-append-log.md). Folders follow the protocol: fencing/ (open as
- * writer, kept fences), manifest/ (the manifest sequence, publish), wal/ (group commit, replay),
- * tables/ (sorted tables, block cache), compaction/ (merges, deletes, garbage). Errors: CONFLICT (retry the transaction), FENCED (a newer writer owns
+ * writer, kept fences), recovery/ (replay at open), manifest/ (the manifest sequence, publish), wal/ (group commit, replay),
+ * tables/ (sorted tables, block cache), flush/ (memtable flushes, backpressure), compaction/ (merges), gc/ (deletes, garbage);
+ * kv-db.ts is the public face over them. Errors: CONFLICT (retry the transaction), FENCED (a newer writer owns
  * the store), CLOSED (closed or failed; reopen), CORRUPT_DATA (names the object),
  * STORE_UNAVAILABLE / STORE_PERMISSION from the store.
  * Never: acknowledges a commit that is not stored, or lets a fenced writer add to history.

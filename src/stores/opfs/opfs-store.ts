@@ -11,13 +11,14 @@ import { DIR_SUFFIX, listStart, segmentCodec } from '../../core/objects/director
 import { walkDirectory, type DirectoryWalkPlatform } from '../../core/objects/directory-walk.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../core/objects/keys.js';
 import { checkOptions, optionNames } from '../../core/options.js';
-import type { AppendLog, AppendLogStore } from '../../core/objects/append-log.js';
+import type { AppendLogStore } from '../../core/objects/append-log.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject } from '../../core/objects/object-store.js';
 import { checkPrecondition, hasPrecondition } from '../../core/objects/preconditions.js';
 import { domErrorName } from '../shared/dom-errors.js';
 import { withKeyLock } from './key-locks.js';
+import { OpfsAppendLogs } from './opfs-append-log.js';
 import { toOpfsError } from './opfs-errors.js';
-import { hasSyncAccessHandles, originPrivateRoot, type OpfsDirectoryHandle, type OpfsFileHandle, type SyncAccessHandle } from './opfs-types.js';
+import { hasSyncAccessHandles, originPrivateRoot, type OpfsDirectoryHandle, type OpfsFileHandle } from './opfs-types.js';
 
 export interface OpfsObjectStoreOptions {
   /**
@@ -268,15 +269,16 @@ export class OpfsObjectStore implements ObjectStore {
 
   /**
    * Objects that grow by appends (core/objects/append-log.ts), where the engine keeps its
-   * write-ahead log: the file is created like a create-only put (header written, flushed, moved
-   * into place), then one sync access handle stays open on it and an append is `write` +
-   * `flush()`. Reads (`getFile()`) work while it is open; removing the file does not (a newer
-   * writer's cleanup retries later).
+   * write-ahead log: created like a create-only put, then appended through one sync access
+   * handle kept open on the file, `write` + `flush()` each (see opfs-append-log.ts).
    */
-  readonly appendLogs: AppendLogStore = {
-    createLog: (key) => this.createLog(key),
-    exists: (key) => this.exists(key),
-  };
+  readonly appendLogs: AppendLogStore = new OpfsAppendLogs({
+    headerBytes: OPFS_HEADER_BYTES,
+    createFile: (key) => this.createFile(key),
+    fileExists: (key) => this.fileExists(key),
+    forgetDirectories: () => this.forgetDirectories(),
+    writeFailure,
+  });
 
   /** Throws INVALID_CONFIG when `directory` is missing or malformed. Touches no browser API. */
   constructor(options: OpfsObjectStoreOptions) {
@@ -378,26 +380,7 @@ export class OpfsObjectStore implements ObjectStore {
     const version = versionOf(bytes, key);
     try {
       const dir = (await this.dirFor(dirNames, true))!;
-      // The precondition is checked only under the lock, after the write: checking it before as
-      // well would cost every conditional put one to three more round trips to the browser
-      // process, to save a wasted temp write in the rare case where it fails.
-      const tempName = TEMP_PREFIX + toHex(crypto.getRandomValues(new Uint8Array(8)));
-      tempsInFlight.add(tempName);
-      try {
-        const temp = await this.writeTemp(dir, tempName, bytes);
-        let moved = false;
-        try {
-          await this.withKeyLock(key, async () => {
-            await this.checkPrecondition(dir, name, key, options);
-            await temp.move(name);
-            moved = true;
-          });
-        } finally {
-          if (!moved) await dir.removeEntry(tempName).catch(() => undefined);
-        }
-      } finally {
-        tempsInFlight.delete(tempName);
-      }
+      await this.placeFile(dir, name, key, bytes, options);
       return { version };
     } catch (e) {
       // A directory removed under a cached handle: look the path up again on the next call.
@@ -447,46 +430,49 @@ export class OpfsObjectStore implements ObjectStore {
     this.forgetDirectories();
   }
 
-  private async createLog(key: string): Promise<AppendLog> {
-    validateObjectKey(key);
+  /** The file of a new log (see OpfsLogPlatform.createFile): a fresh header only, placed create-only. */
+  private async createFile(key: string): Promise<OpfsFileHandle> {
     const { dirNames, name } = this.locate(key);
     const header = new Uint8Array(OPFS_HEADER_BYTES);
     header.set(MAGIC);
     header.set(crypto.getRandomValues(new Uint8Array(VERSION_BYTES)), MAGIC.length);
-    try {
-      const dir = (await this.dirFor(dirNames, true))!;
-      const tempName = TEMP_PREFIX + toHex(crypto.getRandomValues(new Uint8Array(8)));
-      tempsInFlight.add(tempName);
-      try {
-        const file = await this.writeTemp(dir, tempName, header);
-        let moved = false;
-        try {
-          await this.withKeyLock(key, async () => {
-            await this.checkPrecondition(dir, name, key, { ifNoneMatch: '*' });
-            await file.move(name);
-            moved = true;
-          });
-        } finally {
-          if (!moved) await dir.removeEntry(tempName).catch(() => undefined);
-        }
-        return new OpfsAppendLog(key, await file.createSyncAccessHandle!());
-      } finally {
-        tempsInFlight.delete(tempName);
-      }
-    } catch (e) {
-      if (domErrorName(e) === 'NotFoundError') this.forgetDirectories();
-      throw toOpfsError('put', `key=${key} (creating a log)`, e);
-    }
+    const dir = (await this.dirFor(dirNames, true))!;
+    return this.placeFile(dir, name, key, header, { ifNoneMatch: '*' });
   }
 
-  private async exists(key: string): Promise<boolean> {
-    validateObjectKey(key);
+  /** Whether the file of a (validated) key exists; file system errors unmapped. */
+  private async fileExists(key: string): Promise<boolean> {
     const { dirNames, name } = this.locate(key);
+    const dir = await this.dirFor(dirNames, false);
+    return dir !== undefined && (await fileHandleIfExists(dir, name)) !== undefined;
+  }
+
+  /**
+   * Writes `bytes` to a new temporary file in `dir`, then, holding the key's lock, checks the
+   * precondition and moves the file over `name`. Resolves with the file, now in place; on any
+   * failure the temporary file is removed.
+   */
+  private async placeFile(dir: OpfsDirectoryHandle, name: string, key: string, bytes: Uint8Array, options: PutOptions | undefined): Promise<OpfsFileHandle> {
+    // The precondition is checked only under the lock, after the write: checking it before as
+    // well would cost every conditional put one to three more round trips to the browser
+    // process, to save a wasted temp write in the rare case where it fails.
+    const tempName = TEMP_PREFIX + toHex(crypto.getRandomValues(new Uint8Array(8)));
+    tempsInFlight.add(tempName);
     try {
-      const dir = await this.dirFor(dirNames, false);
-      return dir !== undefined && (await fileHandleIfExists(dir, name)) !== undefined;
-    } catch (e) {
-      throw toOpfsError('get', `key=${key}`, e);
+      const temp = await this.writeTemp(dir, tempName, bytes);
+      let moved = false;
+      try {
+        await this.withKeyLock(key, async () => {
+          await this.checkPrecondition(dir, name, key, options);
+          await temp.move(name);
+          moved = true;
+        });
+      } finally {
+        if (!moved) await dir.removeEntry(tempName).catch(() => undefined);
+      }
+      return temp;
+    } finally {
+      tempsInFlight.delete(tempName);
     }
   }
 
@@ -585,52 +571,5 @@ export class OpfsObjectStore implements ObjectStore {
   /** Holds the lock every context of the origin takes to change `key` in this directory (see key-locks.ts). */
   private withKeyLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
     return withKeyLock(this.path.join('/'), key, fn);
-  }
-}
-
-/** An append log on one open sync access handle (see OpfsObjectStore.appendLogs). */
-class OpfsAppendLog implements AppendLog {
-  size = 0;
-  private access: SyncAccessHandle | undefined;
-
-  constructor(
-    readonly key: string,
-    access: SyncAccessHandle,
-  ) {
-    this.access = access;
-  }
-
-  append(data: Uint8Array): Promise<void> {
-    try {
-      validatePutData(this.key, data, 'append');
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    const access = this.access;
-    if (!access) return Promise.reject(new StoreUnavailableError(`log is closed. key=${this.key}`, { key: this.key }));
-    try {
-      const base = OPFS_HEADER_BYTES + this.size;
-      for (let done = 0; done < data.length; ) {
-        const written = access.write(data.subarray(done), { at: base + done });
-        if (!(written > 0 && written <= data.length - done)) throw writeFailure(written, this.key, base + done);
-        done += written;
-      }
-      access.flush();
-      this.size += data.length;
-      return Promise.resolve();
-    } catch (e) {
-      return Promise.reject(toOpfsError('put', `key=${this.key} (appending)`, e));
-    }
-  }
-
-  close(): Promise<void> {
-    const access = this.access;
-    this.access = undefined;
-    try {
-      access?.close();
-    } catch {
-      // already unusable; nothing to release
-    }
-    return Promise.resolve();
   }
 }

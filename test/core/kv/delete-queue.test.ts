@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CountingObjectStore, FaultyObjectStore, MemoryObjectStore } from '../../../src/core/objects/index.js';
-import { DeleteQueue } from '../../../src/core/kv/compaction/delete-queue.js';
+import { MemoryObjectStore } from '../../../src/core/objects/index.js';
+import { CountingObjectStore } from '../../../src/testing/counting-store.js';
+import { FaultyObjectStore } from '../../../src/testing/faulty-store.js';
+import { DeleteQueue } from '../../../src/core/kv/gc/delete-queue.js';
 
 /** A memory store with a batch delete, as S3 has. */
 function batchingStore(): MemoryObjectStore & { deleteMany(keys: readonly string[]): Promise<void> } {

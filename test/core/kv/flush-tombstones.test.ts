@@ -12,7 +12,7 @@ import { tableObjectKey } from '../../../src/core/kv/format.js';
 import { ManifestStore } from '../../../src/core/kv/manifest/manifest-store.js';
 import type { CachedBlock } from '../../../src/core/kv/tables/sst-format.js';
 import { SstReader } from '../../../src/core/kv/tables/sst-reader.js';
-import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
+import { FaultyObjectStore } from '../../../src/testing/faulty-store.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 
 const value = utf8('v'.repeat(40));

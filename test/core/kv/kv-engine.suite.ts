@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fromUtf8, utf8 } from '../../../src/core/bytes.js';
-import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
+import { FaultyObjectStore } from '../../../src/testing/faulty-store.js';
 import { isTaqubaError } from '../../../src/core/errors.js';
 import { KvDb, MAX_KEY_BYTES, MAX_VALUE_BYTES, type MergeOperator, type WriteOp } from '../../../src/core/kv/index.js';
 import type { ObjectStore } from '../../../src/core/objects/object-store.js';

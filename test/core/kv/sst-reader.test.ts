@@ -12,8 +12,8 @@ import type { BuiltTable } from '../../../src/core/kv/tables/sst-builder.js';
 import { decodeBlockBody, type CachedBlock } from '../../../src/core/kv/tables/sst-format.js';
 import { SstReader } from '../../../src/core/kv/tables/sst-reader.js';
 import { writeSortedRun } from '../../../src/core/kv/tables/table-writer.js';
-import { CountingObjectStore } from '../../../src/core/objects/counting-store.js';
-import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
+import { CountingObjectStore } from '../../../src/testing/counting-store.js';
+import { FaultyObjectStore } from '../../../src/testing/faulty-store.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import type { ObjectStore } from '../../../src/core/objects/object-store.js';
 

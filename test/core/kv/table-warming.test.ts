@@ -14,7 +14,7 @@ import type { BuiltTable } from '../../../src/core/kv/tables/sst-builder.js';
 import { decodeBlockBody, decodeIndex, type CachedBlock } from '../../../src/core/kv/tables/sst-format.js';
 import { SstReader } from '../../../src/core/kv/tables/sst-reader.js';
 import { writeSortedRun } from '../../../src/core/kv/tables/table-writer.js';
-import { CountingObjectStore } from '../../../src/core/objects/counting-store.js';
+import { CountingObjectStore } from '../../../src/testing/counting-store.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 
 const key = (i: number): Uint8Array => utf8(`key-${String(i).padStart(5, '0')}`);

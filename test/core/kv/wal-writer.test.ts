@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/core/clock.js';
 import { WalWriter } from '../../../src/core/kv/wal/wal-writer.js';
-import { CountingObjectStore } from '../../../src/core/objects/counting-store.js';
+import { CountingObjectStore } from '../../../src/testing/counting-store.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import type { ObjectStore, PutOptions } from '../../../src/core/objects/object-store.js';
 import { decodeWalObject, encodeCommit } from '../../../src/core/kv/wal/wal-format.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CountingObjectStore, deleteObjects, MemoryObjectStore } from '../../../src/core/objects/index.js';
+import { deleteObjects, MemoryObjectStore } from '../../../src/core/objects/index.js';
+import { CountingObjectStore } from '../../../src/testing/counting-store.js';
 import { describeObjectStoreConformance } from './object-store.conformance.js';
 
 const bytes = (n: number): Uint8Array => new Uint8Array(n);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MockClock } from '../../../src/core/clock.js';
 import { isTaqubaError, StorePermissionError, type TaqubaError } from '../../../src/core/errors.js';
-import { createSeededRandom, FaultyObjectStore, MemoryObjectStore, type ObjectStore } from '../../../src/core/objects/index.js';
+import { MemoryObjectStore, type ObjectStore } from '../../../src/core/objects/index.js';
+import { createSeededRandom, FaultyObjectStore } from '../../../src/testing/faulty-store.js';
 import { describeObjectStoreConformance } from './object-store.conformance.js';
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);

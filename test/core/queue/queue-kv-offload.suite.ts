@@ -6,7 +6,7 @@ import type { JobRecord } from '../../../src/core/queue/records/job-record.js';
 import { runWorker } from '../../../src/core/queue/workers/worker.js';
 import { MAX_KV_VALUE_SIZE } from '../../../src/core/queue/constants.js';
 import { pendingKey } from '../../../src/core/queue/records/keys.js';
-import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
+import { FaultyObjectStore } from '../../../src/testing/faulty-store.js';
 import type { ObjectStore } from '../../../src/core/objects/object-store.js';
 import { b, makeHarness, s, until, type StoreFactory } from './harness.js';
 

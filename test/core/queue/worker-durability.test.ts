@@ -10,7 +10,7 @@ import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, PutOptions, StoredObject } from '../../../src/core/objects/object-store.js';
 import { Queue } from '../../../src/core/queue/queue.js';
 import { processClaim, runWorkerConcurrent } from '../../../src/core/queue/workers/worker.js';
-import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
+import { FaultyObjectStore } from '../../../src/testing/faulty-store.js';
 import { b, silentLogger, until } from './harness.js';
 
 /** Holds WAL puts while `held` (they proceed, in order, on `release`). */

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTaqubaError } from '../../../src/core/errors.js';
 import { KvDb } from '../../../src/core/kv/index.js';
-import { FaultyObjectStore } from '../../../src/core/objects/faulty-store.js';
+import { FaultyObjectStore } from '../../../src/testing/faulty-store.js';
 import { toIndexedDbError } from '../../../src/stores/indexeddb/indexeddb-errors.js';
 import { IndexedDbObjectStore, INLINE_MAX_BYTES, indexedDbDatabaseName } from '../../../src/stores/indexeddb/index.js';
 import { describeObjectStoreConformance, patternBytes, rejectionCode } from '../../core/objects/object-store.conformance.js';

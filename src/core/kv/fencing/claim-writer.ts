@@ -8,11 +8,11 @@
  *     table and retire no WAL object.
  *  3. List past our manifest. A newer one means ours landed on an id a writer had retired, and is
  *     a dead branch: back to 1.
- *  4. (KvDb) Replay WAL objects from `walStart`, noting each epoch's first object (a fence).
+ *  4. (recovery/recovery.ts) Replay WAL objects from `walStart`, noting each epoch's first object (a fence).
  *  5. Fence the WAL (`fenceWal`, fault point `open:fence-wal`) and replay the ids the older
  *     writer stored first. Our first fence is kept forever, so the older writer's next WAL put
  *     fails however long it was delayed.
- *  6. (KvDb) Start the WAL writer after the fence; collect garbage in the background.
+ *  6. (KvDb.recover) Start the WAL writer after the fence; collect garbage in the background.
  */
 import { toHex } from '../../bytes.js';
 import { CorruptDataError, StoreUnavailableError } from '../../errors.js';

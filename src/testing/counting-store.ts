@@ -1,6 +1,6 @@
-import type { AppendLog, AppendLogStore } from './append-log.js';
-import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from './object-store.js';
-import { validatePutData } from './keys.js';
+import type { AppendLog, AppendLogStore } from '../core/objects/append-log.js';
+import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from '../core/objects/object-store.js';
+import { validatePutData } from '../core/objects/keys.js';
 
 /** Calls of one kind. */
 export interface OperationCount {
@@ -18,7 +18,7 @@ export interface ObjectStoreCounts {
   readonly get: OperationCount;
   /** Gets with a `range`. */
   readonly rangedGet: OperationCount;
-  /** Puts, and the creation of append logs (see append-log.ts). */
+  /** Puts, and the creation of append logs (see core/objects/append-log.ts). */
   readonly put: OperationCount;
   /** Appends to append logs (each one durable, like a put). */
   readonly append: OperationCount;

@@ -1,7 +1,7 @@
-import { systemClock, type Clock } from '../clock.js';
-import { StoreUnavailableError } from '../errors.js';
-import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from './object-store.js';
-import { validatePutData } from './keys.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { StoreUnavailableError } from '../core/errors.js';
+import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from '../core/objects/object-store.js';
+import { validatePutData } from '../core/objects/keys.js';
 
 /** The kinds of ObjectStore call a fault rule can select. */
 export type ObjectOperation = 'get' | 'put' | 'delete' | 'list';

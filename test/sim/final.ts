@@ -23,7 +23,9 @@ const finalBounds: Bounds = { required: isAcknowledged, allowed: (c) => !isNotAp
 export async function finish(run: SimRun): Promise<void> {
   const r = Prng.of(run.seed, FINAL);
   run.trace('wind-down');
-  for (const w of run.writerActors) if (w.alive && w.paused) w.resume();
+  // Closed writers too: close() does not wait for reads in flight, so a writer paused while
+  // closing can be 'closed' with store calls still held by the pause.
+  for (const w of run.writerActors) if (w.paused) w.resume();
   for (const w of run.writerActors) {
     if (!w.alive) continue;
     if (w.state === 'open' && r.chance(0.6)) run.trace(w.close());

@@ -37,6 +37,13 @@ const FOUND_SEEDS = [
   2100239,
   // A fenced writer's read found its table collected by the new writer: FENCED, not NOT_FOUND.
   2119211,
+  // A losing opener saw a sealed epoch's end but not its segment (its log listing began before
+  // the segment existed): CORRUPT_DATA, because the check for a newer writer failed with a store
+  // error and was read as "none" (fixed: that store error fails the open).
+  2354716,
+  // A writer paused while closing was never resumed at the wind-down (a simulator bug: a read in
+  // flight across close() waited on the held store call).
+  2358520,
 ];
 /** Damage seeds that once failed: a deleted WAL object whose hole an opener's fence filled (seed 300136). */
 const FOUND_DAMAGE_SEEDS = [300136];

@@ -95,8 +95,9 @@ export class KvDb implements KvReadable {
       await opening.recover(logs).catch(async (e: unknown) => {
         // A newer writer that overtook this open deletes what it no longer needs (segments, WAL
         // objects), which then looks missing here: that is being fenced, not damage. (Replay may
-        // have published manifests of its own: compare with the newest of ours.)
-        if (isTaqubaError(e, 'CORRUPT_DATA') && (await manifests.hasNewer(opening.state.manifest.id).catch(() => false))) {
+        // have published manifests of its own: compare with the newest of ours.) When that check
+        // itself fails, its store error fails the open: damage is reported only once verified.
+        if (isTaqubaError(e, 'CORRUPT_DATA') && (await manifests.hasNewer(opening.state.manifest.id))) {
           throw new FencedError(`a newer writer opened while this one was opening. epoch=${claimed.data.epoch}`, { epoch: claimed.data.epoch }, e);
         }
         throw e;

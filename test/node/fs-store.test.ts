@@ -372,10 +372,15 @@ describe('FileSystemObjectStore temp files of crashed puts', () => {
   it('a put killed with SIGKILL leaves its temp file only in the temp directory; a new store removes it at its first call', async () => {
     const tempDir = path.join(root, TEMP_DIRECTORY);
     // The kill can land just after the child renamed the temp file it was seen writing (a loaded
-    // machine delays it): then nothing is left to sweep, so kill another writer.
+    // machine delays it): then nothing is left to sweep, so kill another writer, on an empty root
+    // (its create-only puts would find the first writer's objects).
     let killed: { pid: number; acked: string[] } | undefined;
     let left: string[] = [];
     for (let attempt = 0; attempt < 5 && left.length === 0; attempt++) {
+      if (attempt > 0) {
+        await fsp.rm(root, { recursive: true, force: true });
+        await fsp.mkdir(root);
+      }
       killed = await killMidPut(root);
       left = (await fsp.readdir(tempDir)).filter((n) => n.startsWith(`${TEMP_PREFIX}${killed!.pid}-`));
     }

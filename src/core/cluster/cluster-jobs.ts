@@ -10,12 +10,12 @@ import { InvalidArgumentError, NotFoundError, TaqubaError } from '../errors.js';
 import { sha256 } from '../hash.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { InputMismatchError } from '../workflow/errors.js';
-import { jobResultOf, type JobResult, type JobResultOptions } from '../workflow/jobs/job-handle.js';
+import { endedWithoutRecord, jobResultOf, type JobResult, type JobResultOptions } from '../workflow/jobs/job-handle.js';
 import { encodeEnvelope, readOutcome } from '../workflow/jobs/job-records.js';
 import { JobFailedError, type JobSubmitOptions } from '../workflow/jobs/index.js';
 import type { AnyJob, Job } from '../workflow/jobs/job.js';
 import { MemoStore } from '../workflow/memo.js';
-import type { RunStatus } from '../workflow/index.js';
+import type { FinishedRun, RunStatus } from '../workflow/index.js';
 import { show } from '../show.js';
 import { checkOptions, optionNames } from '../options.js';
 
@@ -27,6 +27,8 @@ export interface JobSource {
   memoPrefix(id: string): string;
   /** The job's run status while it is active, else null (its shard's jobs runtime or a reader of it). */
   status(id: string): Promise<RunStatus | null>;
+  /** The job's finished-run record, once it ended (kept `outcomeRetentionMs`), else null. */
+  finished(id: string): Promise<FinishedRun | null>;
 }
 
 const SUBMIT_OPTIONS = optionNames<JobSubmitOptions>({ priority: true, runAt: true, maxAttempts: true, headers: true });
@@ -59,7 +61,8 @@ export class ClusterJobHandle<O, E = never> {
 
   /**
    * Waits for the job's outcome (polling the store, backing off to 1 s) and resolves with its
-   * output. Rejects with JOB_FAILED for the job's own failure (reason `no_outcome` when the run
+   * output. Rejects with JOB_FAILED for the job's own failure (reason `cancelled` or
+   * `dead_lettered` when its run ended from outside, as its finished-run record says; `no_outcome` when the run
    * ended without one, e.g. cancelled), NOT_FOUND for an id with neither a run nor an outcome,
    * CANCELLED when `options.signal` aborts, or store errors.
    */
@@ -78,6 +81,10 @@ export class ClusterJobHandle<O, E = never> {
       if (polls % ACTIVE_CHECK_EVERY === 0 && (await this.source.status(this.id)) === null) {
         const late = await this.fetchResult();
         if (late) return unwrap(late);
+        // Ended without a job outcome: cancelled or dead-lettered from outside, as its run's record says.
+        const run = await this.source.finished(this.id);
+        const ended = run === null ? undefined : endedWithoutRecord<E>(this.job, this.id, run);
+        if (ended) throw ended;
         if (this.newlySubmitted) throw new JobFailedError<E>({ jobId: this.id, jobName: this.job.name, reason: 'no_outcome', message: 'the job ended without recording an outcome' });
         throw new NotFoundError(`no job and no stored outcome under this id. jobId=${this.id}`, { jobId: this.id, reason: 'job_not_found' });
       }

@@ -9,7 +9,7 @@ import { createObject } from '../objects/create-object.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Queue } from '../queue/index.js';
 import { checkObjectStore } from '../options.js';
-import { createRunIdGenerator, WorkflowReader, type RunDetails, type RunSpec, type RunStatus, type SignalOutcome, type SubmitOutcome, type WorkflowRuntime } from '../workflow/index.js';
+import { createRunIdGenerator, isFinishedRun, WorkflowReader, type FinishedReadOptions, type FinishedRun, type RunDetails, type RunSpec, type RunStatus, type SignalOutcome, type SubmitOutcome, type WorkflowRuntime } from '../workflow/index.js';
 import { validateRunId } from '../workflow/validation.js';
 import { validateSpec } from '../workflow/submit.js';
 import { newCommandId, validateCommandId, type CommandOptions } from '../workflow/commands/ledger.js';
@@ -143,7 +143,14 @@ export class Cluster {
   /** @internal Joins (heartbeat), runs the first pass, starts the loops. Rejects as `openCluster`. */
   async start(): Promise<void> {
     await this.heartbeat?.join(this.stop.signal);
-    await this.member.start();
+    try {
+      await this.member.start();
+    } catch (e) {
+      // The keepalive already runs and the first pass may have taken shards: hand them back.
+      this.stop.abort();
+      await this.member.leave(false).catch(() => undefined);
+      throw e;
+    }
     this.inboxLoop = this.options.takesShards ? this.runInbox() : Promise.resolve();
   }
 
@@ -323,8 +330,10 @@ export class Cluster {
   }
 
   /** A run of `queueName` in `shard`, from the local runtime or a refreshed reader; null when the shard's engine was never written. */
-  private async readRun(shard: number, runId: string, local: WorkflowRuntime | undefined, queueName?: string): Promise<RunDetails | null> {
-    if (local) return local.getRun(runId);
+  private async readRun(shard: number, runId: string, local: WorkflowRuntime | undefined, queueName?: string): Promise<RunDetails | null>;
+  private async readRun(shard: number, runId: string, local: WorkflowRuntime | undefined, queueName: string | undefined, finished: FinishedReadOptions): Promise<RunDetails | FinishedRun | null>;
+  private async readRun(shard: number, runId: string, local: WorkflowRuntime | undefined, queueName?: string, finished?: FinishedReadOptions): Promise<RunDetails | FinishedRun | null> {
+    if (local) return finished ? local.getRun(runId, finished) : local.getRun(runId);
     let reader: WorkflowReader;
     try {
       reader = await this.reader(shard, queueName);
@@ -333,7 +342,7 @@ export class Cluster {
       throw e;
     }
     await reader.refresh();
-    return reader.getRun(runId);
+    return finished ? reader.getRun(runId, finished) : reader.getRun(runId);
   }
 
   private get jobSource(): JobSource {
@@ -345,6 +354,11 @@ export class Cluster {
       status: (id) => {
         const shard = shardOfText(id, this.options.shards);
         return this.statusIn(shard, id, this.localJobsRuntime(shard), DEFAULT_JOBS_QUEUE_NAME);
+      },
+      finished: async (id) => {
+        const shard = shardOfText(id, this.options.shards);
+        const run = await this.readRun(shard, id, this.localJobsRuntime(shard), DEFAULT_JOBS_QUEUE_NAME, { includeFinished: true });
+        return run !== null && isFinishedRun(run) ? run : null;
       },
     };
   }
@@ -376,7 +390,7 @@ export class Cluster {
   /**
    * Cancels a pending or running typed job, from any member (as `JobRunner.cancel`): its
    * `ctx.signal` fires and the run ends cancelled, so `result()` rejects with JOB_FAILED
-   * (`no_outcome`). Resolves false when the job is not active (finished, cancelled, unknown).
+   * (`cancelled`). Resolves false when the job is not active (finished, cancelled, unknown).
    * Rejects with INVALID_ARGUMENT (bad id, or a member without the jobs option), TIMEOUT, CLOSED
    * after `leave`, or store errors.
    */

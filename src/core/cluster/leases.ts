@@ -59,7 +59,16 @@ export async function createLease(store: ObjectStore, layout: ClusterLayout, sha
   const key = layout.leaseKey(shard, record.seq);
   const result = await createObject(store, key, encodeLease(record));
   if (!result.created) return false;
-  if (!checkLater) return true;
-  for await (const _later of store.list(layout.shardLeasePrefix(shard), { startAfter: key })) return false;
-  return true;
+  return !checkLater || (await newestLeaseAfter(store, layout, shard, record.seq)) === undefined;
+}
+
+/** The newest lease record seq of `shard` past `seq` (one listing), undefined when there is none. */
+export async function newestLeaseAfter(store: ObjectStore, layout: ClusterLayout, shard: number, seq: number): Promise<number | undefined> {
+  const prefix = layout.leasesPrefix;
+  let newest: number | undefined;
+  for await (const info of store.list(layout.shardLeasePrefix(shard), { startAfter: layout.leaseKey(shard, seq) })) {
+    const parsed = parseLeaseKey(info.key.slice(prefix.length));
+    if (parsed) newest = Math.max(newest ?? 0, parsed.seq);
+  }
+  return newest;
 }

@@ -45,8 +45,14 @@ export interface ClusterWorld {
   drive<T>(promise: Promise<T>, maxMs?: number): Promise<T>;
 }
 
-export function clusterWorld(store: ObjectStore = new MemoryObjectStore()): ClusterWorld {
+export interface ClusterWorldOptions {
+  /** Wraps the world's store (e.g. `slowStore`), given the world's clock. */
+  readonly wrap?: (inner: ObjectStore, clock: MockClock) => ObjectStore;
+}
+
+export function clusterWorld(inner: ObjectStore = new MemoryObjectStore(), options: ClusterWorldOptions = {}): ClusterWorld {
   const clock = new MockClock();
+  const store = options.wrap ? options.wrap(inner, clock) : inner;
   const hook = new RecordingHook();
   const members: Cluster[] = [];
   onTestFinished(async () => {
@@ -106,4 +112,33 @@ export function converged(members: readonly Cluster[]): boolean {
 export function fair(members: readonly Cluster[]): boolean {
   const lo = Math.floor(SHARDS / members.length);
   return converged(members) && members.every((m) => m.ownedShards().length === lo || m.ownedShards().length === lo + 1);
+}
+
+/** A store whose every call first waits `latency()` ms of `clock`: a slow or loaded store. */
+export function slowStore(inner: ObjectStore, clock: MockClock, latency: () => number): ObjectStore {
+  const wait = () => clock.sleep(latency());
+  return {
+    get: async (key, o) => (await wait(), inner.get(key, o)),
+    put: async (key, data, o) => (await wait(), inner.put(key, data, o)),
+    delete: async (key) => (await wait(), inner.delete(key)),
+    list: (prefix, o) => ({
+      async *[Symbol.asyncIterator]() {
+        await wait();
+        yield* inner.list(prefix, o);
+      },
+    }),
+  };
+}
+
+/** The log lines of the members given `events.logger(id)`, to count takes and drops. */
+export class EventLog {
+  readonly lines: string[] = [];
+  constructor(private readonly clock: MockClock) {}
+  logger(memberId: string): { info(m: string, f?: unknown): void; warn(m: string, f?: unknown): void; error(m: string, f?: unknown): void } {
+    const add = (level: string) => (m: string, f?: unknown) => this.lines.push(`${this.clock.now()} ${memberId} ${level} ${m} ${JSON.stringify(f ?? {})}`);
+    return { info: add('info'), warn: add('warn'), error: add('error') };
+  }
+  count(pattern: RegExp, since = -Infinity): number {
+    return this.lines.filter((l) => pattern.test(l) && Number(l.slice(0, l.indexOf(' '))) >= since).length;
+  }
 }

@@ -419,7 +419,7 @@ describe('typed jobs in a cluster', () => {
     expect(await w.drive(codeOf(a.jobHandle(double, 'never-submitted').result()))).toBe('NOT_FOUND');
   });
 
-  it('a running job is cancelled from a member that does not own its shard: its signal fires, result() says no_outcome', async () => {
+  it('a running job is cancelled from a member that does not own its shard: its signal fires, result() says cancelled', async () => {
     const started: string[] = [];
     const aborted: string[] = [];
     const hang = defineJob({
@@ -446,10 +446,13 @@ describe('typed jobs in a cluster', () => {
     expect(['pending', 'running']).toContain((await w.drive(seenElsewhere.status()))?.state);
     expect(await w.drive(other.cancelJob(handle.id))).toBe(true);
     const err = await w.drive(handle.result().then(() => undefined, (e: unknown) => e));
-    expect(isTaqubaError(err, 'JOB_FAILED') && err.details.reason).toBe('no_outcome');
+    expect(isTaqubaError(err, 'JOB_FAILED') && err.details.reason).toBe('cancelled');
     expect(aborted).toEqual([handle.id]);
     expect(await w.drive(seenElsewhere.status()), 'no status once the job ended').toBeNull();
     expect(await w.drive(other.cancelJob(handle.id)), 'a job no longer active').toBe(false);
+    // Asked afterwards, on a handle rebuilt from the id elsewhere: the same answer.
+    const later = await w.drive(other.jobHandle(hang, handle.id).result().then(() => undefined, (e: unknown) => e));
+    expect(isTaqubaError(later, 'JOB_FAILED') && later.details.reason).toBe('cancelled');
     expect(await codeOf(other.cancelJob('has space'))).toBe('INVALID_ARGUMENT');
   });
 });

@@ -49,7 +49,7 @@ const WAIT_CHUNK_MS = 3_600_000;
  * worker (reconciled as failed). A succeeded run always had one: retention swept it (the memo
  * and finished-run sweeps do not run in step), so it is answered as swept.
  */
-function endedWithoutRecord<E>(job: AnyJob, id: string, run: FinishedRun): JobFailedError<E> | undefined {
+export function endedWithoutRecord<E>(job: AnyJob, id: string, run: FinishedRun): JobFailedError<E> | undefined {
   if (run.status === 'cancelled') return new JobFailedError<E>({ jobId: id, jobName: job.name, reason: 'cancelled', message: run.error ?? 'the job was cancelled' });
   if (run.status === 'failed') return new JobFailedError<E>({ jobId: id, jobName: job.name, reason: 'dead_lettered', message: run.error ?? 'the job was dead-lettered' });
   return undefined;

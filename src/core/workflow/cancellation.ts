@@ -49,7 +49,7 @@ async function cancelRegistered(ctx: RuntimeContext, runId: string, entry: Regis
 
 /**
  * `WorkflowRuntime.cancel` after the run id was validated. `record`: the command being applied,
- * whose answer commits with the cancel's removal or flag (command-ledger.ts).
+ * whose answer commits with the cancel's removal or flag (commands/ledger.ts).
  */
 export async function cancelRun(ctx: RuntimeContext, runId: string, record?: CommandRecord): Promise<boolean> {
   for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS; attempt++) {

@@ -70,7 +70,7 @@ async function liveWaiter(ctx: RuntimeContext, index: Uint8Array): Promise<strin
   return job?.status === 'scheduled' ? id : undefined;
 }
 
-/** `record`: the command being applied, whose answer commits with the wake or the buffering (command-ledger.ts). */
+/** `record`: the command being applied, whose answer commits with the wake or the buffering (commands/ledger.ts). */
 export async function sendSignal(ctx: RuntimeContext, correlationKey: string, payload: Uint8Array, record?: CommandRecord): Promise<SignalOutcome> {
   checkCorrelationKey(correlationKey);
   const bufKey = signalBufferKey(correlationKey);

@@ -13,7 +13,7 @@
  *    run record + step pointer. A dedup hit (a waiting step 0 with no record) applies nothing and
  *    is answered as a duplicate of that job.
  * Duplicates never apply their KV writes. A command applied through a carrier keeps its answer
- * in the step-0 transaction (command-ledger.ts). A run id is released when its run terminates: the next
+ * in the step-0 transaction (commands/ledger.ts). A run id is released when its run terminates: the next
  * submission under it starts a new run (sharing the old run's memo entries).
  */
 import { equalBytes, toHex } from '../bytes.js';
@@ -105,7 +105,7 @@ export function validateSpec(spec: RunSpec, defaultAttempts: number | undefined)
   return { runId: spec.runId, input, headers: { ...headers }, options, kvWrites };
 }
 
-/** `record`: the command being applied, whose answer commits with a new run (command-ledger.ts). */
+/** `record`: the command being applied, whose answer commits with a new run (commands/ledger.ts). */
 export async function submitRun(ctx: RuntimeContext, locks: KeyedMutex, spec: RunSpec, defaultAttempts: number | undefined, record?: CommandRecord): Promise<SubmitOutcome> {
   const v = validateSpec(spec, defaultAttempts);
   const runId = v.runId ?? ctx.queue.nextJobId();

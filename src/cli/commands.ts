@@ -6,7 +6,7 @@
  */
 import type { ObjectStore } from '../core/objects/object-store.js';
 import type { Queue } from '../core/queue/index.js';
-import type { TerminalHook } from '../core/workflow/terminal-hook.js';
+import type { TerminalHook, TerminalStatus } from '../core/workflow/terminal-hook.js';
 import { WorkflowRuntime } from '../core/workflow/runtime.js';
 import { StepError } from '../core/workflow/step-error.js';
 import { DEFAULT_QUEUE_NAME } from '../core/workflow/constants.js';
@@ -21,10 +21,10 @@ import type { CommandRuntime } from '../core/workflow/commands/run-command.js';
 import { isTaqubaError } from '../core/errors.js';
 import { CliError, EXIT_FAILURE, usageError } from './cli-error.js';
 import { colorEnabled, makeColors } from './format.js';
-import { document, jsonDead, jsonQueue, jsonRun, jsonTimeline, type JsonRun } from './json.js';
-import { findActiveRun, listDeadOnQueues, listRunsOnQueues, readersFor, selectQueues } from './queues.js';
+import { document, jsonDead, jsonFinishedRun, jsonQueue, jsonRun, jsonTimeline, type JsonRun } from './json.js';
+import { decodeFinishedCursor, encodeFinishedCursor, findActiveRun, listDeadOnQueues, listFinishedOnQueues, listRunsOnQueues, readersFor, selectQueues } from './queues.js';
 import { openReader, openStore, openWriter, type StoreOptions } from './store.js';
-import { deadView, queuesView, runsView, timelineView, type ViewContext } from './views.js';
+import { deadView, finishedRunsView, queuesView, runsView, timelineView, type ViewContext } from './views.js';
 
 /** Where a command writes, and what it knows of its terminal (injected so tests and `main` share it). */
 export interface Io {
@@ -70,19 +70,42 @@ async function withReader<T>(io: Io, options: GlobalOptions, use: (s: Session) =
 }
 
 const STATES: readonly DurableRunState[] = ['pending', 'scheduled', 'waiting-for-signal', 'running', 'cancelling', 'dead'];
+const FINISHED: readonly TerminalStatus[] = ['succeeded', 'failed', 'cancelled'];
 
-/** `--status a,b` (or repeated) as run states; USAGE naming the valid ones otherwise. */
-export function parseStates(values: readonly string[] | undefined): DurableRunState[] | undefined {
-  if (values === undefined) return undefined;
+/** What `--status` asks `runs` for: active runs (in these states, or all), or finished runs that ended in these states. */
+export type StatusFilter = { readonly finished: false; readonly states: DurableRunState[] | undefined } | { readonly finished: true; readonly states: TerminalStatus[] };
+
+const STATE_GROUPS = `active runs: ${STATES.join(', ')}; finished runs: ${FINISHED.join(', ')}`;
+
+/**
+ * `--status a,b` (or repeated): states of active runs, or states finished runs ended in, not both
+ * (a listing is of one or the other); USAGE naming the valid ones otherwise.
+ */
+export function parseStatus(values: readonly string[] | undefined): StatusFilter {
+  if (values === undefined) return { finished: false, states: undefined };
   const states = values.flatMap((v) => v.split(',')).filter((s) => s !== '');
-  for (const s of states) if (!STATES.includes(s as DurableRunState)) throw usageError(`unknown run state. status=${JSON.stringify(s)}`, `one of ${STATES.join(', ')}`);
-  return states as DurableRunState[];
+  for (const s of states) {
+    if (!STATES.includes(s as DurableRunState) && !FINISHED.includes(s as TerminalStatus)) {
+      throw usageError(`unknown run state. status=${JSON.stringify(s)}`, `one of ${STATES.join(', ')} (active runs) or ${FINISHED.join(', ')} (finished runs)`);
+    }
+  }
+  const finished = states.filter((s) => FINISHED.includes(s as TerminalStatus));
+  if (finished.length === 0) return { finished: false, states: states as DurableRunState[] };
+  if (finished.length < states.length) {
+    const active = states.filter((s) => !FINISHED.includes(s as TerminalStatus));
+    throw usageError(
+      `--status mixes states of active runs (${active.join(',')}) with states of finished runs (${finished.join(',')}). status=${JSON.stringify(states.join(','))}`,
+      `a listing is of active runs or of finished runs, not both (${STATE_GROUPS}); list each with its own taquba runs`,
+    );
+  }
+  return { finished: true, states: [...new Set(finished as TerminalStatus[])] };
 }
 
 const encodeCursor = (cursor: Uint8Array | undefined): string | null => (cursor === undefined ? null : Buffer.from(cursor).toString('base64url'));
 function decodeCursor(text: string | undefined): Uint8Array | undefined {
   if (text === undefined) return undefined;
   if (!/^[A-Za-z0-9_-]+$/.test(text)) throw usageError(`not a cursor printed by taquba runs. after=${JSON.stringify(text)}`);
+  if (decodeFinishedCursor(text) !== undefined) throw usageError(`this cursor pages a listing of finished runs. after=${JSON.stringify(text)}`, 'give the --status of finished states it was printed with again');
   return new Uint8Array(Buffer.from(text, 'base64url'));
 }
 
@@ -93,12 +116,28 @@ async function runRow(reader: WorkflowReader, summary: RunSummary): Promise<Json
 }
 
 export async function runsCommand(io: Io, options: GlobalOptions, local: { status?: string[]; limit: number; after?: string }): Promise<void> {
-  const status = parseStates(local.status);
+  const status = parseStatus(local.status);
+  if (status.finished) return finishedRunsCommand(io, options, { status: status.states, limit: local.limit, after: local.after });
+  const cursor = decodeCursor(local.after);
   await withReader(io, options, async (s) => {
-    const page = await listRunsOnQueues(s.readers, { status, limit: local.limit, cursor: decodeCursor(local.after) });
+    const page = await listRunsOnQueues(s.readers, { status: status.states, limit: local.limit, cursor });
     const runs = await Promise.all(page.runs.map((r) => runRow(r.reader, r.summary)));
     const next = encodeCursor(page.nextCursor);
     io.out(options.json ? s.doc('runs', { runs, nextCursor: next }) : runsView(runs, next, s.view, s.readers.length > 1));
+  });
+}
+
+/** `runs --status` of terminal states: finished runs still kept (the writer's `outcomeRetentionMs`), over the queues looked at. */
+async function finishedRunsCommand(io: Io, options: GlobalOptions, local: { status: TerminalStatus[]; limit: number; after?: string }): Promise<void> {
+  const cursor = local.after === undefined ? undefined : decodeFinishedCursor(local.after);
+  if (local.after !== undefined && cursor === undefined) {
+    throw usageError(`not a cursor printed by taquba runs for finished runs. after=${JSON.stringify(local.after)}`, 'pass the --after value a page of taquba runs --status <finished states> printed');
+  }
+  await withReader(io, options, async (s) => {
+    const page = await listFinishedOnQueues(s.readers, { status: local.status, limit: local.limit, cursor });
+    const runs = page.runs.map((r) => jsonFinishedRun(r.run, r.reader.queueName));
+    const next = page.next === undefined ? null : encodeFinishedCursor(page.next);
+    io.out(options.json ? s.doc('runs', { runs, nextCursor: next }) : finishedRunsView(runs, next, s.view, s.readers.length > 1, local.status));
   });
 }
 

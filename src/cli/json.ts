@@ -6,6 +6,7 @@
  * only ever added within a schema version, never renamed or removed.
  */
 import type { JobAttempt, QueueStats } from '../core/queue/index.js';
+import type { FinishedRun } from '../core/workflow/finished-runs.js';
 import type { DeadStep, RunDetails, RunSummary, RunWait } from '../core/workflow/inspection.js';
 import type { RunTimeline, TimelineJob, TimelineSignal, TimelineStep, TimelineStepOutcome } from '../core/workflow/run-timeline.js';
 import type { Trigger } from '../core/workflow/outcome.js';
@@ -46,6 +47,30 @@ export function jsonRun(summary: RunSummary, details: RunDetails | null, queue: 
   };
 }
 export type JsonRun = ReturnType<typeof jsonRun>;
+
+/**
+ * One row of `runs --status <finished states>`: a finished run from its record (kept for the
+ * writer's `outcomeRetentionMs`); `queue` is the queue its steps went to. `result` is null but
+ * for `succeeded`, and then too when the record left it out (over 64 KiB: `resultSize` still
+ * gives its length, `omitted` names it).
+ */
+export function jsonFinishedRun(run: FinishedRun, queue: string) {
+  return {
+    runId: run.runId,
+    queue,
+    status: run.status,
+    finalStep: run.finalStep,
+    attempts: run.attempts,
+    result: run.result === null ? null : jsonBytes(run.result),
+    resultSize: run.resultBytes,
+    error: run.error,
+    endedAtMs: run.endedAtMs,
+    submittedAtMs: run.submittedAtMs,
+    headers: run.headers,
+    omitted: [...run.omitted],
+  };
+}
+export type JsonFinishedRun = ReturnType<typeof jsonFinishedRun>;
 
 const jsonTry = (a: JobAttempt) => ({
   attempt: a.attempt,

@@ -39,8 +39,12 @@ export function buildProgram(io: Io): Command {
 
   program
     .command('runs')
-    .description('active runs: state, current step, what they wait for, attempts, age')
-    .option('--status <states>', 'only these states (comma-separated or repeated): pending, scheduled, waiting-for-signal, running, cancelling, dead', collect)
+    .description('active runs: state, current step, what they wait for, attempts, age; finished runs (still kept) with --status succeeded,failed,cancelled')
+    .option(
+      '--status <states>',
+      'only these states (comma-separated or repeated), of active runs: pending, scheduled, waiting-for-signal, running, cancelling, dead; or of finished runs: succeeded, failed, cancelled (not both)',
+      collect,
+    )
     .option('--limit <n>', 'page size', integer(0), 50)
     .option('--after <cursor>', 'the cursor a previous page printed')
     .action((local, cmd: Command) => runsCommand(io, globals(cmd), local));

@@ -6,7 +6,9 @@
  * that ever had a job) and tell which queue each run is on; with `--queue`, on that one queue,
  * which must exist (UNKNOWN_QUEUE otherwise: a mistyped name used to list nothing, silently).
  */
+import type { FinishedRun } from '../core/workflow/finished-runs.js';
 import type { DeadStep, RunListOptions, RunSummary } from '../core/workflow/inspection.js';
+import type { TerminalStatus } from '../core/workflow/terminal-hook.js';
 import { WorkflowReader } from '../core/workflow/workflow-reader.js';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 
@@ -94,4 +96,136 @@ export async function findActiveRun(readers: readonly WorkflowReader[], runId: s
   const found = await Promise.all(readers.map((reader) => reader.getRun(runId)));
   const index = found.findIndex((run) => run !== null);
   return index < 0 ? undefined : readers[index];
+}
+
+/**
+ * Where a listing of finished runs stands between pages. Finished-run records are kept per queue
+ * (`workflow/outcomes/{queue}/{run}`), so, unlike active runs, each queue's listing has its own
+ * engine cursor: `positions` keeps one per queue (null: that queue had nothing more; a queue not
+ * named lists from its start), and `after` is the last row printed, by run id then queue. Rows up
+ * to `after` are skipped wherever they turn up, so a position is only a shortcut: a queue first
+ * seen on a later page (or after `--queue` changed) lists from its start without repeating rows.
+ */
+export interface FinishedCursor {
+  readonly after: { readonly runId: string; readonly queue: string };
+  readonly positions: ReadonlyMap<string, Uint8Array | null>;
+}
+
+export interface QueuedFinishedRun {
+  readonly run: FinishedRun;
+  readonly reader: WorkflowReader;
+}
+
+/** Rows order of a finished listing: run id (key order), then queue (one id may have ended on several queues). */
+const rowOrder = (a: { runId: string; queue: string }, b: { runId: string; queue: string }): number => keyOrder(a.runId, b.runId) || keyOrder(a.queue, b.queue);
+
+/** How many of `runs` (of `queue`, in run-id order) come at or before `after`: always a leading part. */
+function leadingUpTo(runs: readonly FinishedRun[], queue: string, after: FinishedCursor['after'] | undefined): number {
+  if (after === undefined) return 0;
+  let n = 0;
+  while (n < runs.length && rowOrder({ runId: runs[n]!.runId, queue }, after) <= 0) n++;
+  return n;
+}
+
+/**
+ * The first `limit` finished runs of one queue after `after`, listed from `position`: `base` is
+ * where the listing that found them started, `skipped` how many runs at or before `after` it met
+ * first, `nextCursor` the cursor after the last run returned (undefined: none after it).
+ */
+async function finishedOnQueue(
+  reader: WorkflowReader,
+  status: readonly TerminalStatus[],
+  position: Uint8Array | undefined,
+  after: FinishedCursor['after'] | undefined,
+  limit: number,
+): Promise<{ base: Uint8Array | undefined; skipped: number; runs: FinishedRun[]; nextCursor: Uint8Array | undefined }> {
+  let base = position;
+  for (;;) {
+    const page = await reader.listRuns({ status, limit, cursor: base });
+    const skipped = leadingUpTo(page.runs, reader.queueName, after);
+    // A whole page already printed (a queue listed from its start): go on past it.
+    if (skipped > 0 && skipped === page.runs.length && page.nextCursor !== undefined) {
+      base = page.nextCursor;
+      continue;
+    }
+    if (skipped === 0 || page.nextCursor === undefined) return { base, skipped, runs: page.runs.slice(skipped), nextCursor: page.nextCursor };
+    // Some printed, the page full: the same listing, longer by those, holds `limit` new ones.
+    const again = await reader.listRuns({ status, limit: skipped + limit, cursor: base });
+    const skippedAgain = leadingUpTo(again.runs, reader.queueName, after);
+    return { base, skipped: skippedAgain, runs: again.runs.slice(skippedAgain), nextCursor: again.nextCursor };
+  }
+}
+
+/**
+ * One page of finished runs (`status`: terminal states only) over several queues, in run-id
+ * order (then queue), with where the next page starts (undefined: this was the last).
+ *
+ * Each queue lists its first `limit` runs after the cursor's `after`, so the first `limit` of
+ * their merge are the first over all the queues. A queue whose runs were all kept goes on from
+ * its own listing's cursor; one with some kept from the cursor after its last kept run (its
+ * listing again, up to that run: a full page of `listRuns` ends right after its last run); one
+ * with none kept from where it started.
+ */
+export async function listFinishedOnQueues(
+  readers: readonly WorkflowReader[],
+  options: { readonly status: readonly TerminalStatus[]; readonly limit: number; readonly cursor?: FinishedCursor },
+): Promise<{ runs: QueuedFinishedRun[]; next: FinishedCursor | undefined }> {
+  const { status, limit, cursor } = options;
+  if (limit === 0) return { runs: [], next: undefined };
+  const live = readers.filter((reader) => cursor?.positions.get(reader.queueName) !== null);
+  const pages = await Promise.all(live.map((reader) => finishedOnQueue(reader, status, cursor?.positions.get(reader.queueName) ?? undefined, cursor?.after, limit)));
+  const rows = pages.flatMap((page, queue) => page.runs.map((run, index) => ({ run, queue, index })));
+  const kept = rows.sort((a, b) => rowOrder({ runId: a.run.runId, queue: live[a.queue]!.queueName }, { runId: b.run.runId, queue: live[b.queue]!.queueName })).slice(0, limit);
+  const runs = kept.map((k) => ({ run: k.run, reader: live[k.queue]! }));
+  // Fewer than a page: no queue listed a full page, so each reached its end.
+  if (kept.length < limit) return { runs, next: undefined };
+  const positions = new Map(cursor?.positions ?? []);
+  const keptOf = live.map((_, queue) => kept.filter((k) => k.queue === queue).length);
+  await Promise.all(
+    live.map(async (reader, queue) => {
+      const page = pages[queue]!;
+      const n = keptOf[queue]!;
+      let at: Uint8Array | null | undefined;
+      if (n === page.runs.length) at = page.nextCursor ?? null;
+      else if (n === 0) at = page.base;
+      // Listed again up to its last kept run; should that come out short (the store moved), from where it started.
+      else at = (await reader.listRuns({ status, limit: page.skipped + n, cursor: page.base })).nextCursor ?? page.base;
+      if (at === undefined) positions.delete(reader.queueName);
+      else positions.set(reader.queueName, at);
+    }),
+  );
+  if (readers.every((reader) => positions.get(reader.queueName) === null)) return { runs, next: undefined };
+  const last = runs[runs.length - 1]!;
+  return { runs, next: { after: { runId: last.run.runId, queue: last.reader.queueName }, positions } };
+}
+
+/** The text of a finished listing's cursor (what `--after` takes): base64url JSON. */
+export function encodeFinishedCursor(cursor: FinishedCursor): string {
+  const at: Record<string, string | null> = {};
+  for (const [queue, position] of cursor.positions) at[queue] = position === null ? null : Buffer.from(position).toString('base64url');
+  return Buffer.from(JSON.stringify({ v: 1, after: [cursor.after.runId, cursor.after.queue], at })).toString('base64url');
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+
+/** The cursor a finished listing printed, or undefined when `text` is not one. */
+export function decodeFinishedCursor(text: string): FinishedCursor | undefined {
+  if (!BASE64URL.test(text)) return undefined;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof doc !== 'object' || doc === null) return undefined;
+  const { v, after, at } = doc as { v?: unknown; after?: unknown; at?: unknown };
+  if (v !== 1 || !Array.isArray(after) || after.length !== 2 || typeof after[0] !== 'string' || typeof after[1] !== 'string') return undefined;
+  if (typeof at !== 'object' || at === null || Array.isArray(at)) return undefined;
+  const positions = new Map<string, Uint8Array | null>();
+  for (const [queue, position] of Object.entries(at)) {
+    if (position === null) positions.set(queue, null);
+    else if (typeof position === 'string' && position !== '' && BASE64URL.test(position)) positions.set(queue, new Uint8Array(Buffer.from(position, 'base64url')));
+    else return undefined;
+  }
+  return { after: { runId: after[0], queue: after[1] }, positions };
 }

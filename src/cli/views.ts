@@ -4,7 +4,7 @@ import type { DeadStep, RunWait } from '../core/workflow/inspection.js';
 import type { RunTimeline, TimelineJob, TimelineSignal, TimelineStep, TimelineStepOutcome } from '../core/workflow/run-timeline.js';
 import type { Trigger } from '../core/workflow/outcome.js';
 import { duration, relativeTime, showBytes, table, type Colors } from './format.js';
-import type { JsonRun } from './json.js';
+import type { JsonFinishedRun, JsonRun } from './json.js';
 
 export interface ViewContext {
   readonly colors: Colors;
@@ -60,6 +60,37 @@ export function runsView(runs: readonly JsonRun[], nextCursor: string | null, v:
   ]);
   const out = table(['RUN', ...(showQueue ? ['QUEUE'] : []), 'STATE', 'STEP', 'WAITING FOR', 'ATTEMPTS', 'AGE'], rows, v.colors);
   return nextCursor === null ? out : `${out}\n${v.colors.dim(`more runs: --after ${nextCursor}`)}`;
+}
+
+/** Text on one line, cut at `max` characters. */
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/** What a finished run ended with, short: its result, else its error. */
+function outcomeText(r: JsonFinishedRun, c: Colors): string {
+  if (r.status === 'succeeded') {
+    if (r.result !== null) return r.result.text === null ? `<${r.result.size} bytes>` : JSON.stringify(oneLine(r.result.text, 40));
+    return c.dim(r.resultSize === null ? '-' : `<${r.resultSize} bytes, not kept>`);
+  }
+  if (r.error === null) return c.dim(r.status === 'cancelled' ? 'external cancel' : '-');
+  return r.status === 'failed' ? c.red(oneLine(r.error, 60)) : oneLine(r.error, 60);
+}
+
+/** `runs --status <finished states>`; `status` is what was asked for (the next page's command repeats it). */
+export function finishedRunsView(runs: readonly JsonFinishedRun[], nextCursor: string | null, v: ViewContext, showQueue: boolean, status: readonly string[]): string {
+  if (runs.length === 0) return v.colors.dim(`no finished runs (${status.join(', ')}) kept`);
+  const rows = runs.map((r) => [
+    r.runId,
+    ...(showQueue ? [r.queue] : []),
+    stateColor(r.status, v.colors),
+    relativeTime(r.endedAtMs, v.nowMs),
+    String(r.finalStep),
+    outcomeText(r, v.colors),
+  ]);
+  const out = table(['RUN', ...(showQueue ? ['QUEUE'] : []), 'STATE', 'ENDED', 'STEP', 'RESULT / ERROR'], rows, v.colors);
+  return nextCursor === null ? out : `${out}\n${v.colors.dim(`more runs: --status ${status.join(',')} --after ${nextCursor}`)}`;
 }
 
 /** `queues`: each dead step's queue, for a QUEUE column (when they come from several queues). */

@@ -158,7 +158,7 @@ async function deleteRecordOf(ctx: RuntimeContext, runId: string, endedAtMs: num
   return ctx.queue.kvCompareDelete(key, bytes);
 }
 
-/** How often the finished-run sweep runs: min(retention, 1 hour). */
-export function finishedRunSweepInterval(retentionMs: number): number {
+/** How often a retention sweep runs: min(retention, 1 hour). */
+export function sweepIntervalFor(retentionMs: number): number {
   return Math.min(retentionMs, FINISHED_SWEEP_INTERVAL_MAX_MS);
 }

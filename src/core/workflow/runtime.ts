@@ -40,7 +40,7 @@ import { KeyedMutex } from '../keyed-mutex.js';
 import { MemoStore } from './memo.js';
 import { reconcileDeadSteps, runReconcileLoop } from './reconciler.js';
 import { RunRegistry, type RunStatus } from './registry.js';
-import { finishedRunSweepInterval, runPeriodically, sweepExpiredFinishedRuns, sweepExpiredMemos } from './retention-sweeper.js';
+import { sweepIntervalFor, runPeriodically, sweepExpiredFinishedRuns, sweepExpiredMemos } from './retention-sweeper.js';
 import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntimeOptions } from './runtime-options.js';
 import { clearBufferedSignal, sendSignal, signalLocksOf, type SignalOutcome } from './signals.js';
 import { asStepRunnerObject, type StepRunner } from './step.js';
@@ -302,8 +302,9 @@ export class WorkflowRuntime {
 
   /**
    * Runs the worker until `signal` aborts: steps and notifications, plus the dead-step
-   * reconciliation, (with memo retention) the memo retention sweep and (with a finite outcome
-   * retention) the finished-run sweep in the background. On abort it
+   * reconciliation, the command inbox other processes send to (unless `commandPollMs` is null),
+   * and the retention sweeps (memos with memo retention, finished runs and command answers with a
+   * finite retention) in the background. On abort it
    * stops claiming, waits for in-flight work and the background tasks, and resolves. Rejects when
    * claiming fails (CLOSED, FENCED, store errors), after the same wait.
    */
@@ -322,12 +323,12 @@ export class WorkflowRuntime {
     }
     const outcomes = this.options.outcomeRetentionMs;
     if (outcomes > 0 && Number.isFinite(outcomes)) {
-      background.push(runPeriodically(this.ctx, finishedRunSweepInterval(outcomes), stop.signal, 'finished-run retention sweep', () => sweepExpiredFinishedRuns(this.ctx, outcomes)));
+      background.push(runPeriodically(this.ctx, sweepIntervalFor(outcomes), stop.signal, 'finished-run retention sweep', () => sweepExpiredFinishedRuns(this.ctx, outcomes)));
     }
     const answers = this.options.commandRetentionMs;
     if (Number.isFinite(answers)) {
       const sweep = (): Promise<number> => sweepCommandAnswers(this.ctx.queue, this.ctx.clock.now() - answers);
-      background.push(runPeriodically(this.ctx, finishedRunSweepInterval(answers), stop.signal, 'command answer retention sweep', sweep));
+      background.push(runPeriodically(this.ctx, sweepIntervalFor(answers), stop.signal, 'command answer retention sweep', sweep));
     }
     try {
       // The queue's worker loop: a step (or notification) holds its slot while the runner (or

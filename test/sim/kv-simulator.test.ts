@@ -45,8 +45,12 @@ const FOUND_SEEDS = [
   // flight across close() waited on the held store call).
   2358520,
 ];
-/** Damage seeds that once failed: a deleted WAL object whose hole an opener's fence filled (seed 300136). */
-const FOUND_DAMAGE_SEEDS = [300136];
+/**
+ * Damage seeds that once failed: a deleted WAL object whose hole an opener's fence filled
+ * (300136); a deleted table read as FENCED because the writer's own publish in flight looked like
+ * a newer writer (2427203; fenced is now decided by epoch).
+ */
+const FOUND_DAMAGE_SEEDS = [300136, 2427203];
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);

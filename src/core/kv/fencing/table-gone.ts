@@ -13,7 +13,8 @@ import type { WriterState } from '../writer-state.js';
  * it (we are fenced, and say so), or it is damage (the NOT_FOUND naming the table stands).
  */
 export async function tableGone(state: WriterState, e: unknown): Promise<never> {
-  if (isTaqubaError(e, 'NOT_FOUND') && (await state.manifests.hasNewer(state.manifest.id).catch(() => false))) {
+  // By epoch, not by manifest id: a manifest past ours may be our own publish still in flight.
+  if (isTaqubaError(e, 'NOT_FOUND') && ((await state.manifests.latest().catch(() => undefined))?.data.epoch ?? 0) > state.epoch) {
     throw new FencedError(`a newer writer took the store over and collected a table this read needed. epoch=${state.epoch}`, { epoch: state.epoch });
   }
   throw e;

@@ -14,9 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { utf8 } from '../../src/core/bytes.js';
-import { Queue } from '../../src/core/queue/index.js';
-import { StepOutcome, WorkflowRuntime, type Step } from '../../src/core/workflow/index.js';
-import { FileSystemObjectStore } from '../../src/node/fs-store.js';
+import { StepOutcome, type Step } from '../../src/core/workflow/index.js';
+import { openTwoQueueWriter } from './two-queue-writer.js';
 import { cliHere, json, oneLine } from './cli-harness.js';
 
 const FAIL_D = 'the ledger refused the refund:\n  account 4021 is closed, and the reversal window of thirty days has passed';
@@ -57,14 +56,7 @@ const at = (...args: string[]) => ['--store', root, ...args];
 const pairs = (doc: Record<string, any>): [string, string][] => doc.runs.map((r: any) => [r.runId, r.queue]);
 
 async function writeStore(): Promise<void> {
-  const store = new FileSystemObjectStore({ root });
-  const queue = await Queue.open(store, 'app', { logger: false });
-  const hook = { onTermination: async () => undefined };
-  const runtimes = {
-    'workflow-steps': new WorkflowRuntime(queue, store, step, hook, { logger: false }),
-    approvals: new WorkflowRuntime(queue, store, step, hook, { queueName: 'approvals', logger: false }),
-  };
-  const workers = Object.values(runtimes).map((r) => r.spawn());
+  const { runtimes, close } = await openTwoQueueWriter(root, step);
   const submit = (name: string, runId: string) => runtimes[name as keyof typeof runtimes].submit({ runId, input: utf8(runId), headers: { team: `team-${runId}` } });
   const ended = Object.entries(ENDED).flatMap(([name, list]) => list.map((runId) => ({ name, runId })));
   // The second `twin` only once the first ended: one engine has one run of an id at a time.
@@ -82,8 +74,7 @@ async function writeStore(): Promise<void> {
   }
   expect(await runtimes.approvals.cancel('xcan-f')).toBe(true);
   expect(await runtimes.approvals.result('xcan-f', { timeoutMs: 30_000 })).toMatchObject({ status: 'cancelled', error: null });
-  await Promise.all(workers.map((w) => w.shutdown()));
-  await queue.close();
+  await close();
 }
 
 beforeAll(async () => {

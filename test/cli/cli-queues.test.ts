@@ -15,9 +15,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { utf8 } from '../../src/core/bytes.js';
-import { Queue } from '../../src/core/queue/index.js';
-import { StepError, StepOutcome, WorkflowRuntime, type Step } from '../../src/core/workflow/index.js';
-import { FileSystemObjectStore } from '../../src/node/fs-store.js';
+import { StepError, StepOutcome, type Step } from '../../src/core/workflow/index.js';
+import { openTwoQueueWriter } from './two-queue-writer.js';
 import { runScript } from '../support/run-script.js';
 import { cli, cliHere, json, oneLine, plainEnv } from './cli-harness.js';
 
@@ -38,14 +37,7 @@ async function step(s: Step): Promise<StepOutcome> {
 }
 
 async function writeStore(): Promise<void> {
-  const store = new FileSystemObjectStore({ root });
-  const queue = await Queue.open(store, 'app', { logger: false });
-  const hook = { onTermination: async () => undefined };
-  const runtimes = {
-    'workflow-steps': new WorkflowRuntime(queue, store, step, hook, { logger: false }),
-    approvals: new WorkflowRuntime(queue, store, step, hook, { queueName: 'approvals', logger: false }),
-  };
-  const workers = Object.values(runtimes).map((r) => r.spawn());
+  const { queue, runtimes, close } = await openTwoQueueWriter(root, step);
   for (const [name, ids] of Object.entries(PARKED)) for (const runId of ids) await runtimes[name as keyof typeof PARKED].submit({ runId, input: utf8(runId) });
   await runtimes['workflow-steps'].submit({ runId: 'dead-main', input: utf8('x') });
   await runtimes.approvals.submit({ runId: 'dead-approvals', input: utf8('x') });
@@ -57,8 +49,7 @@ async function writeStore(): Promise<void> {
     if (parked.every((r) => r?.state === 'waiting-for-signal') && dead.length === 2) break;
     await new Promise((r) => setTimeout(r, 20));
   }
-  await Promise.all(workers.map((w) => w.shutdown()));
-  await queue.close();
+  await close();
 }
 
 beforeAll(async () => {

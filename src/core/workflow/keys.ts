@@ -57,7 +57,8 @@ export function parseTerminalMarkerKey(key: Uint8Array): { terminatedAtMs: numbe
   return parsed && { terminatedAtMs: parsed.endedAtMs, runId: parsed.runId };
 }
 
-const queueSegment = (queueName: string): string => encodeURIComponent(queueName);
+/** A queue name as one key segment (URI-encoded: it holds no `/`). */
+export const queueSegment = (queueName: string): string => encodeURIComponent(queueName);
 
 /** Prefix of the finished-run records of the runtime on `queueName` (listed in run-id order). */
 export const finishedRunPrefix = (queueName: string): Uint8Array => utf8(`${OUTCOMES_PREFIX}${queueSegment(queueName)}/`);

@@ -8,7 +8,7 @@
 import { systemClock, type Clock } from '../../clock.js';
 import { ClosedError, InvalidConfigError } from '../../errors.js';
 import type { ObjectStore } from '../../objects/object-store.js';
-import { checkObjectStore, checkOptions, optionNames } from '../../options.js';
+import { checkObjectStore, checkOptions, numberRule, optionNames } from '../../options.js';
 import { show } from '../../show.js';
 import { DEFAULT_QUEUE_NAME } from '../constants.js';
 import type { DeadJobRetry } from '../dead-step-retry.js';
@@ -40,8 +40,9 @@ const OPTION_NAMES = optionNames<RuntimeClientOptions>({ path: true, queueName: 
 
 function positiveMs(option: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1) throw new InvalidConfigError(`${option} must be a finite number of milliseconds, at least 1. ${option}=${show(value)}`, { option, value: show(value) });
-  return value;
+  const rule = numberRule(value, { min: 1 });
+  if (rule !== undefined) throw new InvalidConfigError(`${option} ${rule} (milliseconds). ${option}=${show(value)}`, { option, value: show(value) });
+  return value as number;
 }
 
 export class RuntimeClient implements CommandRuntime {

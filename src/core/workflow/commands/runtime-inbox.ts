@@ -4,18 +4,19 @@
  * (`WorkflowRuntime.run`) serves it; `RuntimeClient` sends to it.
  *
  * Objects (on the runtime's object store, beside the engine at the queue's path):
- *   {path}/commands/{queueName}/inbox/{batch id}     a sender's batch of commands
- *   {path}/commands/{queueName}/replies/{batch id}   the runtime's answers to it
+ *   {path}/commands/{q}/inbox/{batch id}     a sender's batch of commands ({q}: the queue name, URI-encoded)
+ *   {path}/commands/{q}/replies/{batch id}   the runtime's answers to it
  */
 import type { Clock } from '../../clock.js';
 import { isTaqubaError } from '../../errors.js';
 import type { ObjectStore } from '../../objects/object-store.js';
 import { applyInbox, collectOrphanReplies, MAX_BACKOFF_FACTOR, type InboxTarget } from './inbox.js';
 import type { CommandTargets } from './run-command.js';
+import { queueSegment } from '../keys.js';
 
 /** The inbox of the runtime whose steps go to `queueName`, on the engine at `path`. */
 export function runtimeInbox(path: string, queueName: string): InboxTarget {
-  const root = `${path}/commands/${queueName}/`;
+  const root = `${path}/commands/${queueSegment(queueName)}/`;
   return { inboxPrefix: `${root}inbox/`, repliesPrefix: `${root}replies/`, describe: `the runtime of queue ${queueName} at ${path}`, details: { path, queueName } };
 }
 

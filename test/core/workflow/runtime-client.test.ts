@@ -81,4 +81,12 @@ describe('RuntimeClient: commands to a running runtime from another process', ()
     client.close();
     expect(isTaqubaError(await client.cancel('r').catch((err: unknown) => err), 'CLOSED')).toBe(true);
   });
+
+  it('commandPollMs must be null or a positive number of ms (INVALID_CONFIG naming it)', async () => {
+    const h = await makeHarness(memory.factory);
+    for (const commandPollMs of [0, -5, Number.NaN, '200', Number.POSITIVE_INFINITY]) {
+      expect(() => h.runtime(parked, new RecordingHook(), { commandPollMs } as never), String(commandPollMs)).toThrow(/commandPollMs/);
+    }
+    expect(() => h.runtime(parked, new RecordingHook(), { commandPollMs: null })).not.toThrow();
+  });
 });

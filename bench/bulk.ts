@@ -15,7 +15,7 @@
  */
 import type { ObjectStore } from '../src/core/objects/object-store.js';
 import { Queue } from '../src/core/queue/index.js';
-import { Bulk, pipeline } from '../src/core/workflow/bulk/index.js';
+import { Bulk, pipeline } from '../src/core/bulk/index.js';
 import { NoopTerminalHook, StepOutcome, WorkflowRuntime } from '../src/core/workflow/index.js';
 import { countAcks, quiet } from './chain-workload.js';
 import { log, now, type BenchContext, type Benchmark } from './harness.js';

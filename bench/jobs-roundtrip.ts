@@ -11,7 +11,7 @@
  * A warm-up of WARMUP jobs (LANES at a time) runs first, so the numbers show a warmed process.
  */
 import { Queue } from '../src/core/queue/index.js';
-import { defineJob, JobRunner } from '../src/core/workflow/jobs/index.js';
+import { defineJob, JobRunner } from '../src/core/jobs/index.js';
 import { log, now, percentile, type BenchContext, type Benchmark } from './harness.js';
 
 const SEQUENTIAL = 50;

@@ -227,7 +227,7 @@ export {
   type JobResultOptions,
   type JobRunnerOptions,
   type JobSubmitOptions,
-} from './core/workflow/jobs/index.js';
+} from './core/jobs/index.js';
 
 // Bulk: one pipeline of memoized phases over many inputs, with batch progress, cost rollup, resumable results and a failure policy.
 export {
@@ -252,7 +252,7 @@ export {
   type PhaseContext,
   type PhaseCosts,
   type PhaseRun,
-} from './core/workflow/bulk/index.js';
+} from './core/bulk/index.js';
 
 // Webhooks: HTTP deliveries through the queue, the terminal hook for `callback_url`, Standard Webhooks signatures.
 export {
@@ -285,7 +285,7 @@ export {
   type WebhookHeaders,
   type VerifyWebhookOptions,
   type VerifiedWebhook,
-} from './core/workflow/webhooks/index.js';
+} from './core/webhooks/index.js';
 
 // Cluster: many processes sharing the shards of one store, with leases, failover and inboxes (RFC 0003).
 export { openCluster, Cluster, ClusterJobHandle, type ClusterOptions } from './core/cluster/index.js';

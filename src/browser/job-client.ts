@@ -5,7 +5,7 @@
  * A handle is plain data plus an id, so a reloaded page re-attaches with `jobs.handle(job, id)`.
  */
 import { CorruptDataError, InvalidArgumentError, TaqubaError } from '../core/errors.js';
-import { JobFailedError, type Job, type JobResult, type JobResultOptions, type JobSubmitOptions } from '../core/workflow/jobs/index.js';
+import { JobFailedError, type Job, type JobResult, type JobResultOptions, type JobSubmitOptions } from '../core/jobs/index.js';
 import type { RuntimeOperations, WireJobOutcome } from './protocol.js';
 
 /** How long one `jobWait` call waits before the page asks again. */

@@ -8,7 +8,7 @@ import { InvalidArgumentError } from '../core/errors.js';
 import type { ObjectStore } from '../core/objects/object-store.js';
 import type { Queue } from '../core/queue/index.js';
 import type { RunnerHandle } from '../core/workflow/index.js';
-import { Bulk, type Batch, type BatchProgress, type BatchStatus, type BulkOptions, type Pipeline } from '../core/workflow/bulk/index.js';
+import { Bulk, type Batch, type BatchProgress, type BatchStatus, type BulkOptions, type Pipeline } from '../core/bulk/index.js';
 import type { BatchProgressEvent, WireBatchSubmitOptions } from './protocol.js';
 
 /** A pipeline for `WorkflowHostOptions.bulk` (any input and output types). */

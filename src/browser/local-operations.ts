@@ -10,12 +10,12 @@ import type { Queue } from '../core/queue/index.js';
 import type { DurableRunState, RunOutcome, RunTimeline, SignalOutcome, SubmitOutcome, WorkflowRuntime } from '../core/workflow/index.js';
 import { show } from '../core/show.js';
 import { kvKeyBytes, validateRunId } from '../core/workflow/validation.js';
-import { readBufferedSignal } from '../core/workflow/inspection.js';
+import { readBufferedSignal } from '../core/workflow/history/inspection.js';
 import type { CommandOptions } from '../core/workflow/commands/ledger.js';
-import type { JobSubmitOptions } from '../core/workflow/jobs/index.js';
+import type { JobSubmitOptions } from '../core/jobs/index.js';
 import { noJobsError, type LocalJobOperations } from './local-job-operations.js';
 import { noBulkError, type LocalBulkOperations } from './local-bulk-operations.js';
-import type { BatchProgress, BatchStatus } from '../core/workflow/bulk/index.js';
+import type { BatchProgress, BatchStatus } from '../core/bulk/index.js';
 import type {
   DeadStepPageOptions,
   DeadStepView,

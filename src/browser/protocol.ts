@@ -8,8 +8,8 @@
 import type { ErrorCode, ErrorDetails } from '../core/errors.js';
 import type { QueueStats } from '../core/queue/index.js';
 import type { DeadStep, DurableRunState, KvKey, MemoEntry, RunDetails, RunSpec, RunTimeline, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
-import type { JobFailureReason, JobSubmitOptions } from '../core/workflow/jobs/index.js';
-import type { BatchProgress, BatchStatus, FailurePolicy } from '../core/workflow/bulk/index.js';
+import type { JobFailureReason, JobSubmitOptions } from '../core/jobs/index.js';
+import type { BatchProgress, BatchStatus, FailurePolicy } from '../core/bulk/index.js';
 
 /** Bumped when a message shape changes: tabs of different versions never talk to each other. */
 export const PROTOCOL_VERSION = 6;

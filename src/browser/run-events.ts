@@ -6,7 +6,7 @@
  * the other tabs.
  */
 import type { Clock } from '../core/clock.js';
-import { StepError } from '../core/workflow/step-error.js';
+import { StepError } from '../core/workflow/steps/step-error.js';
 import type { RunOutcome, Step, StepOutcome, StepRunnerObject, TerminalEffects, TerminalHook } from '../core/workflow/index.js';
 import type { HubEvent, RunEvent, StepResultKind } from './protocol.js';
 import { exportBytes } from './transfer-handlers.js';

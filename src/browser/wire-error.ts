@@ -27,8 +27,8 @@ import {
   type ErrorDetails,
 } from '../core/errors.js';
 import { InputMismatchError } from '../core/workflow/errors.js';
-import { JobFailedError, type JobFailureReason } from '../core/workflow/jobs/index.js';
-import { StepError } from '../core/workflow/step-error.js';
+import { JobFailedError, type JobFailureReason } from '../core/jobs/index.js';
+import { StepError } from '../core/workflow/steps/step-error.js';
 import type { WireError } from './protocol.js';
 
 /** Causes deeper than this are cut (a cycle or a very long chain must not blow the message up). */

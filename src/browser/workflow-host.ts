@@ -26,9 +26,9 @@ import { ClosedError, InvalidConfigError, isTaqubaError, UnsupportedPlatformErro
 import type { ObjectStore } from '../core/objects/object-store.js';
 import { Queue, retryBackoffMs, type QueueOptions } from '../core/queue/index.js';
 import { createRunIdGenerator, DEFAULT_QUEUE_NAME, NoopTerminalHook, WorkflowRuntime, type RunnerHandle, type StepRunner, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';
-import type { Job, JobRunnerOptions } from '../core/workflow/jobs/index.js';
-import type { AnyJob } from '../core/workflow/jobs/job.js';
-import { asStepRunnerObject } from '../core/workflow/step.js';
+import type { Job, JobRunnerOptions } from '../core/jobs/index.js';
+import type { AnyJob } from '../core/jobs/job.js';
+import { asStepRunnerObject } from '../core/workflow/steps/step.js';
 import { IndexedDbObjectStore } from '../stores/indexeddb/index.js';
 import { OpfsObjectStore } from '../stores/opfs/index.js';
 import { LocalJobOperations } from './local-job-operations.js';

@@ -6,15 +6,15 @@
  */
 import type { ObjectStore } from '../core/objects/object-store.js';
 import type { Queue } from '../core/queue/index.js';
-import type { TerminalHook, TerminalStatus } from '../core/workflow/terminal-hook.js';
+import type { TerminalHook, TerminalStatus } from '../core/workflow/runs/terminal-hook.js';
 import { WorkflowRuntime } from '../core/workflow/runtime.js';
-import { StepError } from '../core/workflow/step-error.js';
+import { StepError } from '../core/workflow/steps/step-error.js';
 import { DEFAULT_QUEUE_NAME } from '../core/workflow/constants.js';
 import { signalWaitKey } from '../core/workflow/keys.js';
-import type { DurableRunState, RunSummary } from '../core/workflow/inspection.js';
-import type { RunTimeline } from '../core/workflow/run-timeline.js';
-import { WorkflowReader } from '../core/workflow/workflow-reader.js';
-import type { RunDetails } from '../core/workflow/inspection.js';
+import type { DurableRunState, RunSummary } from '../core/workflow/history/inspection.js';
+import type { RunTimeline } from '../core/workflow/history/run-timeline.js';
+import { WorkflowReader } from '../core/workflow/history/workflow-reader.js';
+import type { RunDetails } from '../core/workflow/history/inspection.js';
 import type { JobRecord } from '../core/queue/index.js';
 import { RuntimeClient } from '../core/workflow/commands/runtime-client.js';
 import type { CommandRuntime } from '../core/workflow/commands/run-command.js';

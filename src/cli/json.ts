@@ -6,10 +6,10 @@
  * only ever added within a schema version, never renamed or removed.
  */
 import type { JobAttempt, QueueStats } from '../core/queue/index.js';
-import type { FinishedRun } from '../core/workflow/finished-runs.js';
-import type { DeadStep, RunDetails, RunSummary, RunWait } from '../core/workflow/inspection.js';
-import type { RunTimeline, TimelineJob, TimelineSignal, TimelineStep, TimelineStepOutcome } from '../core/workflow/run-timeline.js';
-import type { Trigger } from '../core/workflow/outcome.js';
+import type { FinishedRun } from '../core/workflow/history/finished-runs.js';
+import type { DeadStep, RunDetails, RunSummary, RunWait } from '../core/workflow/history/inspection.js';
+import type { RunTimeline, TimelineJob, TimelineSignal, TimelineStep, TimelineStepOutcome } from '../core/workflow/history/run-timeline.js';
+import type { Trigger } from '../core/workflow/steps/outcome.js';
 import { bytesText } from './format.js';
 
 export const JSON_SCHEMA = 'taquba-cli/1';

@@ -4,7 +4,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_MEMO_PREFIX } from '../core/workflow/constants.js';
-import { DEAD_STEP_PAGE_MAX } from '../core/workflow/inspection.js';
+import { DEAD_STEP_PAGE_MAX } from '../core/workflow/history/inspection.js';
 import { CliError, errorLine, EXIT_USAGE, toCliError, usageError } from './cli-error.js';
 import { cancelCommand, deadCommand, queuesCommand, retryCommand, runCommand, runsCommand, signalCommand, watchCommand, type GlobalOptions, type Io } from './commands.js';
 import { errorDocument } from './json.js';

@@ -6,10 +6,10 @@
  * that ever had a job) and tell which queue each run is on; with `--queue`, on that one queue,
  * which must exist (UNKNOWN_QUEUE otherwise: a mistyped name used to list nothing, silently).
  */
-import type { FinishedRun } from '../core/workflow/finished-runs.js';
-import type { DeadStep, RunListOptions, RunSummary } from '../core/workflow/inspection.js';
-import type { TerminalStatus } from '../core/workflow/terminal-hook.js';
-import { WorkflowReader } from '../core/workflow/workflow-reader.js';
+import type { FinishedRun } from '../core/workflow/history/finished-runs.js';
+import type { DeadStep, RunListOptions, RunSummary } from '../core/workflow/history/inspection.js';
+import type { TerminalStatus } from '../core/workflow/runs/terminal-hook.js';
+import { WorkflowReader } from '../core/workflow/history/workflow-reader.js';
 import { CliError, EXIT_USAGE } from './cli-error.js';
 
 /** What lists the queues: a `QueueReader`, or the writer's `Queue`. */

@@ -10,7 +10,7 @@ import { isTaqubaError } from '../core/errors.js';
 import type { ObjectStore } from '../core/objects/object-store.js';
 import { Queue, type WriterHeartbeat } from '../core/queue/index.js';
 import { ClusterLayout, parseShardQueuePath } from '../core/cluster/layout.js';
-import { WorkflowReader } from '../core/workflow/workflow-reader.js';
+import { WorkflowReader } from '../core/workflow/history/workflow-reader.js';
 import { FileSystemObjectStore } from '../node/fs-store.js';
 import { S3ObjectStore } from '../stores/s3/s3-store.js';
 import { CliError, usageError } from './cli-error.js';

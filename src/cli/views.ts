@@ -1,8 +1,8 @@
 /** Human views of each command: aligned tables and a step-by-step run timeline. */
 import type { QueueStats } from '../core/queue/index.js';
-import type { DeadStep, RunWait } from '../core/workflow/inspection.js';
-import type { RunTimeline, TimelineJob, TimelineSignal, TimelineStep, TimelineStepOutcome } from '../core/workflow/run-timeline.js';
-import type { Trigger } from '../core/workflow/outcome.js';
+import type { DeadStep, RunWait } from '../core/workflow/history/inspection.js';
+import type { RunTimeline, TimelineJob, TimelineSignal, TimelineStep, TimelineStepOutcome } from '../core/workflow/history/run-timeline.js';
+import type { Trigger } from '../core/workflow/steps/outcome.js';
 import { duration, relativeTime, showBytes, table, type Colors } from './format.js';
 import type { JsonFinishedRun, JsonRun } from './json.js';
 

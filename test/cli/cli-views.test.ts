@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeColors } from '../../src/cli/format.js';
 import { timelineView } from '../../src/cli/views.js';
-import type { RunTimeline, TimelineJob } from '../../src/core/workflow/run-timeline.js';
+import type { RunTimeline, TimelineJob } from '../../src/core/workflow/history/run-timeline.js';
 
 const NOW = 1_800_000_000_000;
 const view = (t: RunTimeline) => timelineView(t, { colors: makeColors(false), nowMs: NOW });

@@ -13,7 +13,7 @@ import { checkObjectStore, checkOptions, editDistance, nearestName, numberRule, 
 import { Queue, QueueReader, runWorker } from '../../src/core/queue/index.js';
 import { NoopTerminalHook, StepOutcome, Trigger, WorkflowRuntime } from '../../src/core/workflow/index.js';
 import { serveWorkflowRuntime } from '../../src/browser/worker.js';
-import { WebhookTerminalHook, WebhookWorker } from '../../src/core/workflow/webhooks/index.js';
+import { WebhookTerminalHook, WebhookWorker } from '../../src/core/webhooks/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
 import { IndexedDbObjectStore } from '../../src/stores/indexeddb/indexeddb-store.js';
 import { OpfsObjectStore } from '../../src/stores/opfs/opfs-store.js';

@@ -1,5 +1,5 @@
 /** The job of the jobs crash test, shared by the child and the parent (same name, same types). */
-import { defineJob, type Job } from '../../src/core/workflow/jobs/index.js';
+import { defineJob, type Job } from '../../src/core/jobs/index.js';
 
 /** `slow.square`: n → n², keyed by n. With `hang`, every run waits forever after `onStart`. */
 export function squareJob(hang: boolean, onStart: (n: number) => void = () => undefined): Job<{ n: number }, number> {

@@ -7,7 +7,7 @@
  */
 import { writeSync } from 'node:fs';
 import { Queue } from '../../src/core/queue/index.js';
-import { JobRunner } from '../../src/core/workflow/jobs/index.js';
+import { JobRunner } from '../../src/core/jobs/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
 import { squareJob } from './jobs-crash-job.js';
 

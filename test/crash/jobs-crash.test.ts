@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Queue } from '../../src/core/queue/index.js';
-import { JobRunner } from '../../src/core/workflow/jobs/index.js';
+import { JobRunner } from '../../src/core/jobs/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
 import { squareJob } from './jobs-crash-job.js';
 

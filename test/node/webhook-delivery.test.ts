@@ -12,7 +12,7 @@ import { MockClock } from '../../src/core/clock.js';
 import { MemoryObjectStore } from '../../src/core/objects/index.js';
 import { Queue, runWorker } from '../../src/core/queue/index.js';
 import { StepOutcome, WorkflowRuntime } from '../../src/core/workflow/index.js';
-import { enqueueWebhook, verifyWebhook, WebhookTerminalHook, WebhookWorker, type RunTerminatedWebhook } from '../../src/core/workflow/webhooks/index.js';
+import { enqueueWebhook, verifyWebhook, WebhookTerminalHook, WebhookWorker, type RunTerminatedWebhook } from '../../src/core/webhooks/index.js';
 
 const SECRET = 'whsec_' + Buffer.from('a test secret of 24 bytes').toString('base64');
 

@@ -6,11 +6,11 @@ import { validateKeyPrefixOption } from '../objects/keys.js';
 import { checkOptions, optionNames } from '../options.js';
 import type { QueueOptions } from '../queue/index.js';
 import { show } from '../show.js';
-import { asStepRunnerObject, type StepRunner } from '../workflow/step.js';
-import { NoopTerminalHook, type TerminalHook } from '../workflow/terminal-hook.js';
+import { asStepRunnerObject, type StepRunner } from '../workflow/steps/step.js';
+import { NoopTerminalHook, type TerminalHook } from '../workflow/runs/terminal-hook.js';
 import type { WorkflowRuntimeOptions } from '../workflow/runtime-options.js';
 import { MAX_SHARDS } from './layout.js';
-import type { AnyJob } from '../workflow/jobs/job.js';
+import type { AnyJob } from '../jobs/job.js';
 
 export interface ClusterOptions {
   /** Object-key prefix of the whole cluster (a valid object key). Every member passes the same one. */

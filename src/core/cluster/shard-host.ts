@@ -9,7 +9,7 @@ import type { ObjectStore } from '../objects/object-store.js';
 import { Queue } from '../queue/index.js';
 import { WorkflowRuntime, type RunnerHandle } from '../workflow/index.js';
 import { ClosedError } from '../errors.js';
-import { JobRunner } from '../workflow/jobs/index.js';
+import { JobRunner } from '../jobs/index.js';
 import type { ClusterLayout } from './layout.js';
 import type { ResolvedClusterOptions } from './cluster-options.js';
 

@@ -4,10 +4,10 @@ import type { LogSink } from '../logger.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Queue } from '../queue/index.js';
 import type { KeyedMutex } from '../keyed-mutex.js';
-import type { MemoStore } from './memo.js';
+import type { MemoStore } from './steps/memo.js';
 import type { RunRegistry } from './registry.js';
-import type { StepRunnerObject } from './step.js';
-import type { TerminalHook } from './terminal-hook.js';
+import type { StepRunnerObject } from './steps/step.js';
+import type { TerminalHook } from './runs/terminal-hook.js';
 
 export interface RuntimeContext {
   readonly queue: Queue;

@@ -26,11 +26,11 @@
  */
 export { WorkflowRuntime, type RunnerHandle } from './runtime.js';
 export { DEFAULT_OUTCOME_RETENTION_MS, type WorkflowRuntimeOptions } from './runtime-options.js';
-export { isFinishedRun, type FinishedReadOptions, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './finished-runs.js';
-export type { RunResultOptions } from './run-result.js';
-export type { RunSpec, SubmitOutcome } from './submit.js';
+export { isFinishedRun, type FinishedReadOptions, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './history/finished-runs.js';
+export type { RunResultOptions } from './runs/run-result.js';
+export type { RunSpec, SubmitOutcome } from './runs/submit.js';
 export type { RunState, RunStatus } from './registry.js';
-export type { SignalOutcome } from './signals.js';
+export type { SignalOutcome } from './runs/signals.js';
 export type {
   DeadStep,
   DeadStepListOptions,
@@ -41,11 +41,11 @@ export type {
   RunSummary,
   RunWait,
   WorkflowReadSource,
-} from './inspection.js';
-export { WorkflowReader, type WorkflowReaderOptions } from './workflow-reader.js';
+} from './history/inspection.js';
+export { WorkflowReader, type WorkflowReaderOptions } from './history/workflow-reader.js';
 export { RuntimeClient, type RuntimeClientOptions } from './commands/runtime-client.js';
 export type { CommandOptions } from './commands/ledger.js';
-export type { DeadJobRetry } from './dead-step-retry.js';
+export type { DeadJobRetry } from './steps/dead-step-retry.js';
 export {
   getRunTimeline,
   type RunTimeline,
@@ -57,16 +57,16 @@ export {
   type TimelineStep,
   type TimelineStepOutcome,
   type TimelineTerminal,
-} from './run-timeline.js';
-export { createRunIdGenerator } from './run-ids.js';
-export { detachedStep, KvReadHandle, type DetachedStepInit, type Step, type StepRunner, type StepRunnerFunction, type StepRunnerObject } from './step.js';
-export { StepOutcome, Trigger } from './outcome.js';
-export { StepError, type StepErrorKind } from './step-error.js';
-export { EffectsHandle, TerminalEffects, type KvKey } from './effects-handle.js';
-export { Memo, MemoStore, type MemoEntry, type MemoizedOptions } from './memo.js';
-export { NoopTerminalHook, type RunOutcome, type TerminalHook, type TerminalStatus } from './terminal-hook.js';
+} from './history/run-timeline.js';
+export { createRunIdGenerator } from './runs/run-ids.js';
+export { detachedStep, KvReadHandle, type DetachedStepInit, type Step, type StepRunner, type StepRunnerFunction, type StepRunnerObject } from './steps/step.js';
+export { StepOutcome, Trigger } from './steps/outcome.js';
+export { StepError, type StepErrorKind } from './steps/step-error.js';
+export { EffectsHandle, TerminalEffects, type KvKey } from './steps/effects-handle.js';
+export { Memo, MemoStore, type MemoEntry, type MemoizedOptions } from './steps/memo.js';
+export { NoopTerminalHook, type RunOutcome, type TerminalHook, type TerminalStatus } from './runs/terminal-hook.js';
 export { InputMismatchError } from './errors.js';
-export { remainingDelay } from './replay.js';
+export { remainingDelay } from './steps/replay.js';
 export { parseTerminalMarkerKey, terminalMarkerKey, TERMINALS_PREFIX } from './keys.js';
 export {
   HEADER_RUN_ID,

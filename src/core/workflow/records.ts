@@ -6,7 +6,7 @@
  */
 import { decodeRecord, encodeRecord } from '../codec.js';
 import { corrupt } from './errors.js';
-import type { RunOutcome, TerminalStatus } from './terminal-hook.js';
+import type { RunOutcome, TerminalStatus } from './runs/terminal-hook.js';
 
 /** `workflow/runs/{run}`: exists from submission until the run's terminal settlement. */
 export interface RunRecord {

@@ -15,7 +15,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { Claim } from '../queue/index.js';
-import type { TerminalStatus } from './terminal-hook.js';
+import type { TerminalStatus } from './runs/terminal-hook.js';
 
 /** An active run's state. */
 export type RunState = 'pending' | 'running' | 'cancelling';

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { InvalidArgumentError, isTaqubaError, TaqubaError } from '../../../src/core/errors.js';
-import { defineJob, JobFailedError } from '../../../src/core/workflow/jobs/index.js';
+import { defineJob, JobFailedError } from '../../../src/core/jobs/index.js';
 import { fromWireError, toWireError } from '../../../src/browser/index.js';
 import { startHost, TestLog, uniqueName, type TestHost } from './harness.js';
 import { greet, refuse } from './pages/app-jobs.js';

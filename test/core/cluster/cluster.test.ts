@@ -12,7 +12,7 @@ import { ClusterLayout, shardOfText } from '../../../src/core/cluster/layout.js'
 import { decodeLease } from '../../../src/core/cluster/records.js';
 import { encodeCommands, encodeReplies } from '../../../src/core/workflow/commands/run-command.js';
 import { isTaqubaError, StoreUnavailableError } from '../../../src/core/errors.js';
-import { defineJob } from '../../../src/core/workflow/jobs/index.js';
+import { defineJob } from '../../../src/core/jobs/index.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import { QueueReader } from '../../../src/core/queue/index.js';
 import { clusterWorld, converged, fair, LEASE_MS, owners, quiet, SHARDS, SKEW_MS, twoSteps } from './cluster-harness.js';

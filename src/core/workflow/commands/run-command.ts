@@ -8,9 +8,9 @@
  */
 import { InvalidArgumentError, isTaqubaError, type ErrorCode } from '../../errors.js';
 import { decodeKindRecord, encodeKindRecord, malformedField } from '../../kind-records.js';
-import type { RunSpec, SubmitOutcome } from '../submit.js';
-import type { SignalOutcome } from '../signals.js';
-import type { DeadJobRetry } from '../dead-step-retry.js';
+import type { RunSpec, SubmitOutcome } from '../runs/submit.js';
+import type { SignalOutcome } from '../runs/signals.js';
+import type { DeadJobRetry } from '../steps/dead-step-retry.js';
 import type { CommandOptions } from './ledger.js';
 import { kvKeyBytes } from '../validation.js';
 

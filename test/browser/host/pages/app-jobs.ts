@@ -2,7 +2,7 @@
  * The test app's typed jobs: registered by the worker (app-worker.ts), and imported by the page
  * and the tests, which use only their names and codecs (the `run` functions execute in the worker).
  */
-import { defineJob } from '../../../../src/core/workflow/jobs/index.js';
+import { defineJob } from '../../../../src/core/jobs/index.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -1,0 +1,93 @@
+/**
+ * External cancellation and status of a run, from the registry when this process knows the run
+ * and from the store when it does not.
+ *
+ * Scope decision. The reference (0.11, spec workflow.md §1.8 and §6.1 item 2) answers `cancel`
+ * and `status` from the in-process registry only: after a restart, a run parked on a signal or
+ * a timer is invisible until one of its steps is claimed here, and `cancel` returns false for it.
+ * That is a gap, not a guarantee anyone relies on: the browser host (a new leader after a tab
+ * takeover) and any restarted Node process must be able to cancel such runs. So `cancel` falls
+ * back to the durable state (run record, step pointer, the pointer's job), as the spec's
+ * post-0.11 direction does; `readStatus` does the same for status. The synchronous `status` stays
+ * registry-only (it cannot do I/O).
+ *
+ * Cancel protocol:
+ * 1. Registry entry (submitted here, or a step claimed here): set its cancel flag, then
+ *    `cancelWith(current job, termination effects)`. `removed`: the termination committed with
+ *    the removal; `requested`: the running step sees its signal fire and settles cancelled;
+ *    `not_found`: a settlement raced the cancel, and the flag cancels the next step claimed here.
+ * 2. No entry: read the durable state (durable-run.ts). No record ⇒ false (unknown or
+ *    terminated). Dead step job ⇒ false (the run has failed; reconciliation records it). Step
+ *    job on another queue name ⇒ false (another runtime on the same queue handle owns the run;
+ *    its cancel, notification and hook are that runtime's). A mixed read ⇒ read again.
+ * 3. An active job: `cancelWith(job, termination effects)` with the job's user headers and the
+ *    pointer's step. `removed` ⇒ true, the termination (marker, record and pointer deletes,
+ *    notification) committed with the removal, exactly as in 1. `requested` ⇒ true: the job was
+ *    claimed after the read (here: the queue requeues foreign claims at open), its claim signal
+ *    fires and the persisted flag survives redelivery; the registry entry of that delivery, if it
+ *    exists yet, is flagged so `status` shows `cancelling`. `not_found` ⇒ the job settled after
+ *    the read: start again at 1 (the run advanced, so the next job is the target, or it
+ *    terminated, so the answer is false).
+ * Step 3 sets no registry flag before the commit: the queue's own cancel flag and the claim
+ * signal cover every claim of the job, and a run whose job moved on is retried from step 1.
+ */
+import type { RuntimeContext } from '../context.js';
+import type { CommandRecord } from '../commands/ledger.js';
+import { DURABLE_READ_ATTEMPTS, inconsistent, readDurableRun } from './durable-run.js';
+import type { RegistryEntry, RunStatus } from '../registry.js';
+import { userHeaders } from '../steps/step-headers.js';
+import { terminationEffects } from './termination.js';
+
+/** Protocol step 1. */
+async function cancelRegistered(ctx: RuntimeContext, runId: string, entry: RegistryEntry, record: CommandRecord | undefined): Promise<boolean> {
+  entry.cancelRequested = true;
+  const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: entry.headers, finalStep: entry.currentStep });
+  const { outcome } = await ctx.queue.cancelWith(entry.currentJobId, effects, record?.writes(true));
+  if (outcome === 'removed') ctx.registry.removeIf(runId, entry);
+  return true;
+}
+
+/**
+ * `WorkflowRuntime.cancel` after the run id was validated. `record`: the command being applied,
+ * whose answer commits with the cancel's removal or flag (commands/ledger.ts).
+ */
+export async function cancelRun(ctx: RuntimeContext, runId: string, record?: CommandRecord): Promise<boolean> {
+  for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS; attempt++) {
+    const entry = ctx.registry.get(runId);
+    if (entry) return cancelRegistered(ctx, runId, entry, record);
+    const run = await readDurableRun(ctx.queue, runId, ctx.queueName);
+    if (run.type === 'absent' || run.type === 'dead' || run.type === 'foreign') return false;
+    if (run.type === 'moved') continue;
+    // A claim here may have registered the run while we read: the registry path knows more
+    // (the delivery) and keeps the `cancelling` overlay, so take it.
+    const registered = ctx.registry.get(runId);
+    if (registered) return cancelRegistered(ctx, runId, registered, record);
+    const { job, step } = run;
+    const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: userHeaders(job.headers), finalStep: step });
+    const { outcome } = await ctx.queue.cancelWith(job.id, effects, record?.writes(true));
+    if (outcome === 'removed') return true;
+    if (outcome === 'requested') {
+      const live = ctx.registry.get(runId);
+      if (live?.currentJobId === job.id) live.cancelRequested = true;
+      return true;
+    }
+  }
+  throw inconsistent(runId);
+}
+
+/** `WorkflowRuntime.readStatus` after the run id was validated. */
+export async function readRunStatus(ctx: RuntimeContext, runId: string): Promise<RunStatus | null> {
+  for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS; attempt++) {
+    // The registry is at least as fresh as the store for runs it knows (it moves before each
+    // settlement commits) and alone knows a cancel requested of a step not yet claimed.
+    const live = ctx.registry.status(runId);
+    if (live) return live;
+    const run = await readDurableRun(ctx.queue, runId, ctx.queueName);
+    if (run.type === 'absent' || run.type === 'dead' || run.type === 'foreign') return null;
+    if (run.type === 'moved') continue;
+    const { job, step } = run;
+    if (job.status !== 'claimed') return { runId, state: 'pending', currentStep: step };
+    return { runId, state: job.cancelRequested ? 'cancelling' : 'running', currentStep: step };
+  }
+  throw inconsistent(runId);
+}

@@ -111,6 +111,14 @@ export function toHex(bytes: Uint8Array): string {
   return s;
 }
 
+/** The bytes of lower-case or upper-case hex (`toHex`'s inverse); an odd length or a non-hex digit throws a RangeError. */
+export function fromHex(hex: string): Uint8Array {
+  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) throw new RangeError(`not hex: ${hex.slice(0, 32)}`);
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
 /** Grows as needed; varints are unsigned LEB128 of safe integers (0 ..= 2^53-1, at most 8 bytes). */
 export class ByteWriter {
   private buf: Uint8Array;

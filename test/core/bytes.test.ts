@@ -8,6 +8,7 @@ import {
   EMPTY_BYTES,
   equalBytes,
   fromBinaryString,
+  fromHex,
   fromUtf8,
   prefixEnd,
   startsWith,
@@ -122,6 +123,13 @@ describe('text and hex', () => {
   it('toHex', () => {
     expect(toHex(b())).toBe('');
     expect(toHex(b(0, 1, 0x0f, 0x10, 0xff))).toBe('00010f10ff');
+  });
+
+  it('fromHex inverts toHex and refuses what is not hex', () => {
+    const all = new Uint8Array(256).map((_, i) => i);
+    expect(fromHex(toHex(all))).toEqual(all);
+    expect(fromHex('0A0b')).toEqual(b(10, 11));
+    for (const bad of ['0', 'zz', '0x00', '1 2']) expect(() => fromHex(bad)).toThrow(RangeError);
   });
 });
 

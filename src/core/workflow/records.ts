@@ -112,6 +112,10 @@ export interface FinishedRunRecord {
   readonly submittedAtMs: number | null;
   /** Tries of the final step (its `Step.attempt` when it ended), when the ending settlement knew it. */
   readonly attempts: number | null;
+  /** The job that ended the run; kept with `runIdReuse: 'after-retention'` (null otherwise or when unknown). */
+  readonly jobId: string | null;
+  /** SHA-256 of the run's input, to refuse a resubmission with another one; kept like `jobId`. */
+  readonly inputHash: Uint8Array | null;
 }
 
 /** Results up to this many bytes are kept in the record; a larger one is left out, its length noted. */
@@ -127,7 +131,8 @@ const STATUS_CODES: readonly TerminalStatus[] = ['succeeded', 'failed', 'cancell
 /**
  * Layout v1, positional so a record costs no field names:
  * `[1, status (0 succeeded, 1 failed, 2 cancelled), finalStep, endedAtMs, endedAtMs − submittedAtMs | nil,
- *   attempts | nil, result | nil, error | nil, headers map | nil (none or not kept), flags | nil, resultBytes | nil]`;
+ *   attempts | nil, result | nil, error | nil, headers map | nil (none or not kept), flags | nil, resultBytes | nil,
+ *   final job id | nil, input SHA-256 | nil]`;
  * flags bit 0: headers were left out. Trailing nils are dropped. A newer version number is refused
  * (CORRUPT_DATA) rather than misread.
  */
@@ -149,6 +154,8 @@ export function encodeFinishedRun(r: FinishedRunRecord): Uint8Array {
       headersLeftOut || !r.headersKept ? 1 : null,
       // Only worth its bytes when the result itself was left out.
       result === null && resultBytes !== null && resultBytes > 0 ? resultBytes : null,
+      r.jobId,
+      r.inputHash,
     ];
     while (fields[fields.length - 1] === null) fields.pop();
     return encodeRecord(fields);
@@ -189,6 +196,10 @@ export function decodeFinishedRun(bytes: Uint8Array): FinishedRunRecord {
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers) || Object.values(headers).some((v) => typeof v !== 'string')) throw bad('headers');
   const flags = at(9) === null ? 0 : count(9, 'flags');
   const omitted = at(10) === null ? null : count(10, 'resultBytes');
+  const jobId = at(11);
+  if (jobId !== null && typeof jobId !== 'string') throw bad('jobId');
+  const inputHash = at(12);
+  if (inputHash !== null && !(inputHash instanceof Uint8Array && inputHash.length === 32)) throw bad('inputHash');
   return {
     status,
     result,
@@ -200,5 +211,7 @@ export function decodeFinishedRun(bytes: Uint8Array): FinishedRunRecord {
     endedAtMs,
     submittedAtMs: duration === null ? null : endedAtMs - (duration as number),
     attempts,
+    jobId,
+    inputHash,
   };
 }

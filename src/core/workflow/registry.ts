@@ -9,9 +9,10 @@
  * advance → pending(n+1) (cancel flag kept); termination → removed. A transient retry leaves
  * the entry running while the step backs off.
  *
- * With outcome retention on it also remembers each run's submission time and the delivery
- * running its step, for the finished-run record: the ending settlement is built without I/O,
- * after the run record it would read is already deleted in the same transaction.
+ * With outcome retention on it also remembers each run's submission time (and, with
+ * `runIdReuse: 'after-retention'`, its input hash) and the delivery running its step, for the
+ * finished-run record: the ending settlement is built without I/O, after the run record it would
+ * read is already deleted in the same transaction.
  */
 import type { Clock } from '../clock.js';
 import type { Claim } from '../queue/index.js';
@@ -48,19 +49,27 @@ export interface RegistryEntry {
   delivery: Claim | undefined;
   /** Epoch ms of the run's submission, when known here (see `trackSubmitTimes`). */
   submittedAtMs: number | undefined;
+  /** Settles once the background read of the run record (for a run first seen at a claim) is done. */
+  recordRead?: Promise<void>;
+}
+
+/** What the registry learns from a run record it reads in the background. */
+export interface RunRecordFacts {
+  readonly submittedAtMs: number;
+  readonly inputHashHex: string;
 }
 
 export class RunRegistry {
   private readonly entries = new Map<string, RegistryEntry>();
-  private submitTimes: { readonly clock: Clock; readonly load: (runId: string) => Promise<number | undefined> } | undefined;
+  private submitTimes: { readonly clock: Clock; readonly load: (runId: string) => Promise<RunRecordFacts | undefined> } | undefined;
 
   /**
    * Remembers submission times from now on: a run submitted here is stamped with `clock` (the
    * run record is stamped by the same clock in the same synchronous step of `submit`); a run
-   * first seen at a claim has its time read with `load` in the background, so its ending knows
-   * it unless the step ends before that read does.
+   * first seen at a claim has its record read with `load` in the background (`recordRead`), so
+   * its ending knows the time (and input hash) unless the step ends before that read does.
    */
-  trackSubmitTimes(clock: Clock, load: (runId: string) => Promise<number | undefined>): void {
+  trackSubmitTimes(clock: Clock, load: (runId: string) => Promise<RunRecordFacts | undefined>): void {
     this.submitTimes = { clock, load };
   }
 
@@ -86,9 +95,10 @@ export class RunRegistry {
     if (!entry) {
       const created: RegistryEntry = { state: 'running', currentStep: step, currentJobId: jobId, headers, cancelRequested: false, inputHash: undefined, delivery, submittedAtMs: undefined };
       this.entries.set(runId, created);
-      this.submitTimes?.load(runId).then(
-        (ms) => {
-          if (created.submittedAtMs === undefined) created.submittedAtMs = ms;
+      created.recordRead = this.submitTimes?.load(runId).then(
+        (facts) => {
+          if (created.submittedAtMs === undefined) created.submittedAtMs = facts?.submittedAtMs;
+          if (created.inputHash === undefined) created.inputHash = facts?.inputHashHex;
         },
         // Only a detail of the record is lost (CLOSED, a store error).
         () => undefined,

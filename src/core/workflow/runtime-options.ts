@@ -28,6 +28,15 @@ export interface WorkflowRuntimeOptions {
    * Default 7 days.
    */
   readonly outcomeRetentionMs?: number;
+  /**
+   * When a run id may name a new run. `'after-finish'` (default, the reference's rule): a run
+   * releases its id when it ends, and submitting the id again starts a new run (sharing the old
+   * run's memo). `'after-retention'`: the id stays one run while its outcome is kept
+   * (`outcomeRetentionMs`): submitting it again answers `newlySubmitted: false` with
+   * `finished` set to how it ended (INPUT_MISMATCH for another input), and `result(runId)`
+   * returns its outcome; once the outcome is swept, the id starts a new run.
+   */
+  readonly runIdReuse?: RunIdReuse;
   /** Store every runner outcome and replay it on redelivery instead of running the step again. Default false. */
   readonly stepOutputReplay?: boolean;
   /** Time source of every timestamp the runtime writes. Default: the queue's clock. */
@@ -61,11 +70,15 @@ export interface WorkflowRuntimeOptions {
   readonly logger?: LoggerOption;
 }
 
+/** See `WorkflowRuntimeOptions.runIdReuse`. */
+export type RunIdReuse = 'after-finish' | 'after-retention';
+
 export interface ResolvedRuntimeOptions {
   readonly queueName: string;
   readonly memoPrefix: string;
   readonly memoRetentionMs: number | null;
   readonly outcomeRetentionMs: number;
+  readonly runIdReuse: RunIdReuse;
   readonly stepOutputReplay: boolean;
   readonly clock: Clock;
   readonly maxConcurrentSteps: number;
@@ -85,6 +98,7 @@ const RUNTIME_OPTION_NAMES = optionNames<WorkflowRuntimeOptions>({
   memoPrefix: true,
   memoRetentionMs: true,
   outcomeRetentionMs: true,
+  runIdReuse: true,
   stepOutputReplay: true,
   clock: true,
   maxConcurrentSteps: true,
@@ -127,6 +141,14 @@ function commandRetention(value: unknown): number {
   return positiveMs('commandRetentionMs', value);
 }
 
+function runIdReuse(value: unknown, outcomeRetention: number): RunIdReuse {
+  if (value === undefined || value === 'after-finish') return 'after-finish';
+  if (value !== 'after-retention') throw bad('runIdReuse', value, "must be 'after-finish' or 'after-retention'");
+  // Without kept outcomes there is nothing to answer a finished run's id with.
+  if (outcomeRetention === 0) throw bad('runIdReuse', value, 'needs outcomeRetentionMs above 0 (finished runs are not kept)');
+  return value;
+}
+
 export function resolveRuntimeOptions(queue: Queue, options: WorkflowRuntimeOptions = {}): ResolvedRuntimeOptions {
   if (typeof options !== 'object' || options === null) throw new InvalidConfigError(`options must be an object. options=${show(options)}`);
   checkOptions(options, RUNTIME_OPTION_NAMES, 'workflow runtime');
@@ -143,11 +165,13 @@ export function resolveRuntimeOptions(queue: Queue, options: WorkflowRuntimeOpti
   if (typeof clock?.now !== 'function' || typeof clock?.sleep !== 'function') throw bad('clock', clock, 'must implement now() and sleep()');
   const replay = options.stepOutputReplay ?? false;
   if (typeof replay !== 'boolean') throw bad('stepOutputReplay', replay, 'must be a boolean');
+  const outcomeRetention = options.outcomeRetentionMs === undefined ? DEFAULT_OUTCOME_RETENTION_MS : retentionMs('outcomeRetentionMs', options.outcomeRetentionMs);
   return {
     queueName,
     memoPrefix,
     memoRetentionMs: retention === null ? null : positiveMs('memoRetentionMs', retention),
-    outcomeRetentionMs: options.outcomeRetentionMs === undefined ? DEFAULT_OUTCOME_RETENTION_MS : retentionMs('outcomeRetentionMs', options.outcomeRetentionMs),
+    outcomeRetentionMs: outcomeRetention,
+    runIdReuse: runIdReuse(options.runIdReuse, outcomeRetention),
     stepOutputReplay: replay,
     clock,
     maxConcurrentSteps: positiveInt('maxConcurrentSteps', options.maxConcurrentSteps ?? DEFAULT_MAX_CONCURRENT_STEPS),

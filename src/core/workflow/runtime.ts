@@ -100,7 +100,7 @@ export class WorkflowRuntime {
       log,
       warn: log.warn,
     };
-    attachFinishedRuns(this.ctx, resolved.outcomeRetentionMs);
+    attachFinishedRuns(this.ctx, resolved.outcomeRetentionMs, resolved.runIdReuse);
   }
 
   /** The queue name of this runtime's steps and notifications. */

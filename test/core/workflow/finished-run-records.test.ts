@@ -20,6 +20,8 @@ const base: FinishedRunRecord = {
   endedAtMs: 1_700_000_005_000,
   submittedAtMs: 1_700_000_000_000,
   attempts: 2,
+  jobId: null,
+  inputHash: null,
 };
 
 describe('finished-run records', () => {
@@ -32,6 +34,14 @@ describe('finished-run records', () => {
     // A clock that stepped back between submission and ending still round-trips.
     const skewed: FinishedRunRecord = { ...base, submittedAtMs: base.endedAtMs + 10 };
     expect(decodeFinishedRun(encodeFinishedRun(skewed))).toEqual(skewed);
+    // runIdReuse 'after-retention' keeps the final job and the input hash, also behind nils.
+    const kept: FinishedRunRecord = { ...failed, jobId: '0000000000001-abc', inputHash: new Uint8Array(32).fill(7) };
+    expect(decodeFinishedRun(encodeFinishedRun(kept))).toEqual(kept);
+  });
+
+  it('refuses an input hash that is not 32 bytes as CORRUPT_DATA naming the field', () => {
+    const bytes = encodeRecord([1, 0, 1, 5, null, null, null, null, null, null, null, 'job', new Uint8Array(3)]);
+    expect(() => decodeFinishedRun(bytes)).toThrow(expect.objectContaining({ code: 'CORRUPT_DATA', message: expect.stringContaining('field=inputHash') }));
   });
 
   it('stays small: a failed run without headers is a few bytes beyond its error text', () => {

@@ -343,5 +343,84 @@ export function defineFinishedRunsSuite(name: string, factory: StoreFactory): vo
       // 26-character run id, default queue name, a 10-byte result, no headers.
       expect(bytes).toBeLessThanOrEqual(170);
     });
+
+    describe("runIdReuse 'after-retention': an id is one run while its outcome is kept", () => {
+      const KEEP: WorkflowRuntimeOptions = { runIdReuse: 'after-retention', outcomeRetentionMs: 10_000 };
+      let calls = 0;
+      const counted: StepRunner = async (step) => {
+        calls++;
+        return verdicts(step);
+      };
+      const idle = (w: World): WorkflowRuntime => new WorkflowRuntime(w.queue, w.store, counted, new NoopTerminalHook(), { logger: silentLogger, ...KEEP });
+
+      it('a resubmission answers with the finished run, runs nothing, and refuses another input; after the sweep the id is free', async () => {
+        const w = await world(factory);
+        calls = 0;
+        const runtime = w.start(counted, KEEP);
+        const first = await runtime.submit({ runId: 'ok-once', input: b('in') });
+        await runtime.result('ok-once');
+        expect(await runtime.submit({ runId: 'ok-once', input: b('in') })).toEqual({ runId: 'ok-once', newlySubmitted: false, jobId: first.jobId, finished: 'succeeded' });
+        const mismatch = await runtime.submit({ runId: 'ok-once', input: b('other') }).catch((e: unknown) => e);
+        expect(mismatch).toMatchObject({ code: 'INPUT_MISMATCH', details: { runId: 'ok-once' } });
+        expect(calls).toBe(1);
+        expect(s((await runtime.result('ok-once')).result!)).toBe('done:in');
+
+        // Another process answers alike from the record.
+        await w.reopen();
+        const again = w.start(counted, KEEP);
+        expect((await again.submit({ runId: 'ok-once', input: b('in') })).finished).toBe('succeeded');
+        expect(calls).toBe(1);
+
+        await w.clock.advance(10_001);
+        expect(await again.sweepFinishedRunsNow()).toBe(1);
+        expect(await again.submit({ runId: 'ok-once', input: b('other') })).toMatchObject({ newlySubmitted: true });
+        expect(s((await again.result('ok-once')).result!)).toBe('done:other');
+        expect(calls).toBe(2);
+      });
+
+      it('keeps the input hash of a run another process submitted (read at the claim) and of a waiting run cancelled from its records', async () => {
+        const w = await world(factory);
+        calls = 0;
+        await idle(w).submit({ runId: 'ok-elsewhere', input: b('a') });
+        await idle(w).submit({ runId: 'park-elsewhere', input: b('p') });
+        await w.reopen();
+        const worker = w.start(counted, KEEP);
+        await worker.result('ok-elsewhere');
+        await eventually(async () => (await worker.getRun('park-elsewhere'))?.state === 'waiting-for-signal');
+        await w.reopen();
+        const canceller = idle(w);
+        expect(await canceller.cancel('park-elsewhere')).toBe(true);
+        for (const [runId, input, status] of [['ok-elsewhere', 'a', 'succeeded'], ['park-elsewhere', 'p', 'cancelled']] as const) {
+          expect(await canceller.submit({ runId, input: b('changed') }).catch((e: unknown) => e)).toMatchObject({ code: 'INPUT_MISMATCH' });
+          expect((await canceller.submit({ runId, input: b(input) })).finished).toBe(status);
+        }
+        // The cancel path read the run record: its submission time is exact.
+        expect((await canceller.result('park-elsewhere')).submittedAtMs).toBe(START);
+      });
+
+      it("the default ('after-finish') starts a new run under a finished id; bad values are INVALID_CONFIG naming the option", async () => {
+        const w = await world(factory);
+        const runtime = w.start(verdicts);
+        await runtime.submit({ runId: 'ok-default' });
+        await runtime.result('ok-default');
+        const next = await runtime.submit({ runId: 'ok-default', input: b('x') });
+        expect(next.newlySubmitted).toBe(true);
+        expect(next.finished).toBeUndefined();
+        for (const [options, rule] of [
+          [{ runIdReuse: 'always' }, "must be 'after-finish' or 'after-retention'"],
+          [{ runIdReuse: 'after-retention', outcomeRetentionMs: 0 }, 'needs outcomeRetentionMs above 0'],
+        ] as const) {
+          const e = (() => {
+            try {
+              new WorkflowRuntime(w.queue, w.store, verdicts, new NoopTerminalHook(), options as WorkflowRuntimeOptions);
+            } catch (error) {
+              return error;
+            }
+          })();
+          expect(e).toMatchObject({ code: 'INVALID_CONFIG', details: { option: 'runIdReuse' } });
+          expect((e as Error).message).toContain(rule);
+        }
+      });
+    });
   });
 }

@@ -12,7 +12,7 @@
  *
  * Reads are plain caller-KV lookups, so `WorkflowReader` answers them alike from another process.
  */
-import { fromUtf8 } from '../../bytes.js';
+import { fromHex, fromUtf8, toHex } from '../../bytes.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { show } from '../../show.js';
 import type { RuntimeContext } from '../context.js';
@@ -22,6 +22,7 @@ import { endedIndexKey, finishedRunKey, finishedRunPrefix, runRecordKey } from '
 import { decodeFinishedRun, decodeRunRecord, encodeFinishedRun, type FinishedRunRecord } from '../records.js';
 import type { RunOutcome, TerminalStatus } from '../runs/terminal-hook.js';
 import { validateRunId } from '../validation.js';
+import type { RunIdReuse } from '../runtime-options.js';
 
 /** A finished run, as its record keeps it: the hook's `RunOutcome` plus when and how it ended. */
 export interface FinishedRun extends RunOutcome {
@@ -76,30 +77,63 @@ export interface FinishedRunListPage {
 export const TERMINAL_STATUSES: ReadonlySet<string> = new Set<TerminalStatus>(['succeeded', 'failed', 'cancelled']);
 
 /** Outcome retention of each runtime (its context is built before this module sees it). */
-const retentionOf = new WeakMap<RuntimeContext, number>();
+const retentionOf = new WeakMap<RuntimeContext, { readonly ms: number; readonly reuse: RunIdReuse }>();
 
 /**
  * Turns finished-run records on for the runtime of `ctx` (`retentionMs` > 0; Infinity keeps them
- * until deleted by hand), and has the registry remember submission times for them.
+ * until deleted by hand), and has the registry remember submission times for them. With
+ * `reuse` 'after-retention' the records also keep the final job id and the input hash, which a
+ * resubmission of the id is answered with (runs/submit.ts).
  */
-export function attachFinishedRuns(ctx: RuntimeContext, retentionMs: number): void {
-  retentionOf.set(ctx, retentionMs);
+export function attachFinishedRuns(ctx: RuntimeContext, retentionMs: number, reuse: RunIdReuse = 'after-finish'): void {
+  retentionOf.set(ctx, { ms: retentionMs, reuse });
   if (retentionMs <= 0) return;
   ctx.registry.trackSubmitTimes(ctx.clock, async (runId) => {
     const bytes = await ctx.queue.kvGet(runRecordKey(runId));
-    return bytes === undefined ? undefined : decodeRunRecord(bytes).submittedAtMs;
+    if (bytes === undefined) return undefined;
+    const record = decodeRunRecord(bytes);
+    return { submittedAtMs: record.submittedAtMs, inputHashHex: toHex(record.inputHash) };
   });
 }
 
 /** The runtime's outcome retention in ms; 0 when records are off. */
 export function finishedRunRetention(ctx: RuntimeContext): number {
-  return retentionOf.get(ctx) ?? 0;
+  return retentionOf.get(ctx)?.ms ?? 0;
 }
 
-/** What an ending path may know beyond the outcome (the run record it read, the delivery's tries). */
+/** Whether a finished run keeps its id until its record is swept (`runIdReuse: 'after-retention'`). */
+export function keepsFinishedRunIds(ctx: RuntimeContext): boolean {
+  return retentionOf.get(ctx)?.reuse === 'after-retention';
+}
+
+/** What an ending path may know beyond the outcome (the run record it read, the delivery's tries and job). */
 export interface EndingFacts {
   readonly submittedAtMs?: number;
   readonly attempts?: number;
+  /** The job whose transition ends the run. */
+  readonly jobId?: string;
+  readonly inputHash?: Uint8Array;
+}
+
+/**
+ * Waits, only where the record will keep the input hash, for the registry's background read of
+ * the run record of `runId` (a run first seen at a claim): an ending built before it would keep
+ * no hash, and a resubmission with another input would then go unrefused.
+ */
+export async function endingFactsRead(ctx: RuntimeContext, runId: string): Promise<void> {
+  if (keepsFinishedRunIds(ctx)) await ctx.registry.get(runId)?.recordRead;
+}
+
+/** The facts an ending path reads from the run record it holds (`record` bytes of a `DurableRun`). */
+export function factsOfRunRecord(record: Uint8Array, jobId: string): EndingFacts {
+  let run;
+  try {
+    run = decodeRunRecord(record);
+  } catch {
+    // Details of the finished-run record only: a damaged run record must not keep the run from ending.
+    return { jobId };
+  }
+  return { submittedAtMs: run.submittedAtMs, inputHash: run.inputHash, jobId };
 }
 
 /**
@@ -112,7 +146,7 @@ export function finishedRunWrites(ctx: RuntimeContext, outcome: RunOutcome, fact
   // The entry's delivery is the claim ending the run on the worker path; a waiting step has none.
   const delivered = entry?.delivery !== undefined && entry.currentStep === outcome.finalStep ? entry.delivery.job.attempts : undefined;
   const submittedAtMs = facts.submittedAtMs ?? entry?.submittedAtMs;
-  const record: FinishedRunRecord = {
+  let record: FinishedRunRecord = {
     status: outcome.status,
     result: outcome.status === 'succeeded' ? outcome.result : null,
     resultBytes: null,
@@ -123,7 +157,13 @@ export function finishedRunWrites(ctx: RuntimeContext, outcome: RunOutcome, fact
     endedAtMs,
     submittedAtMs: submittedAtMs === undefined ? null : Math.floor(submittedAtMs),
     attempts: facts.attempts ?? delivered ?? null,
+    jobId: null,
+    inputHash: null,
   };
+  if (keepsFinishedRunIds(ctx)) {
+    const hashHex = entry?.inputHash;
+    record = { ...record, jobId: facts.jobId ?? entry?.currentJobId ?? null, inputHash: facts.inputHash ?? (hashHex === undefined ? null : fromHex(hashHex)) };
+  }
   return [
     [finishedRunKey(ctx.queueName, outcome.runId), encodeFinishedRun(record)],
     [endedIndexKey(ctx.queueName, endedAtMs, outcome.runId), new Uint8Array(0)],
@@ -157,8 +197,14 @@ function finishedRunOf(runId: string, r: FinishedRunRecord): FinishedRun {
  */
 export async function readFinishedRun(source: Pick<WorkflowReadSource, 'kvGet'>, queueName: string, runId: string): Promise<FinishedRun | null> {
   validateRunId(runId);
+  const record = await readFinishedRecord(source, queueName, runId);
+  return record === null ? null : finishedRunOf(runId, record);
+}
+
+/** The stored record itself (with the fields only submission uses), or null. */
+export async function readFinishedRecord(source: Pick<WorkflowReadSource, 'kvGet'>, queueName: string, runId: string): Promise<FinishedRunRecord | null> {
   const bytes = await source.kvGet(finishedRunKey(queueName, runId));
-  return bytes === undefined ? null : finishedRunOf(runId, decodeFinishedRun(bytes));
+  return bytes === undefined ? null : decodeFinishedRun(bytes);
 }
 
 /** Throws INVALID_ARGUMENT unless `options` is undefined or `{ includeFinished?: boolean }`. */

@@ -37,10 +37,12 @@ import { DURABLE_READ_ATTEMPTS, inconsistent, readDurableRun } from './durable-r
 import type { RegistryEntry, RunStatus } from '../registry.js';
 import { userHeaders } from '../steps/step-headers.js';
 import { terminationEffects } from './termination.js';
+import { endingFactsRead, factsOfRunRecord } from '../history/finished-runs.js';
 
 /** Protocol step 1. */
 async function cancelRegistered(ctx: RuntimeContext, runId: string, entry: RegistryEntry, record: CommandRecord | undefined): Promise<boolean> {
   entry.cancelRequested = true;
+  await endingFactsRead(ctx, runId);
   const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: entry.headers, finalStep: entry.currentStep });
   const { outcome } = await ctx.queue.cancelWith(entry.currentJobId, effects, record?.writes(true));
   if (outcome === 'removed') ctx.registry.removeIf(runId, entry);
@@ -63,7 +65,7 @@ export async function cancelRun(ctx: RuntimeContext, runId: string, record?: Com
     const registered = ctx.registry.get(runId);
     if (registered) return cancelRegistered(ctx, runId, registered, record);
     const { job, step } = run;
-    const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: userHeaders(job.headers), finalStep: step });
+    const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: userHeaders(job.headers), finalStep: step }, {}, factsOfRunRecord(run.record, job.id));
     const { outcome } = await ctx.queue.cancelWith(job.id, effects, record?.writes(true));
     if (outcome === 'removed') return true;
     if (outcome === 'requested') {

@@ -19,6 +19,7 @@ import { runRecordKey, stepPointerKey } from '../keys.js';
 import { decodeStepPointer } from '../records.js';
 import { parseStepJob, userHeaders } from '../steps/step-headers.js';
 import { terminationEffects } from './termination.js';
+import { factsOfRunRecord } from '../history/finished-runs.js';
 
 const PAGE = 100;
 
@@ -35,11 +36,14 @@ async function reconcileJob(ctx: RuntimeContext, job: JobRecord): Promise<boolea
     ctx.warn(`undecodable step pointer; reconciliation skips the run. runId=${parsed.runId}`, e);
     return false;
   }
-  if (pointerJob !== job.id || (await ctx.queue.kvGet(runRecordKey(parsed.runId))) === undefined) return false;
+  if (pointerJob !== job.id) return false;
+  const record = await ctx.queue.kvGet(runRecordKey(parsed.runId));
+  if (record === undefined) return false;
   const effects = terminationEffects(
     ctx,
     { runId: parsed.runId, status: 'failed', result: null, error: job.lastError ?? RECONCILED_FALLBACK_ERROR, headers: userHeaders(job.headers), finalStep: parsed.step },
     { priority: job.priority, maxAttempts: job.maxAttempts },
+    factsOfRunRecord(record, job.id),
   );
   // Nothing else rewrites a pointer whose job is dead (no worker holds it; a submission of the
   // same id sees the record and stays a duplicate), so the check above still holds here.

@@ -12,6 +12,8 @@
  *    then one transaction: step 0 (dedup `run:{id}:0`, pre-drawn id) + the caller's KV writes +
  *    run record + step pointer. A dedup hit (a waiting step 0 with no record) applies nothing and
  *    is answered as a duplicate of that job.
+ * 6. With `runIdReuse: 'after-retention'`, before 5: a kept finished-run record of the id answers
+ *    as a duplicate with `finished` (another input ⇒ INPUT_MISMATCH, when the record knows the hash).
  * Duplicates never apply their KV writes. A command applied through a carrier keeps its answer
  * in the step-0 transaction (commands/ledger.ts). A run id is released when its run terminates: the next
  * submission under it starts a new run (sharing the old run's memo entries).
@@ -31,6 +33,8 @@ import { runRecordKey, stepDedupKey, stepPointerKey } from '../keys.js';
 import type { KeyedMutex } from '../../keyed-mutex.js';
 import { decodeRunRecord, decodeStepPointer, encodeRunRecord, encodeStepPointer } from '../records.js';
 import { stepJobHeaders } from '../steps/step-headers.js';
+import { keepsFinishedRunIds, readFinishedRecord } from '../history/finished-runs.js';
+import type { TerminalStatus } from './terminal-hook.js';
 
 /** A run to start. Everything is optional. */
 export interface RunSpec {
@@ -54,8 +58,14 @@ export interface SubmitOutcome {
   readonly runId: string;
   /** False for a duplicate of an active run with the same input. */
   readonly newlySubmitted: boolean;
-  /** The queue job now carrying the run (step 0 for a new run). */
+  /** The queue job now carrying the run (step 0 for a new run; for a finished one, the job that ended it, or '' if unknown). */
   readonly jobId: string;
+  /**
+   * How the run had ended, when the id names a finished run whose outcome is still kept and the
+   * runtime keeps ids for that long (`runIdReuse: 'after-retention'`); `result(runId)` gives its
+   * outcome. Absent otherwise.
+   */
+  readonly finished?: TerminalStatus;
 }
 
 /** Every RunSpec field (add a new field's name here, or submit rejects it as unknown). */
@@ -127,6 +137,13 @@ export async function submitRun(ctx: RuntimeContext, locks: KeyedMutex, spec: Ru
       const jobId = decodeStepPointer(pointer).jobId;
       if (entry) entry.inputHash = hashHex;
       return { runId, newlySubmitted: false, jobId };
+    }
+    if (keepsFinishedRunIds(ctx)) {
+      const finished = await readFinishedRecord(ctx.queue, ctx.queueName, runId);
+      if (finished !== null) {
+        if (finished.inputHash !== null && !equalBytes(finished.inputHash, hash)) throw new InputMismatchError(runId);
+        return { runId, newlySubmitted: false, jobId: finished.jobId ?? '', finished: finished.status };
+      }
     }
     const jobId = ctx.queue.nextJobId();
     const registered = ctx.registry.submitted(runId, jobId, v.headers, hashHex);

@@ -42,6 +42,7 @@ import { NO_SIGNAL, planRegistration, resolveSignal, waitsForSignal, type Resolv
 import { StepError } from './step-error.js';
 import { parseStepJob, stepJobHeaders, userHeaders } from './step-headers.js';
 import { terminationEffects, type EffectsBuilder } from '../runs/termination.js';
+import { endingFactsRead } from '../history/finished-runs.js';
 import type { RunOutcome, TerminalStatus } from '../runs/terminal-hook.js';
 
 /** The parsed delivery every settlement helper needs. */
@@ -194,7 +195,8 @@ function outcomeOf(d: Delivery, status: TerminalStatus, result: Uint8Array | nul
 /** Ends the run with an acknowledging settlement (succeed, fail, cancel). */
 async function terminate(d: Delivery, status: TerminalStatus, result: Uint8Array | null, error: string | null, signalDeletes: Uint8Array[], staged: StagedKvEffects): Promise<void> {
   const job = d.claim.job;
-  const effects = terminationEffects(d.ctx, outcomeOf(d, status, result, error), { priority: job.priority, maxAttempts: job.maxAttempts });
+  await endingFactsRead(d.ctx, d.runId);
+  const effects = terminationEffects(d.ctx, outcomeOf(d, status, result, error), { priority: job.priority, maxAttempts: job.maxAttempts }, { jobId: job.id });
   mergeKv(effects, staged);
   effects.kvDeletes.push(...signalDeletes);
   d.ctx.registry.terminated(d.runId, d.claim);
@@ -208,7 +210,8 @@ async function terminate(d: Delivery, status: TerminalStatus, result: Uint8Array
  */
 async function failRun(d: Delivery, message: string, via: 'dead_letter' | 'last_nack', failureWrites: StagedKvEffects = NO_KV_EFFECTS, cause?: unknown): Promise<void> {
   const job = d.claim.job;
-  const effects = terminationEffects(d.ctx, outcomeOf(d, 'failed', null, message), { priority: job.priority, maxAttempts: job.maxAttempts });
+  await endingFactsRead(d.ctx, d.runId);
+  const effects = terminationEffects(d.ctx, outcomeOf(d, 'failed', null, message), { priority: job.priority, maxAttempts: job.maxAttempts }, { jobId: job.id });
   mergeKv(effects, failureWrites);
   d.ctx.registry.terminated(d.runId, d.claim);
   if (via === 'dead_letter') await d.ctx.queue.deadLetterWith(d.claim, message, effects);

@@ -19,6 +19,7 @@ import {
   type FinishedRun,
   type RunnerHandle,
   type StepRunner,
+  type StepRunnerFunction,
   type WorkflowRuntimeOptions,
 } from '../../../src/core/workflow/index.js';
 import { b, deferred, eventually, kvKeys, s, silentLogger, type StoreFactory } from './harness.js';
@@ -80,7 +81,7 @@ async function world(factory: StoreFactory): Promise<World> {
 }
 
 /** A runner whose verdict is chosen by the run id's first segment. */
-const verdicts: StepRunner = async (step) => {
+const verdicts: StepRunnerFunction = async (step) => {
   const kind = step.runId.split('-')[0];
   if (kind === 'ok') return StepOutcome.succeed(utf8(`done:${s(step.payload)}`));
   if (kind === 'two' && step.stepNumber === 0) return StepOutcome.continueNow(step.payload);

@@ -26,6 +26,9 @@ export type ErrorCode =
   | 'TIMEOUT'
   | 'CANCELLED'
   | 'UNSUPPORTED_PLATFORM'
+  | 'STEP_FAILED'
+  | 'RUN_FAILED'
+  | 'NON_DETERMINISTIC'
   | 'INTERNAL';
 
 const BRAND = Symbol.for('taquba-workflow.error');

@@ -45,6 +45,9 @@ const ALL_CODES = {
   TIMEOUT: true,
   CANCELLED: true,
   UNSUPPORTED_PLATFORM: true,
+  STEP_FAILED: true,
+  RUN_FAILED: true,
+  NON_DETERMINISTIC: true,
   INTERNAL: true,
 } satisfies Record<ErrorCode, true>;
 
@@ -97,7 +100,7 @@ describe('TaqubaError', () => {
   });
 
   it('lists every code exactly once', () => {
-    expect(Object.keys(ALL_CODES)).toHaveLength(19);
+    expect(Object.keys(ALL_CODES)).toHaveLength(22);
     for (const [, code] of SUBCLASSES) expect(ALL_CODES[code]).toBe(true);
   });
 

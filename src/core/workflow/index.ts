@@ -25,10 +25,16 @@
  * queue's), import a platform API, or apply a step's effects without its settlement.
  */
 export { WorkflowRuntime, type RunnerHandle } from './runtime.js';
+export { defineWorkflow, type AnyWorkflow, type Workflow, type WorkflowDefinition, type WorkflowInput, type WorkflowOutput, type WorkflowSet } from './functions/define.js';
+export type { SignalResult, StepAttempt, WaitForSignalOptions, WorkflowContext, WorkflowLog } from './functions/context.js';
+export type { StepBackoff, StepOptions } from './functions/step-options.js';
+export { WorkflowRun, type StartOptions } from './functions/workflow-run.js';
+export { NonDeterminismError, RunFailedError, StepFailedError } from './functions/errors.js';
 export { DEFAULT_OUTCOME_RETENTION_MS, type WorkflowRuntimeOptions } from './runtime-options.js';
 export { isFinishedRun, type FinishedReadOptions, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './history/finished-runs.js';
 export type { RunResultOptions } from './runs/run-result.js';
 export type { RunSpec, SubmitOutcome } from './runs/submit.js';
+export type { RunIdReuse } from './runtime-options.js';
 export type { RunState, RunStatus } from './registry.js';
 export type { SignalOutcome } from './runs/signals.js';
 export type {

@@ -49,7 +49,11 @@ import { submitRun, type RunSpec, type SubmitOutcome } from './runs/submit.js';
 import { applyCommand, sweepCommandAnswers, type CommandOptions } from './commands/ledger.js';
 import { runtimeInbox, serveInbox } from './commands/runtime-inbox.js';
 
-import type { TerminalHook } from './runs/terminal-hook.js';
+import { NoopTerminalHook, type TerminalHook } from './runs/terminal-hook.js';
+import { isWorkflowSet, WorkflowRegistry, type Workflow, type WorkflowSet } from './functions/define.js';
+import { FunctionRunner, functionSignalKey } from './functions/function-runner.js';
+import { encodeSignalValue } from './functions/context.js';
+import { startSpec, WorkflowRun, type StartOptions } from './functions/workflow-run.js';
 import { spawnRunner, type RunnerHandle } from './runner-handle.js';
 
 /** Replies nobody fetched this long after their batch was sent are deleted (senders wait far less). */
@@ -61,21 +65,26 @@ export class WorkflowRuntime {
   private readonly ctx: RuntimeContext;
   private readonly options: ResolvedRuntimeOptions;
   private readonly submitLocks = new KeyedMutex();
+  /** The workflow functions this runtime runs (a runtime built with `{ workflows }`). */
+  private readonly functions: WorkflowRegistry | undefined;
 
   /**
    * Builds a runtime over `queue` (steps and notifications go to `options.queueName`) with memo
    * entries in `store`. Pure: no I/O until `submit` or `run`. Throws INVALID_CONFIG for bad
-   * options, INVALID_ARGUMENT for a runner or hook of the wrong shape. `runner` is a function
-   * `(step) => Promise<StepOutcome>` or an object with `runStep`.
+   * options, INVALID_ARGUMENT for a runner or hook of the wrong shape. `runner` is either
+   * `{ workflows: [...] }` (workflow functions made with `defineWorkflow`, started with `start`)
+   * or a `StepRunner`: a function `(step) => Promise<StepOutcome>` or an object with `runStep`.
+   * The hook defaults to none.
    * @example
    * const runtime = new WorkflowRuntime(queue, store, async (s) => StepOutcome.succeed(s.payload), new NoopTerminalHook());
    * const handle = runtime.spawn();
    * await runtime.submit({ input: utf8('hello') });
    * await handle.shutdown();
    */
-  constructor(queue: Queue, store: ObjectStore, runner: StepRunner, hook: TerminalHook, options: WorkflowRuntimeOptions = {}) {
+  constructor(queue: Queue, store: ObjectStore, runner: StepRunner | WorkflowSet, hook: TerminalHook = new NoopTerminalHook(), options: WorkflowRuntimeOptions = {}) {
     const resolved = resolveRuntimeOptions(queue, options);
-    const stepRunner = asStepRunnerObject(runner);
+    this.functions = isWorkflowSet(runner) ? new WorkflowRegistry(runner) : undefined;
+    const stepRunner = this.functions ? new FunctionRunner(this.functions, () => this.ctx) : asStepRunnerObject(runner);
     if (typeof hook?.onTermination !== 'function') throw new InvalidArgumentError(`hook must implement onTermination(outcome, effects). hook=${show(hook)}`, { reason: 'invalid_hook' });
     const logger = resolved.logger;
     const log: LogSink = {
@@ -290,9 +299,44 @@ export class WorkflowRuntime {
    * for the next waiter of that key, replacing any earlier buffered one (`buffered`).
    * Rejects with INVALID_ARGUMENT (empty key, payload not bytes or over the KV value cap),
    * CLOSED, or store errors.
+   *
+   * `signal(runId, name, value)`: the signal `name` of a workflow function's run, which its
+   * `ctx.waitForSignal(name)` receives as `value` (any value the codec stores); sent before the
+   * wait, it is kept for it.
    */
-  signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome> {
-    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => sendSignal(this.ctx, correlationKey, payload, record));
+  signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome>;
+  signal(runId: string, name: string, value: unknown, options?: CommandOptions): Promise<SignalOutcome>;
+  signal(keyOrRunId: string, payloadOrName: Uint8Array | string, valueOrOptions?: unknown, maybeOptions?: CommandOptions): Promise<SignalOutcome> {
+    if (typeof payloadOrName === 'string') {
+      validateRunId(keyOrRunId);
+      const key = functionSignalKey(keyOrRunId, payloadOrName);
+      const payload = encodeSignalValue(valueOrOptions);
+      return applyCommand(this.ctx.queue, this.ctx.clock, maybeOptions, (record) => sendSignal(this.ctx, key, payload, record));
+    }
+    const options = valueOrOptions as CommandOptions | undefined;
+    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => sendSignal(this.ctx, keyOrRunId, payloadOrName, record));
+  }
+
+  /**
+   * Starts a run of a workflow function registered on this runtime, and returns its typed handle.
+   * Idempotent like `submit`: the same run id and input answer with the run already there
+   * (`newlySubmitted` false), another input with INPUT_MISMATCH. Rejects with INVALID_ARGUMENT
+   * (reason `unknown_workflow` for a workflow this runtime was not built with, `unstorable_input`
+   * for an input the value codec cannot store, or a bad option), CLOSED, or store errors.
+   */
+  async start<I, O>(workflow: Workflow<I, O>, input: I, options: StartOptions = {}): Promise<WorkflowRun<O>> {
+    if (!this.functions) throw new InvalidArgumentError('start needs a runtime built with { workflows: [...] }; this one runs a StepRunner (use submit)', { reason: 'unknown_workflow' });
+    this.functions.check(workflow);
+    const spec = startSpec(workflow, input, options);
+    const outcome = await this.submit(spec, options.commandId === undefined ? undefined : { commandId: options.commandId });
+    return new WorkflowRun<O>(this, outcome.runId, outcome.newlySubmitted, outcome.finished);
+  }
+
+  /** The typed handle of a run of `workflow` started earlier (by any process); nothing is read until it is used. */
+  workflowRun<I, O>(workflow: Workflow<I, O>, runId: string): WorkflowRun<O> {
+    validateRunId(runId);
+    this.functions?.check(workflow);
+    return new WorkflowRun<O>(this, runId, false);
   }
 
   /** Discards the buffered signal of `correlationKey`; false when there was none. */

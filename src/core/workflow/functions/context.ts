@@ -1,0 +1,449 @@
+/**
+ * `WorkflowContext`: what a workflow function calls, and `Execution`, its implementation for one
+ * delivery of the run's underlying step.
+ *
+ * Every `ctx` operation takes the next position of the run's history (history.ts) at the moment
+ * it is called, so the positions follow the order of the calls, also for steps run in parallel.
+ * A position already recorded is answered from the history (a replay), after checking that the
+ * call is the one recorded there (else NON_DETERMINISTIC); a new one runs and is recorded before
+ * its promise resolves.
+ *
+ * Durable sleeps and signal waits suspend the function: once one is pending and no step is
+ * running, the execution halts with the continuation to commit (a delayed or signal-triggered
+ * next underlying step), and the function's pending promises are abandoned. The next delivery
+ * replays the function from the top. Without sleeps or waits the function runs to its end in one
+ * delivery: the cost of a step does not grow with the history.
+ */
+import { fromUtf8 } from '../../bytes.js';
+import { decodeValue, encodeValue } from '../../codec.js';
+import type { Clock } from '../../clock.js';
+import { InvalidArgumentError, isTaqubaError, TaqubaError } from '../../errors.js';
+import type { LogSink } from '../../logger.js';
+import { MAX_KV_VALUE_SIZE, type Queue } from '../../queue/index.js';
+import { show } from '../../show.js';
+import { NonDeterminismError, StepFailedError } from './errors.js';
+import { decodeEvent, encodeEvent, eventKey, type Event } from './history.js';
+import { checkStepOptions, retryDelay, stepPolicy, type StepOptions } from './step-options.js';
+
+/** What a step's function receives. */
+export interface StepAttempt {
+  /** Aborts when the run is cancelled or the attempt's `timeoutMs` passed. */
+  readonly signal: AbortSignal;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+}
+
+/** How a `waitForSignal` ended: the signal's value, or the timeout. */
+export type SignalResult<T> = { readonly timedOut: false; readonly value: T } | { readonly timedOut: true };
+
+export interface WaitForSignalOptions {
+  /** How long to wait, in ms. Default: no limit. */
+  readonly timeoutMs?: number;
+}
+
+/** The run's logger: messages carry the run id. */
+export interface WorkflowLog {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** What a workflow function works with. */
+export interface WorkflowContext {
+  readonly runId: string;
+  /** The version of the definition this run started on (see `defineWorkflow`). */
+  readonly version: number;
+  /** Aborts when the run is cancelled. */
+  readonly signal: AbortSignal;
+  readonly log: WorkflowLog;
+  /**
+   * Runs `fn` until it succeeds once for this run and this call, and returns its value; on every
+   * later execution the recorded value is returned without running `fn`. A throw is retried
+   * (`options`, else the workflow's step defaults: 2 retries with backoff); out of attempts the
+   * step throws `StepFailedError` (STEP_FAILED), which the workflow may catch. The value must be
+   * storable by the value codec (JSON-like data, Map, Set, Date, BigInt, typed arrays) and at
+   * most 256 KiB encoded, else INVALID_ARGUMENT. Two steps running at once must have different names.
+   */
+  step<T>(name: string, fn: (attempt: StepAttempt) => T | Promise<T>, options?: StepOptions): Promise<T>;
+  /** A durable timer: no process stays busy, and it survives restarts. `until` a Date, or a number of ms. */
+  sleep(duration: number | Date): Promise<void>;
+  /**
+   * Waits durably for the signal `name` of this run (`runtime.signal(runId, name, value)`); a
+   * signal sent before the wait is kept for it. One wait at a time per run.
+   */
+  waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions): Promise<SignalResult<T>>;
+  /** The time (epoch ms), recorded on first execution and the same on replay. */
+  now(): number;
+  /** A random number in [0, 1), recorded like `now`. */
+  random(): number;
+  /** A random UUID (v4), recorded like `now`. */
+  uuid(): string;
+}
+
+/** Why an execution stopped before its function settled. */
+export type Halt =
+  | { readonly type: 'suspend'; readonly untilMs: number; readonly wait: { readonly name: string } | undefined }
+  /** A history write failed or the lease was lost: the delivery throws and the run replays later. */
+  | { readonly type: 'broken'; readonly error: unknown }
+  /** The replay diverged from the history (NON_DETERMINISTIC): the run fails. */
+  | { readonly type: 'fatal'; readonly error: unknown };
+
+/** What an execution needs from the delivery running it. */
+export interface ExecutionInit {
+  readonly runId: string;
+  readonly version: number;
+  readonly queue: Queue;
+  readonly clock: Clock;
+  readonly log: LogSink;
+  readonly prefix: Uint8Array;
+  readonly history: Map<number, Event>;
+  /** The underlying step number of this delivery. */
+  readonly stepNumber: number;
+  /** The signal payload this delivery woke with (null: none, or its wait timed out). */
+  readonly wokenWith: Uint8Array | null;
+  readonly cancel: AbortSignal;
+  readonly stepDefaults: StepOptions;
+}
+
+const NEVER: Promise<never> = new Promise<never>(() => undefined);
+
+/** Longest signal wait when none is given: about 100 years, within the queue's timestamp range. */
+const NO_TIMEOUT_MS = 100 * 365 * 24 * 3600_000;
+
+/** Name of the operation at a history position, for determinism errors. */
+const describe = (kind: string, name: string): string => (name === '' ? kind : `${kind} ${JSON.stringify(name)}`);
+
+export class Execution implements WorkflowContext {
+  readonly runId: string;
+  readonly version: number;
+  readonly signal: AbortSignal;
+  readonly log: WorkflowLog;
+  private position = 0;
+  private running = 0;
+  private readonly inFlight = new Set<string>();
+  private readonly suspensions = new Set<{ untilMs: number; wait?: string }>();
+  private readonly pendingWrites = new Set<Promise<void>>();
+  /** Every position this execution read or wrote: the keys its ending deletes. */
+  readonly positions = new Set<number>();
+  private closed = false;
+  private checkScheduled = false;
+  private halt!: (h: Halt) => void;
+  /** Settles when the function must stop before it settles (suspension, a failed write). */
+  readonly halted: Promise<Halt>;
+
+  constructor(private readonly init: ExecutionInit) {
+    this.runId = init.runId;
+    this.version = init.version;
+    this.signal = init.cancel;
+    for (const p of init.history.keys()) this.positions.add(p);
+    this.halted = new Promise<Halt>((resolve) => (this.halt = resolve));
+    const fields = (f?: Record<string, unknown>): Record<string, unknown> => ({ runId: init.runId, ...f });
+    this.log = {
+      debug: (m, f) => init.log.debug(m, fields(f)),
+      info: (m, f) => init.log.info(m, fields(f)),
+      warn: (m, f) => init.log.warn(m, fields(f)),
+      error: (m, f) => init.log.error(m, fields(f)),
+    };
+  }
+
+  /** No operation resolves after this (the function's remaining promises are abandoned). */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Halts the execution as broken (the lease was lost): the delivery fails and the run replays. */
+  abort(error: unknown): void {
+    this.halt({ type: 'broken', error });
+  }
+
+  /** Waits for the writes of `now`, `random` and `uuid` still in flight. */
+  async flush(): Promise<void> {
+    while (this.pendingWrites.size > 0) await Promise.all([...this.pendingWrites]);
+  }
+
+  async step<T>(name: string, fn: (attempt: StepAttempt) => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+    checkName(name, 'step');
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`ctx.step needs a function. step=${JSON.stringify(name)} fn=${show(fn)}`, { reason: 'invalid_step', step: name });
+    checkStepOptions(options, `step ${JSON.stringify(name)} options`);
+    const position = this.position++;
+    const recorded = this.recorded(position, 'step', name);
+    if (recorded?.kind === 'step') return 'failed' in recorded ? Promise.reject(new StepFailedError(name, recorded.failed.attempts, recorded.failed.message)) : (decodeValue(recorded.value) as T);
+    if (this.closed) return NEVER;
+    if (this.inFlight.has(name)) {
+      throw new InvalidArgumentError(`two steps named ${JSON.stringify(name)} run at once; steps running in parallel need distinct names`, { reason: 'duplicate_step_name', step: name });
+    }
+    this.inFlight.add(name);
+    this.running++;
+    try {
+      return await this.runStep(position, name, fn, options);
+    } finally {
+      this.inFlight.delete(name);
+      this.running--;
+      this.schedulePoke();
+    }
+  }
+
+  private async runStep<T>(position: number, name: string, fn: (attempt: StepAttempt) => T | Promise<T>, options: StepOptions): Promise<T> {
+    const policy = stepPolicy(this.init.stepDefaults, options);
+    let lastError = '';
+    for (let attempt = 1; attempt <= policy.attempts; attempt++) {
+      if (attempt > 1) await this.init.clock.sleep(retryDelay(policy, attempt), this.signal);
+      this.signal.throwIfAborted();
+      let value: T;
+      try {
+        value = await this.attempt(fn, attempt, policy.timeoutMs);
+      } catch (e) {
+        if (this.signal.aborted) throw e;
+        lastError = errorText(e);
+        const last = attempt === policy.attempts;
+        this.log.warn(last ? `step ${JSON.stringify(name)} failed, out of attempts` : `step ${JSON.stringify(name)} failed, retrying`, { attempt, error: lastError });
+        continue;
+      }
+      const stored = await this.record(position, { kind: 'step', name, value: encodeStepValue(name, value) });
+      if (stored.kind === 'step' && 'failed' in stored) throw new StepFailedError(name, stored.failed.attempts, stored.failed.message);
+      return decodeValue((stored as { value: Uint8Array }).value) as T;
+    }
+    const stored = await this.record(position, { kind: 'step', name, failed: { message: lastError, attempts: policy.attempts } });
+    if (stored.kind === 'step' && !('failed' in stored)) return decodeValue(stored.value) as T;
+    throw new StepFailedError(name, policy.attempts, lastError);
+  }
+
+  /** One attempt, aborted by the run's cancellation or the attempt's timeout. */
+  private async attempt<T>(fn: (attempt: StepAttempt) => T | Promise<T>, attempt: number, timeoutMs: number | undefined): Promise<T> {
+    if (timeoutMs === undefined) return await fn({ signal: this.signal, attempt });
+    const timer = new AbortController();
+    const signal = AbortSignal.any([this.signal, timer.signal]);
+    const timedOut = this.init.clock.sleep(timeoutMs, timer.signal).then(
+      () => {
+        const error = new TaqubaError('TIMEOUT', `step attempt timed out after ${timeoutMs} ms`, { details: { timeoutMs } });
+        timer.abort(error);
+        throw error;
+      },
+      () => NEVER,
+    );
+    try {
+      return await Promise.race([Promise.resolve(fn({ signal, attempt })), timedOut]);
+    } finally {
+      timer.abort();
+    }
+  }
+
+  async sleep(duration: number | Date): Promise<void> {
+    const now = this.init.clock.now();
+    const ms = duration instanceof Date ? duration.getTime() - now : duration;
+    if (typeof ms !== 'number' || Number.isNaN(ms)) throw new InvalidArgumentError(`ctx.sleep needs a number of ms or a Date. duration=${show(duration)}`, { reason: 'invalid_sleep' });
+    const position = this.position++;
+    let recorded = this.recorded(position, 'sleep', '');
+    if (recorded === undefined) {
+      if (this.closed) return NEVER;
+      recorded = await this.record(position, { kind: 'sleep', name: '', untilMs: now + Math.max(0, ms), atStep: this.init.stepNumber });
+    }
+    const untilMs = (recorded as { untilMs: number }).untilMs;
+    if (this.init.clock.now() >= untilMs) return;
+    return this.suspend({ untilMs });
+  }
+
+  async waitForSignal<T = unknown>(name: string, options: WaitForSignalOptions = {}): Promise<SignalResult<T>> {
+    checkName(name, 'signal');
+    const timeoutMs = options.timeoutMs ?? NO_TIMEOUT_MS;
+    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
+      throw new InvalidArgumentError(`waitForSignal timeoutMs must be a finite number of ms, at least 0. timeoutMs=${show(timeoutMs)}`, { reason: 'invalid_wait', signal: name });
+    }
+    for (const s of this.suspensions) {
+      if (s.wait !== undefined) throw new InvalidArgumentError(`a run waits for one signal at a time: ${JSON.stringify(s.wait)} is still awaited when ${JSON.stringify(name)} is`, { reason: 'concurrent_wait', signal: name });
+    }
+    const position = this.position++;
+    let recorded = this.recorded(position, 'wait', name);
+    if (recorded === undefined) {
+      if (this.closed) return NEVER;
+      recorded = await this.record(position, { kind: 'wait', name, untilMs: this.init.clock.now() + timeoutMs, atStep: this.init.stepNumber });
+    }
+    const wait = recorded as Extract<Event, { kind: 'wait' }>;
+    if (wait.value !== undefined) return resultOf<T>(wait.value);
+    // Woken by this wait (the delivery that follows the one that began it): the delivery's payload
+    // is its signal; without one, the wait timed out unless it was woken early by a sleep.
+    if (this.init.stepNumber > wait.atStep) {
+      const value = this.init.wokenWith ?? (this.init.clock.now() >= wait.untilMs ? null : undefined);
+      if (value !== undefined) {
+        if (this.closed) return NEVER;
+        await this.write(position, { ...wait, value }, false);
+        return resultOf<T>(value);
+      }
+    }
+    return this.suspend({ untilMs: wait.untilMs, wait: name });
+  }
+
+  now(): number {
+    return this.recordedValue('now', () => this.init.clock.now()) as number;
+  }
+
+  random(): number {
+    return this.recordedValue('random', () => Math.random()) as number;
+  }
+
+  uuid(): string {
+    return this.recordedValue('uuid', randomUuid) as string;
+  }
+
+  /** The event recorded at `position`, checked against the call made there; undefined if none. */
+  private recorded(position: number, kind: Event['kind'], name: string): Event | undefined {
+    const event = this.init.history.get(position);
+    if (event === undefined) return undefined;
+    if (event.kind !== kind || event.name !== name) this.diverged(position, event, kind, name);
+    return event;
+  }
+
+  private recordedValue(kind: 'now' | 'random' | 'uuid', make: () => number | string): number | string {
+    const position = this.position++;
+    const recorded = this.recorded(position, kind, '');
+    if (recorded !== undefined) return (recorded as { value: number | string }).value;
+    const value = make();
+    if (!this.closed) {
+      const write = this.write(position, { kind, name: '', value }, true).then(
+        () => undefined,
+        (error: unknown) => this.halt({ type: 'broken', error }),
+      );
+      this.pendingWrites.add(write);
+      void write.finally(() => this.pendingWrites.delete(write));
+    }
+    return value;
+  }
+
+  /** Records `event` at `position` unless another execution did first; returns what the history holds. */
+  private async record(position: number, event: Event): Promise<Event> {
+    await this.flush();
+    return this.write(position, event, true);
+  }
+
+  /** Fails the run (the function cannot catch its way past a divergence) and throws into the function. */
+  private diverged(position: number, recorded: Event, kind: Event['kind'], name: string): never {
+    const error = new NonDeterminismError(this.runId, position, describe(recorded.kind, recorded.name), describe(kind, name));
+    this.halt({ type: 'fatal', error });
+    throw error;
+  }
+
+  private async write(position: number, event: Event, createOnly: boolean): Promise<Event> {
+    try {
+      return await this.writeOnce(position, event, createOnly);
+    } catch (error) {
+      if (!(error instanceof NonDeterminismError)) this.halt({ type: 'broken', error });
+      throw error;
+    }
+  }
+
+  private async writeOnce(position: number, event: Event, createOnly: boolean): Promise<Event> {
+    const key = eventKey(this.init.prefix, position);
+    const bytes = encodeEvent(event);
+    this.positions.add(position);
+    if (!createOnly) {
+      await this.init.queue.kvPut(key, bytes);
+      return event;
+    }
+    if (await this.init.queue.kvComparePut(key, null, bytes)) return event;
+    // A concurrent execution of this run recorded the position first: its answer stands.
+    const existing = await this.init.queue.kvGet(key);
+    if (existing === undefined) throw new TaqubaError('CONFLICT', `workflow history entry vanished while recorded. runId=${this.runId} position=${position}`, { details: { runId: this.runId, position } });
+    const theirs = decodeEvent(existing, `position ${position}`);
+    if (theirs.kind !== event.kind || theirs.name !== event.name) this.diverged(position, theirs, event.kind, event.name);
+    return theirs;
+  }
+
+  /** Parks the caller for good and halts the execution once nothing else can make progress. */
+  private suspend(s: { untilMs: number; wait?: string }): Promise<never> {
+    if (!this.closed) {
+      this.suspensions.add(s);
+      this.schedulePoke();
+    }
+    return NEVER;
+  }
+
+  /**
+   * Checks after the current turn (so calls made in the same tick, like the other members of a
+   * `Promise.all`, have started) whether the function can only wait: then it halts.
+   */
+  private schedulePoke(): void {
+    if (this.checkScheduled || this.suspensions.size === 0) return;
+    this.checkScheduled = true;
+    setTimeout(() => {
+      this.checkScheduled = false;
+      if (this.closed || this.running > 0 || this.suspensions.size === 0) return;
+      const untilMs = Math.min(...[...this.suspensions].map((s) => s.untilMs));
+      const wait = [...this.suspensions].find((s) => s.wait !== undefined)?.wait;
+      this.halt({ type: 'suspend', untilMs, wait: wait === undefined ? undefined : { name: wait } });
+    }, 0);
+  }
+}
+
+function checkName(name: unknown, what: string): asserts name is string {
+  if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
+    throw new InvalidArgumentError(`a ${what} name must be a string of 1..200 characters. name=${show(name)}`, { reason: `invalid_${what}_name` });
+  }
+}
+
+function encodeStepValue(name: string, value: unknown): Uint8Array {
+  let bytes: Uint8Array;
+  try {
+    bytes = encodeValue(value);
+  } catch (e) {
+    throw new InvalidArgumentError(`step ${JSON.stringify(name)} returned a value that cannot be stored: ${e instanceof Error ? e.message : String(e)}`, { reason: 'unstorable_step_value', step: name });
+  }
+  // Room for the event's own fields under the caller-KV value cap.
+  if (bytes.length > MAX_KV_VALUE_SIZE - 1024) {
+    throw new InvalidArgumentError(`step ${JSON.stringify(name)} returned ${bytes.length} bytes encoded; a step value holds at most ${MAX_KV_VALUE_SIZE - 1024} (store large data elsewhere and return its key)`, {
+      reason: 'step_value_too_large',
+      step: name,
+      bytes: bytes.length,
+    });
+  }
+  return bytes;
+}
+
+function resultOf<T>(value: Uint8Array | null): SignalResult<T> {
+  return value === null ? { timedOut: true } : { timedOut: false, value: decodeSignalValue(value) as T };
+}
+
+/** Marks a payload encoded by `encodeSignalValue` (0xc1 never starts a MessagePack value). */
+const SIGNAL_VALUE_MARK = 0xc1;
+
+/** A signal value as `runtime.signal(runId, name, value)` sends it. INVALID_ARGUMENT for a value the codec cannot store. */
+export function encodeSignalValue(value: unknown): Uint8Array {
+  let body: Uint8Array;
+  try {
+    body = encodeValue(value);
+  } catch (e) {
+    throw new InvalidArgumentError(`signal value cannot be stored: ${e instanceof Error ? e.message : String(e)}`, { reason: 'unstorable_signal_value' });
+  }
+  const out = new Uint8Array(body.length + 1);
+  out[0] = SIGNAL_VALUE_MARK;
+  out.set(body, 1);
+  return out;
+}
+
+/**
+ * A signal's value: what `encodeSignalValue` encoded; a raw payload (the CLI's text, a
+ * `signal(key, bytes)` call) is handed over as its UTF-8 text, or as bytes if it is not text.
+ */
+export function decodeSignalValue(bytes: Uint8Array): unknown {
+  if (bytes[0] === SIGNAL_VALUE_MARK) return decodeValue(bytes.subarray(1));
+  try {
+    return fromUtf8(bytes);
+  } catch {
+    return bytes;
+  }
+}
+
+/** "Error: message" for errors, the value shown otherwise; a library error keeps its code. */
+export function errorText(e: unknown): string {
+  if (isTaqubaError(e)) return `${e.code}: ${e.message}`;
+  if (e instanceof Error) return `${e.name}: ${e.message}`;
+  return show(e);
+}
+
+function randomUuid(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

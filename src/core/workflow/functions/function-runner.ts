@@ -1,0 +1,139 @@
+/**
+ * The `StepRunner` of a runtime built with `{ workflows }`: each delivery of a run's underlying
+ * step replays the run's workflow function (history read with one scan, skipped for a first
+ * delivery of step 0, which has none) and runs it until it settles or suspends.
+ *
+ * - settles with a value: the run succeeds with the value's encoding; the history is deleted
+ *   in the same settlement;
+ * - throws (a `StepFailedError` it did not catch, its own error, NON_DETERMINISTIC): the run
+ *   fails with the error's text, history deleted likewise;
+ * - suspends (a durable sleep or signal wait): the next underlying step is scheduled for the
+ *   earliest wake-up, or set to wait on the signal's correlation key;
+ * - a history write fails (store error, CLOSED, lost claim): the delivery throws, so the queue
+ *   delivers the step again and the function replays.
+ * While the function runs, the step's lease is kept (a function may run for hours).
+ */
+import { decodeValue, encodeValue } from '../../codec.js';
+import { isTaqubaError } from '../../errors.js';
+import type { RuntimeContext } from '../context.js';
+import { StepOutcome } from '../steps/outcome.js';
+import { StepError } from '../steps/step-error.js';
+import type { Step, StepRunnerObject } from '../steps/step.js';
+import type { EffectsHandle } from '../steps/effects-handle.js';
+import { errorText, Execution, type Halt } from './context.js';
+import type { WorkflowRegistry } from './define.js';
+import { decodeEnvelope, encodeEnvelope } from './envelope.js';
+import { eventKey, historyPrefix, loadHistory } from './history.js';
+
+/** The correlation key of signal `name` of run `runId` (what `runtime.signal(runId, name, value)` sends to). */
+export const functionSignalKey = (runId: string, name: string): string => `fn:${runId}:${name}`;
+
+type Settled = { readonly type: 'done'; readonly value: unknown } | { readonly type: 'threw'; readonly error: unknown };
+
+export class FunctionRunner implements StepRunnerObject {
+  constructor(
+    readonly workflows: WorkflowRegistry,
+    private readonly runtime: () => RuntimeContext,
+  ) {}
+
+  async runStep(step: Step): Promise<StepOutcome> {
+    const ctx = this.runtime();
+    const envelope = decodeEnvelope(step.payload, step.runId);
+    const workflow = this.workflows.get(envelope.name, envelope.version);
+    // Transient: a deployment may add the definition back; until then the step backs off and,
+    // out of attempts, waits as a dead step an operator can retry.
+    if (workflow === undefined) throw StepError.transient(`workflow ${envelope.name}@${envelope.version} is not registered on this runtime (registered: ${this.workflows.describe()})`);
+    const gen = envelope.gen ?? step.jobId;
+    const prefix = historyPrefix(ctx.queueName, step.runId, gen);
+    const fresh = step.stepNumber === 0 && step.attempt === 1 && step.interruptions === 0;
+    const exec = new Execution({
+      runId: step.runId,
+      version: envelope.version,
+      queue: ctx.queue,
+      clock: ctx.clock,
+      log: ctx.log,
+      prefix,
+      history: fresh ? new Map() : await loadHistory(ctx.queue, prefix),
+      stepNumber: step.stepNumber,
+      wokenWith: step.signalPayload,
+      cancel: step.signal,
+      stepDefaults: workflow.stepDefaults,
+    });
+    const stopLease = keepLease(step, ctx, exec);
+    let end: Settled | Halt;
+    try {
+      const input = decodeValue(envelope.input);
+      const settled = Promise.resolve()
+        .then(() => workflow.run(exec, input))
+        .then(
+          (value): Settled => ({ type: 'done', value }),
+          (error: unknown): Settled => ({ type: 'threw', error }),
+        );
+      end = await Promise.race([settled, exec.halted]);
+    } finally {
+      exec.close();
+      stopLease.abort();
+    }
+    if (end.type === 'broken') throw end.error;
+    await exec.flush();
+    const payload = (): Uint8Array => encodeEnvelope({ ...envelope, gen });
+    switch (end.type) {
+      case 'suspend': {
+        const delayMs = Math.max(0, end.untilMs - ctx.clock.now());
+        return end.wait === undefined ? StepOutcome.continueAfter(payload(), delayMs) : StepOutcome.continueOnSignal(payload(), functionSignalKey(step.runId, end.wait.name), delayMs);
+      }
+      case 'fatal':
+        return this.end(step, exec, prefix, StepOutcome.fail(errorText(end.error)));
+      case 'done': {
+        let result: Uint8Array;
+        try {
+          result = encodeValue(end.value);
+        } catch (e) {
+          return this.end(step, exec, prefix, StepOutcome.fail(`INVALID_ARGUMENT: the workflow returned a value that cannot be stored: ${e instanceof Error ? e.message : String(e)}`));
+        }
+        return this.end(step, exec, prefix, StepOutcome.succeed(result));
+      }
+      case 'threw':
+        // A cancelled run settles as cancelled whatever the step returns; infrastructure errors
+        // the function let through are the delivery's, not the run's: deliver it again.
+        if (step.signal.aborted || isInfrastructure(end.error)) throw end.error;
+        return this.end(step, exec, prefix, StepOutcome.fail(errorText(end.error)));
+    }
+  }
+
+  /** The run's ending outcome, with its history deleted in the same settlement. */
+  private end(step: Step, exec: Execution, prefix: Uint8Array, outcome: StepOutcome): StepOutcome {
+    const effects = step.effects as EffectsHandle;
+    for (const position of exec.positions) effects.deleteInternal(eventKey(prefix, position));
+    return outcome;
+  }
+}
+
+const INFRASTRUCTURE = new Set(['CLOSED', 'FENCED', 'CLAIM_LOST', 'CONFLICT', 'STORE_UNAVAILABLE', 'STORE_PERMISSION', 'CORRUPT_DATA', 'LOCKED', 'INTERNAL']);
+
+function isInfrastructure(e: unknown): boolean {
+  return isTaqubaError(e) && INFRASTRUCTURE.has(e.code);
+}
+
+/** Renews the step's lease every third of the queue's lease while the function runs. */
+function keepLease(step: Step, ctx: RuntimeContext, exec: Execution): AbortController {
+  const stop = new AbortController();
+  const leaseMs = ctx.queue.queueConfig(ctx.queueName).leaseMs;
+  void (async () => {
+    for (;;) {
+      try {
+        await ctx.clock.sleep(leaseMs / 3, stop.signal);
+      } catch {
+        return;
+      }
+      try {
+        step.lease.ensureAtLeast(leaseMs);
+      } catch (error) {
+        // A cancel shows on `step.signal`; a lost claim means another delivery owns the run now.
+        if (!isTaqubaError(error, 'CANCELLED')) exec.abort(error);
+        return;
+      }
+    }
+  })();
+  return stop;
+}

@@ -1,0 +1,116 @@
+/**
+ * A workflow function's history: one caller-KV entry per `ctx` operation, in call order, so a
+ * replay reads it with one scan and serves every finished operation from it.
+ *
+ *   workflow/fn/{q}/{run}/{gen}/{position:08}   one event (MessagePack array, see `Event`)
+ *
+ * `{gen}` is the id of the run's step-0 job: a new run under a released run id gets a new one, so
+ * it never replays an earlier run's history. The events of a run are deleted with the settlement
+ * that ends it from inside the function (success or failure); the finished-run sweep removes
+ * those of runs that ended otherwise (cancelled, dead-lettered).
+ *
+ * Events are written create-only (`kvComparePut` with no expected value): of two executions of
+ * one run (a lease that expired under a stalled process), the first to record a position wins
+ * and the other adopts its value, so a history never holds two answers to one operation.
+ */
+import { fromUtf8, utf8 } from '../../bytes.js';
+import { decodeRecord, encodeRecord } from '../../codec.js';
+import type { Queue } from '../../queue/index.js';
+import { corrupt } from '../errors.js';
+import { queueSegment } from '../keys.js';
+
+/** The operations a history records; `kind` names them in determinism errors. */
+export type Event =
+  | { readonly kind: 'step'; readonly name: string; readonly value: Uint8Array }
+  | { readonly kind: 'step'; readonly name: string; readonly failed: { readonly message: string; readonly attempts: number } }
+  | { readonly kind: 'sleep'; readonly name: string; readonly untilMs: number; readonly atStep: number }
+  /** A wait begun at underlying step `atStep`; `value` (bytes, or null after the timeout) once it resolved. */
+  | { readonly kind: 'wait'; readonly name: string; readonly untilMs: number; readonly atStep: number; readonly value?: Uint8Array | null }
+  | { readonly kind: 'now' | 'random' | 'uuid'; readonly name: string; readonly value: number | string };
+
+const PREFIX = 'workflow/fn/';
+const POSITION_WIDTH = 8;
+
+export const historyPrefix = (queueName: string, runId: string, gen: string): Uint8Array => utf8(`${PREFIX}${queueSegment(queueName)}/${runId}/${gen}/`);
+
+/** Every history of a run id (all generations): for the sweep of runs that ended outside their function. */
+export const runHistoryPrefix = (queueName: string, runId: string): Uint8Array => utf8(`${PREFIX}${queueSegment(queueName)}/${runId}/`);
+
+export function eventKey(prefix: Uint8Array, position: number): Uint8Array {
+  const tail = utf8(String(position).padStart(POSITION_WIDTH, '0'));
+  const key = new Uint8Array(prefix.length + tail.length);
+  key.set(prefix);
+  key.set(tail, prefix.length);
+  return key;
+}
+
+const KIND_CODES = { step: 0, stepFailed: 1, sleep: 2, wait: 3, now: 4, random: 5, uuid: 6 } as const;
+
+export function encodeEvent(e: Event): Uint8Array {
+  switch (e.kind) {
+    case 'step':
+      return 'failed' in e ? encodeRecord([KIND_CODES.stepFailed, e.name, e.failed.message, e.failed.attempts]) : encodeRecord([KIND_CODES.step, e.name, e.value]);
+    case 'sleep':
+      return encodeRecord([KIND_CODES.sleep, e.name, e.untilMs, e.atStep]);
+    case 'wait':
+      return encodeRecord(e.value === undefined ? [KIND_CODES.wait, e.name, e.untilMs, e.atStep] : [KIND_CODES.wait, e.name, e.untilMs, e.atStep, e.value]);
+    default:
+      return encodeRecord([KIND_CODES[e.kind], e.name, e.value]);
+  }
+}
+
+export function decodeEvent(bytes: Uint8Array, where: string): Event {
+  const bad = (field: string): Error => corrupt(`undecodable workflow history event. field=${field} key=${where}`, { reason: 'undecodable_record', record: 'workflow history event', field });
+  let raw: unknown;
+  try {
+    raw = decodeRecord(bytes);
+  } catch {
+    throw bad('msgpack');
+  }
+  if (!Array.isArray(raw) || typeof raw[1] !== 'string') throw bad('layout');
+  const [code, name] = raw as [number, string];
+  const num = (i: number, field: string): number => {
+    if (typeof raw[i] !== 'number') throw bad(field);
+    return raw[i] as number;
+  };
+  switch (code) {
+    case KIND_CODES.step:
+      if (!(raw[2] instanceof Uint8Array)) throw bad('value');
+      return { kind: 'step', name, value: raw[2] };
+    case KIND_CODES.stepFailed:
+      if (typeof raw[2] !== 'string') throw bad('message');
+      return { kind: 'step', name, failed: { message: raw[2], attempts: num(3, 'attempts') } };
+    case KIND_CODES.sleep:
+      return { kind: 'sleep', name, untilMs: num(2, 'untilMs'), atStep: num(3, 'atStep') };
+    case KIND_CODES.wait: {
+      const value = raw.length > 4 ? raw[4] : undefined;
+      if (value !== undefined && value !== null && !(value instanceof Uint8Array)) throw bad('value');
+      return value === undefined ? { kind: 'wait', name, untilMs: num(2, 'untilMs'), atStep: num(3, 'atStep') } : { kind: 'wait', name, untilMs: num(2, 'untilMs'), atStep: num(3, 'atStep'), value };
+    }
+    case KIND_CODES.now:
+    case KIND_CODES.random:
+      return { kind: code === KIND_CODES.now ? 'now' : 'random', name, value: num(2, 'value') };
+    case KIND_CODES.uuid:
+      if (typeof raw[2] !== 'string') throw bad('value');
+      return { kind: 'uuid', name, value: raw[2] };
+    default:
+      throw bad('kind');
+  }
+}
+
+/** The recorded events of one run generation by position, read with one scan (paged). */
+export async function loadHistory(queue: Queue, prefix: Uint8Array): Promise<Map<number, Event>> {
+  const events = new Map<number, Event>();
+  let cursor: Uint8Array | undefined;
+  do {
+    const page = await queue.kvScan(prefix, { cursor, limit: 1000 });
+    for (const [key, value] of page.entries) {
+      const name = fromUtf8(key.subarray(prefix.length));
+      const position = Number(name);
+      if (!Number.isSafeInteger(position)) throw corrupt(`workflow history key without a position. key=${fromUtf8(key)}`, { reason: 'undecodable_record', record: 'workflow history key' });
+      events.set(position, decodeEvent(value, fromUtf8(key)));
+    }
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return events;
+}

@@ -3,7 +3,7 @@
  * counter that survives restarts, an atomic two-key transaction, and a prefix scan.
  * Run it twice: the run counter keeps counting.
  */
-import { KvDb } from 'taquba-workflow';
+import { KvDb } from 'taquba-workflow/engine';
 import { FileSystemObjectStore } from 'taquba-workflow/node';
 
 // Keys and values are bytes; these are text in and out.

@@ -13,19 +13,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  MemoryObjectStore,
-  Queue,
-  runWorker,
-  StepOutcome,
-  verifyWebhook,
-  WebhookTerminalHook,
-  WebhookWorker,
-  WorkflowRuntime,
-  type JobRecord,
-  type LeaseHandle,
-  type RunTerminatedWebhook,
-} from 'taquba-workflow';
+import { MemoryObjectStore, Queue, StepOutcome, verifyWebhook, WebhookTerminalHook, WebhookWorker, WorkflowRuntime, type RunTerminatedWebhook } from 'taquba-workflow';
+import { runWorker, type JobRecord, type LeaseHandle } from 'taquba-workflow/queue';
 
 // Text in and out of the runtime's byte payloads.
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);

@@ -9,6 +9,7 @@
  * (no warning, no retry), and exit by itself with code 0.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -62,8 +63,21 @@ async function writeProject(sub: string, snippets: readonly Snippet[]): Promise<
   await writeFile(join(sub, 'tsconfig.json'), tsconfig([...snippets.map(snippetFile), join(ROOT, 'src/core/globals.d.ts')]));
 }
 
+/**
+ * The package's names mapped to the sources, as the repository's own tsconfig.json `paths` map
+ * them (one per entry point of package.json `exports`; test/docs/example-imports.test.ts keeps the
+ * two equal), made absolute for a project outside the repository.
+ */
+function packagePaths(): Record<string, string[]> {
+  const config = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
+  return Object.fromEntries(
+    Object.entries(config.compilerOptions.paths)
+      .filter(([name]) => name === 'taquba-workflow' || name.startsWith('taquba-workflow/'))
+      .map(([name, targets]) => [name, targets.map((target) => join(ROOT, target))]),
+  );
+}
+
 function tsconfig(files: string[]): string {
-  const src = (p: string) => [join(ROOT, 'src', p)];
   return JSON.stringify({
     compilerOptions: {
       target: 'ES2022',
@@ -78,10 +92,7 @@ function tsconfig(files: string[]): string {
       noEmit: true,
       isolatedModules: true,
       verbatimModuleSyntax: true,
-      paths: {
-        'taquba-workflow': src('index.ts'),
-        'taquba-workflow/node': src('node/index.ts'),
-      },
+      paths: packagePaths(),
     },
     files,
   });

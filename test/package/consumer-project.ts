@@ -8,9 +8,12 @@
  * The project holds three consumers: a Node ESM script (`node-consumer.mjs`), typed consumers
  * checked by `tsc --noEmit` under `moduleResolution` nodenext and bundler (the settings README's
  * "TypeScript" note documents), and a Vite app (`app/`) written as README's "Browser hosting"
- * section says. `init/` is a project made with `tsc --init` (issue 26: its defaults turn on
- * `exactOptionalPropertyTypes`), holding README's quick start as written there and an import of
- * every entry point. TypeScript, Vite and @types/node are this repository's own (nothing extra is
+ * section says. README's quick start as written there (`quick-start.ts`) and an import of every
+ * entry point are checked under both of README's settings (the Node one takes the entry points
+ * that run in Node, the browser one those that run in a browser; `stores/s3` once its optional
+ * SDK is linked, `s3-entry.ts`). `init/` is a project made with `tsc --init` (issue 26: its
+ * defaults turn on `exactOptionalPropertyTypes`), holding the same quick start and every entry
+ * point. TypeScript, Vite and @types/node are this repository's own (nothing extra is
  * downloaded); the tarball's dependencies are installed from the npm cache or registry.
  */
 import { execFile } from 'node:child_process';
@@ -72,7 +75,13 @@ export async function createConsumerProject(): Promise<ConsumerProject> {
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), text);
   }
-  await writeInitProject(join(dir, 'init'));
+  const entries = await entryPoints(join(dir, 'node_modules', 'taquba-workflow'));
+  const quickStart = await readmeQuickStart();
+  await writeFile(join(dir, 'quick-start.ts'), quickStart);
+  await writeFile(join(dir, 'node-entries.ts'), entryPointModule(entries.filter((e) => !e.peer && !e.browserOnly)));
+  await writeFile(join(dir, 'browser-entries.ts'), entryPointModule(entries.filter((e) => !e.peer && !e.nodeOnly)));
+  await writeFile(join(dir, 's3-entry.ts'), entryPointModule(entries.filter((e) => e.peer)));
+  await writeInitProject(join(dir, 'init'), quickStart, entries.filter((e) => !e.peer));
   return { dir, tarball, appDir: join(dir, 'app'), remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
@@ -105,26 +114,50 @@ async function readmeQuickStart(): Promise<string> {
  * generated file's own comment says) and `skipLibCheck: false`, so the package's `.d.ts` files are
  * checked too. The package root's `"type": "module"` makes the files ESM (top-level await).
  */
-async function writeInitProject(dir: string): Promise<void> {
+async function writeInitProject(dir: string, quickStart: string, entries: readonly EntryPoint[]): Promise<void> {
   await mkdir(dir, { recursive: true });
   await exec(process.execPath, [TSC, '--init'], dir);
-  await writeFile(join(dir, 'quick-start.ts'), await readmeQuickStart());
-  const entries = await initEntryPoints(join(dir, '..', 'node_modules', 'taquba-workflow'));
-  await writeFile(join(dir, 'entry-points.ts'), entries.map((entry, i) => `export * as entry${i} from '${entry}';\n`).join(''));
+  await writeFile(join(dir, 'quick-start.ts'), quickStart);
+  await writeFile(join(dir, 'entry-points.ts'), entryPointModule(entries));
   const check = { extends: './tsconfig.json', compilerOptions: { noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['quick-start.ts', 'entry-points.ts'] };
   await writeFile(join(dir, 'tsconfig.check.json'), JSON.stringify(check, null, 2));
 }
 
+/** One subpath of the installed package's `exports`, by the platforms it is written for. */
+export interface EntryPoint {
+  /** The import specifier: `taquba-workflow`, `taquba-workflow/node`, ... */
+  readonly specifier: string;
+  /** Its types need a browser's globals (`lib: ["DOM"]`): the browser host, its client and inspector, the browser stores. */
+  readonly browserOnly: boolean;
+  /** Its types need Node's (`types: ["node"]`): the Node host. */
+  readonly nodeOnly: boolean;
+  /** Its types come from an optional peer dependency (`@aws-sdk/client-s3`), absent until the S3 case links it. */
+  readonly peer: boolean;
+}
+
+const BROWSER_ONLY = new Set(['./browser', './browser/worker', './browser/inspector', './stores/indexeddb', './stores/opfs']);
+const NODE_ONLY = new Set(['./node']);
+const PEER = new Set(['./stores/s3']);
+
 /**
- * The entry points the init project imports: every subpath of the installed package's `exports`
- * but `stores/s3`, whose types come from its optional peer dependency (`@aws-sdk/client-s3`),
- * absent here until the S3 case links it.
+ * Every subpath of the installed package's `exports`. One that is none of the above (the root,
+ * `queue`, `engine`, `testing`, and any added later) is platform-neutral: both of README's
+ * settings check it.
  */
-async function initEntryPoints(installed: string): Promise<string[]> {
+async function entryPoints(installed: string): Promise<EntryPoint[]> {
   const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { name: string; exports: Record<string, unknown> };
-  return Object.keys(manifest.exports)
-    .filter((subpath) => subpath !== './stores/s3')
-    .map((subpath) => manifest.name + subpath.slice(1));
+  return Object.keys(manifest.exports).map((subpath) => ({
+    specifier: manifest.name + subpath.slice(1),
+    browserOnly: BROWSER_ONLY.has(subpath),
+    nodeOnly: NODE_ONLY.has(subpath),
+    peer: PEER.has(subpath),
+  }));
+}
+
+/** A module importing every name of each entry point (one namespace each). */
+function entryPointModule(entries: readonly EntryPoint[]): string {
+  if (entries.length === 0) throw new Error('no entry points to import');
+  return entries.map((entry, i) => `export * as entry${i} from '${entry.specifier}';\n`).join('');
 }
 
 export interface BuiltApp {
@@ -155,6 +188,7 @@ export async function serveApp(project: ConsumerProject): Promise<{ url: string;
 }
 
 const STRICT = { strict: true, noEmit: true, skipLibCheck: false, isolatedModules: true, verbatimModuleSyntax: true };
+const NODE_SETTINGS = { ...STRICT, target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['ES2022'], types: ['node'] };
 
 /** Every file of the consumer project, by path. */
 export const CONSUMER_FILES: Readonly<Record<string, string>> = {
@@ -220,16 +254,17 @@ try {
 }
 await handle.shutdown();
 `,
-  'tsconfig.nodenext.json': JSON.stringify(
-    { compilerOptions: { ...STRICT, target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['ES2022'], types: ['node'] }, files: ['node-consumer.ts'] },
-    null,
-    2,
-  ),
-  // The Vite app's sources, checked under bundler resolution with the DOM lib.
+  // README "TypeScript", in Node: nodenext, lib ES2022, types node; with README's quick start and
+  // every entry point that runs in Node.
+  'tsconfig.nodenext.json': JSON.stringify({ compilerOptions: NODE_SETTINGS, files: ['node-consumer.ts', 'quick-start.ts', 'node-entries.ts'] }, null, 2),
+  // The same settings for the S3 store's entry, checked once its optional SDK is linked.
+  'tsconfig.s3.json': JSON.stringify({ compilerOptions: NODE_SETTINGS, files: ['s3-entry.ts'] }, null, 2),
+  // README "TypeScript", in a browser app: the Vite app's sources under bundler resolution with the
+  // DOM lib, and every entry point that runs in a browser.
   'tsconfig.bundler.json': JSON.stringify(
     {
       compilerOptions: { ...STRICT, target: 'ES2022', module: 'esnext', moduleResolution: 'bundler', lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [] },
-      files: ['app/main.ts', 'app/app-worker.ts'],
+      files: ['app/main.ts', 'app/app-worker.ts', 'browser-entries.ts'],
     },
     null,
     2,

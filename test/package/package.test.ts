@@ -2,8 +2,9 @@
  * The published package, as a user gets it (issue 13): one `npm pack` (which builds through
  * `prepack`), installed into a fresh project (see consumer-project.ts), then used from plain
  * Node ESM, type-checked under the `moduleResolution` settings README documents and under the
- * defaults of `tsc --init` (issue 26), and built into a Vite app that follows README's "Browser
- * hosting" section, run in Chromium.
+ * defaults of `tsc --init` (issue 26), each with README's quick start and an import of every entry
+ * point, and built into a Vite app that follows README's "Browser hosting" section, run in
+ * Chromium.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -78,7 +79,9 @@ describe('the packed tarball', () => {
     // Nothing listens on port 9: the request itself fails, so the SDK was loaded and used.
     const present = JSON.parse((await exec(process.execPath, ['s3-consumer.mjs'], project.dir)).trim()) as Record<string, unknown>;
     expect(present).toMatchObject({ taquba: true, code: 'STORE_UNAVAILABLE' });
-  });
+    // With the SDK there, the entry's types check too (README's Node settings, skipLibCheck false).
+    await typecheck(project, 'tsconfig.s3.json');
+  }, 120_000);
 
   it("builds README's browser hosting setup with Vite and runs a workflow to its end in Chromium", async () => {
     await buildApp(project);
@@ -100,11 +103,11 @@ describe('the packed tarball', () => {
     }
   }, 60_000);
 
-  it('type-checks a Node consumer under moduleResolution nodenext (lib ES2022, types node)', async () => {
+  it("type-checks a Node consumer, README's quick start and every entry point that runs in Node under README's Node settings (nodenext, lib ES2022, types node)", async () => {
     expect(await typechecks.nodenext).toBeUndefined();
   }, 60_000);
 
-  it('type-checks the browser app under moduleResolution bundler (lib ES2022 + DOM)', async () => {
+  it("type-checks the browser app and every entry point that runs in a browser under README's browser settings (bundler, lib ES2022 + DOM)", async () => {
     expect(await typechecks.bundler).toBeUndefined();
   }, 60_000);
 

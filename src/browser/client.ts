@@ -8,7 +8,9 @@ import { ClosedError } from '../core/errors.js';
 import type { RunSpec, SubmitOutcome } from '../core/workflow/index.js';
 import type { HostApi } from './host-api.js';
 import { createJobsClient, type JobsClient } from './job-client.js';
-import type { BatchProgressEvent, HostEvent, HubEvent, WireJobOutcome, WireRunSpec } from './protocol.js';
+import { OPERATION_NAMES } from '../core/operations/operation-list.js';
+import { awaitInChunks, WAIT_CHUNK_MS } from './chunked-wait.js';
+import type { BatchProgressEvent, FinishedRunView, HostEvent, HubEvent, OperationName, WireJobOutcome, WireRunSpec } from './protocol.js';
 import { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 
 export interface ConnectOptions {
@@ -38,13 +40,23 @@ export interface EventFilter {
 
 type Promised<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never };
 
-/** The facade's job operations: the page reaches them through `client.jobs`. */
-type JobOperationName = 'jobSubmit' | 'jobWait' | 'jobFetch' | 'jobCancel';
+/** Operations the page reaches through a method of its own: the job operations through `client.jobs`, `runWait` through `result`. */
+const WRAPPED_OPERATIONS = ['jobSubmit', 'jobWait', 'jobFetch', 'jobCancel', 'runWait'] as const satisfies readonly OperationName[];
+type WrappedOperation = (typeof WRAPPED_OPERATIONS)[number];
+const wrapped: ReadonlySet<OperationName> = new Set(WRAPPED_OPERATIONS);
 
 /** The operations of `HostApi`, as the page calls them. */
-export type ClientOperations = Promised<Omit<HostApi, 'openEvents' | 'close' | 'submit' | JobOperationName>> & {
+export type ClientOperations = Promised<Omit<HostApi, 'openEvents' | 'close' | 'submit' | WrappedOperation>> & {
   /** `HostApi.submit`, taking any iterable of KV writes (an array or a Map). */
   submit(spec: RunSpec): Promise<SubmitOutcome>;
+  /**
+   * The outcome of run `runId` (`runtime.result`): at once for a run that ended within the outcome
+   * retention window, otherwise when the active run ends (on whichever tab leads, across leader
+   * changes); look at `status`. Rejects with NOT_FOUND (no active run and no finished-run record
+   * under this id), CANCELLED when `options.signal` aborts (the run goes on), INVALID_ARGUMENT for
+   * a bad id, CLOSED or STORE_*.
+   */
+  result(runId: string, options?: { readonly signal?: AbortSignal }): Promise<FinishedRunView>;
 };
 
 export interface WorkflowClient extends ClientOperations {
@@ -190,7 +202,13 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
 
   const ended = new Set<() => void>();
 
+  // Every operation the page calls as it is, from the core's list; those with a method of their own follow.
+  const operations = Object.fromEntries(
+    OPERATION_NAMES.filter((name) => !wrapped.has(name)).map((name) => [name, (...args: unknown[]) => track(() => (remote[name] as (...a: unknown[]) => Promise<unknown>)(...args))]),
+  ) as unknown as Omit<ClientOperations, 'result'>;
+
   const client: WorkflowClient = {
+    ...operations,
     persistence: options.persist === false ? Promise.resolve(null) : requestPersistence(),
     submit: (spec: RunSpec) => {
       // Not a spec (undefined, null, ...): the runtime rejects it with INVALID_ARGUMENT (invalid_spec).
@@ -200,28 +218,11 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
       const moved = moveLarge(wire, [wire.input, ...(wire.kvWrites ?? []).map(([, v]) => v)]);
       return track(() => remote.submit(moved));
     },
-    status: (runId) => track(() => remote.status(runId)),
-    cancel: (runId) => track(() => remote.cancel(runId)),
     signal: (correlationKey, payload) => {
       const moved = moveLarge([payload], [payload])[0];
       return track(() => remote.signal(correlationKey, moved));
     },
-    clearSignal: (correlationKey) => track(() => remote.clearSignal(correlationKey)),
-    listRuns: (opts) => track(() => remote.listRuns(opts)),
-    kvGet: (key) => track(() => remote.kvGet(key)),
-    kvScan: (prefix, opts) => track(() => remote.kvScan(prefix, opts)),
-    memoGet: (runId, scope, key) => track(() => remote.memoGet(runId, scope, key)),
-    listDeadSteps: (opts) => track(() => remote.listDeadSteps(opts)),
-    getRun: (runId) => track(() => remote.getRun(runId)),
-    runTimeline: (runId) => track(() => remote.runTimeline(runId)),
-    listMemo: (runId, knownKeys) => track(() => remote.listMemo(runId, knownKeys)),
-    bufferedSignal: (correlationKey) => track(() => remote.bufferedSignal(correlationKey)),
-    queueCounts: () => track(() => remote.queueCounts()),
-    retryDeadStep: (jobId) => track(() => remote.retryDeadStep(jobId)),
-    discardDeadStep: (jobId) => track(() => remote.discardDeadStep(jobId)),
-    bulkSubmit: (inputs, opts) => track(() => remote.bulkSubmit(inputs, opts)),
-    bulkProgress: (batchId) => track(() => remote.bulkProgress(batchId)),
-    bulkStatus: (batchId) => track(() => remote.bulkStatus(batchId)),
+    result: (runId, opts = {}) => awaitInChunks(() => track(() => remote.runWait(runId, WAIT_CHUNK_MS) as Promise<FinishedRunView | null>), opts.signal, `the run. runId=${runId}`, { runId }),
     jobs: createJobsClient({
       jobSubmit: (name, input, opts) => track(() => remote.jobSubmit(name, moveLarge([input], [input])[0], opts)),
       // Comlink's `Remote` distributes over the union; the answer is the facade's type.

@@ -4,12 +4,10 @@
  * error payloads decoded and checked on the page), while `run` executes in the leader's worker.
  * A handle is plain data plus an id, so a reloaded page re-attaches with `jobs.handle(job, id)`.
  */
-import { CorruptDataError, InvalidArgumentError, TaqubaError } from '../core/errors.js';
+import { CorruptDataError, InvalidArgumentError } from '../core/errors.js';
 import { JobFailedError, type Job, type JobResult, type JobResultOptions, type JobSubmitOptions } from '../core/jobs/index.js';
+import { awaitInChunks, WAIT_CHUNK_MS } from './chunked-wait.js';
 import type { RuntimeOperations, WireJobOutcome } from './protocol.js';
-
-/** How long one `jobWait` call waits before the page asks again. */
-const WAIT_CHUNK_MS = 20_000;
 
 /** A job submitted through the page client, typed by the job's output and error payload. */
 export interface RemoteJobHandle<O, E = never> {
@@ -70,10 +68,6 @@ function decodeOutcome<O, E>(job: Job<unknown, O, E>, id: string, outcome: WireJ
   return { ok: false, error: new JobFailedError<E>({ jobId: id, jobName: job.name, reason: outcome.reason, message: outcome.message, ...(error === undefined ? {} : { error }) }) };
 }
 
-function cancelled(id: string): TaqubaError {
-  return new TaqubaError('CANCELLED', `stopped waiting for the job. jobId=${id}`, { details: { jobId: id } });
-}
-
 function createHandle<I, O, E>(calls: JobCalls, job: Job<I, O, E>, id: string, newlySubmitted: boolean): RemoteJobHandle<O, E> {
   const anyJob = job as unknown as Job<unknown, O, E>;
   return {
@@ -85,25 +79,10 @@ function createHandle<I, O, E>(calls: JobCalls, job: Job<I, O, E>, id: string, n
       return outcome === null ? null : decodeOutcome(anyJob, id, outcome);
     },
     async result(options: JobResultOptions = {}) {
-      const signal = options.signal;
-      let onAbort: (() => void) | undefined;
-      const aborted = new Promise<never>((_, reject) => {
-        onAbort = () => reject(cancelled(id));
-        signal?.addEventListener('abort', onAbort, { once: true });
-      });
-      aborted.catch(() => undefined);
-      try {
-        for (;;) {
-          if (signal?.aborted) throw cancelled(id);
-          const outcome = await Promise.race([calls.jobWait(job.name, id, WAIT_CHUNK_MS), aborted]);
-          if (outcome === null) continue;
-          const result = decodeOutcome(anyJob, id, outcome);
-          if (result.ok) return result.value;
-          throw result.error;
-        }
-      } finally {
-        if (onAbort) signal?.removeEventListener('abort', onAbort);
-      }
+      const outcome = await awaitInChunks(() => calls.jobWait(job.name, id, WAIT_CHUNK_MS), options.signal, `the job. jobId=${id}`, { jobId: id });
+      const result = decodeOutcome(anyJob, id, outcome);
+      if (result.ok) return result.value;
+      throw result.error;
     },
     cancel: () => calls.jobCancel(id),
   };

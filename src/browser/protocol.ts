@@ -6,13 +6,12 @@
  * `WireError` records (wire-error.ts).
  */
 import type { ErrorCode, ErrorDetails } from '../core/errors.js';
-import type { QueueStats } from '../core/queue/index.js';
-import type { DeadStep, DurableRunState, KvKey, MemoEntry, RunDetails, RunSpec, RunTimeline, RunState, SignalOutcome, SubmitOutcome, TerminalStatus } from '../core/workflow/index.js';
-import type { JobFailureReason, JobSubmitOptions } from '../core/jobs/index.js';
-import type { BatchProgress, BatchStatus, FailurePolicy } from '../core/bulk/index.js';
+import type { TerminalStatus } from '../core/workflow/index.js';
+import type { BatchProgress } from '../core/bulk/index.js';
+import type { OperationCall } from '../core/operations/operation-list.js';
 
-/** Bumped when a message shape changes: tabs of different versions never talk to each other. */
-export const PROTOCOL_VERSION = 6;
+/** Bumped when a message shape changes (an operation added, too): tabs of different versions never talk to each other. */
+export const PROTOCOL_VERSION = 7;
 
 // ---- run events ----
 
@@ -142,238 +141,30 @@ export interface WireError {
 
 // ---- the runtime operations ----
 
-/** A run as the host reports it. */
-export type RunView = {
-  readonly runId: string;
-  /**
-   * Active states: `pending` (claimable), `running`, `cancelling`, `scheduled` (a delay or a
-   * retry backoff), `waiting-for-signal`. Terminal states are reported only for runs whose
-   * outcome the current leader saw commit; otherwise a terminated run is unknown (null).
-   */
-  readonly state: RunState | 'scheduled' | 'waiting-for-signal' | TerminalStatus;
-  /** The step the run has reached (the final step for a terminal run). */
-  readonly currentStep: number;
-  /** Only for terminal states. */
-  readonly result?: Uint8Array | null;
-  readonly error?: string | null;
-};
-
-/** One page of active runs, in run-id order. */
-export interface RunPage {
-  readonly runs: readonly {
-    readonly runId: string;
-    readonly submittedAtMs: number;
-    readonly currentStep: number | null;
-    /** The stored state (null while the run's records kept moving during the read). */
-    readonly state: DurableRunState | null;
-  }[];
-  /** Pass back as `cursor` for the next page; undefined on the last page. */
-  readonly nextCursor: Uint8Array | undefined;
-}
-
-export interface ListRunsOptions {
-  readonly cursor?: Uint8Array;
-  /** Only runs in this state (or these states). Default: every active run. */
-  readonly status?: DurableRunState | readonly DurableRunState[];
-  /** Page size, default 100. */
-  readonly limit?: number;
-}
-
-/** One page of caller KV entries. */
-export interface KvEntryPage {
-  readonly entries: readonly (readonly [Uint8Array, Uint8Array])[];
-  readonly nextCursor: Uint8Array | undefined;
-}
-
-/**
- * A step job in the dead-letter space (out of attempts, or a permanent step error): the core's
- * `DeadStep` as it is, since it is plain data that crosses the worker boundary unchanged.
- */
-export type DeadStepView = DeadStep;
-
-export interface DeadStepPageOptions {
-  /** Pass back the last `jobId` of a page for the next one. */
-  readonly afterJobId?: string;
-  /** Page size, default 50. */
-  readonly limit?: number;
-}
-
-/** An active run in detail (the core's `RunDetails`: plain data, unchanged across the boundary). */
-export type RunDetailsView = RunDetails;
-
-/** A memo entry of a run (the core's `MemoEntry`). */
-export type MemoEntryView = MemoEntry;
-
-/** Live counts of one queue of the store (the core's `QueueStats`). */
-export type QueueCountsView = QueueStats;
-
-export interface KvScanPageOptions {
-  readonly cursor?: Uint8Array;
-  /** Page size, default 100. */
-  readonly limit?: number;
-}
-
-// ---- jobs ----
-
-/** A job submission as the leader answers it. */
-export interface JobSubmission {
-  /** The job id (= its run id). */
-  readonly id: string;
-  /** False when collapsed onto an earlier submission with the same idempotency key. */
-  readonly newlySubmitted: boolean;
-}
-
-/**
- * A job's stored outcome as it crosses a boundary: output and error payload as the bytes of the
- * job's codec, so the page decodes them with the same definition (and `parse`) it submitted with.
- */
-export type WireJobOutcome =
-  | { readonly ok: true; readonly output: Uint8Array }
-  | { readonly ok: false; readonly reason: JobFailureReason; readonly message: string; readonly error?: Uint8Array };
-
-/** A run spec as it crosses a boundary: `kvWrites` as an array (any iterable is accepted by the client). */
-export type WireRunSpec = Omit<RunSpec, 'kvWrites'> & { readonly kvWrites?: readonly (readonly [KvKey, Uint8Array])[] };
-
-/**
- * The operations on the store's runtime that any tab may call; the leader runs them, every other
- * tab forwards them to it. One method per operation, arguments and results structured-cloneable.
- */
-export interface RuntimeOperations {
-  /**
-   * Starts a run (idempotent on run id and input; a run id is drawn when the spec has none).
-   * Durable when it resolves. Rejects with INVALID_ARGUMENT, INPUT_MISMATCH, CORRUPT_DATA,
-   * CLOSED or STORE_*. A submission forwarded to a leader that goes away unanswered is sent
-   * again to the next one (it carries a run id, so that is idempotent).
-   */
-  submit(spec: WireRunSpec): Promise<SubmitOutcome>;
-  /** The run's state, or null when no run of this id is active (and its end was not seen). INVALID_ARGUMENT for a bad id. */
-  status(runId: string): Promise<RunView | null>;
-  /** Cancels an active run, also one an earlier leader parked (false for an unknown or finished run). CLOSED or STORE_* errors. */
-  cancel(runId: string): Promise<boolean>;
-  /**
-   * Sends a durable signal (`delivered` or `buffered`). INVALID_ARGUMENT, CLOSED, STORE_*. Sent
-   * again to the next leader when the leader went away before answering (applied once).
-   */
-  signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome>;
-  /** Discards a buffered signal; false when there was none. */
-  clearSignal(correlationKey: string): Promise<boolean>;
-  /** Active runs (those with a run record), in run-id order. */
-  listRuns(options?: ListRunsOptions): Promise<RunPage>;
-  /** A caller-KV value, or null. */
-  kvGet(key: KvKey): Promise<Uint8Array | null>;
-  /** One page of caller-KV entries under `prefix`, in key order. */
-  kvScan(prefix: KvKey, options?: KvScanPageOptions): Promise<KvEntryPage>;
-  /** A memo entry of a run (`scope` a step number, or `'run'` for the run memo), or null. */
-  memoGet(runId: string, scope: number | 'run', key: string): Promise<Uint8Array | null>;
-  /** One page of the runtime queue's dead jobs (steps out of attempts, permanent errors), oldest first. INVALID_ARGUMENT for a bad limit. */
-  listDeadSteps(options?: DeadStepPageOptions): Promise<readonly DeadStepView[]>;
-  /** One active run in detail (current step, its tries with timestamps, what it waits for), or null. INVALID_ARGUMENT for a bad id. */
-  getRun(runId: string): Promise<RunDetailsView | null>;
-  /**
-   * Everything the store still holds of a run, active or ended, step by step (`runtime.getRunTimeline`):
-   * kept step jobs with their tries, signals, step verdicts, memo entries, the terminal outcome.
-   * INVALID_ARGUMENT for a bad id.
-   */
-  runTimeline(runId: string): Promise<RunTimeline>;
-  /** The memo entries of a run that exist now; entries whose key is in `knownKeys` are named. INVALID_ARGUMENT for a bad id. */
-  listMemo(runId: string, knownKeys?: readonly string[]): Promise<readonly MemoEntryView[]>;
-  /** The signal buffered on `correlationKey` (sent before a run waited for it), or null. */
-  bufferedSignal(correlationKey: string): Promise<Uint8Array | null>;
-  /** Counts per state of every queue of the store, by queue name. */
-  queueCounts(): Promise<readonly QueueCountsView[]>;
-  /**
-   * Re-enqueues a dead step of this runtime's queue with fresh attempts (its history keeps a
-   * `requeued` marker), by `runtime.retryDeadJob`: a step that failed its run revives the run.
-   * NOT_FOUND when no dead job of this runtime has the id; CONFLICT (`run_resubmitted`) when the
-   * run id was submitted again since; CORRUPT_DATA when its payload object is unreadable.
-   */
-  retryDeadStep(jobId: string): Promise<void>;
-  /** Deletes a dead step of this runtime's queue; false when no dead job of this runtime has the id. */
-  discardDeadStep(jobId: string): Promise<boolean>;
-  /**
-   * Submits the job registered under `name` in the leader's worker, with `input` encoded by the
-   * job's codec. Durable when it resolves. Rejects like `JobRunner.submit` (INVALID_ARGUMENT
-   * `unregistered_job` / `invalid_job_input` / `invalid_spec`, INPUT_MISMATCH, CLOSED, STORE_*),
-   * and with STORE_UNAVAILABLE (`leader_changed`) when a forwarded submission's leader went away
-   * unanswered (not retried: without an idempotency key the id is drawn by the leader).
-   */
-  jobSubmit(name: string, input: Uint8Array, options?: JobSubmitOptions): Promise<JobSubmission>;
-  /**
-   * Waits up to `waitMs` (at most 60 s) for the job's outcome; null while it is still pending (or
-   * the leader is stopping). NOT_FOUND when there is neither a run nor a stored outcome under `id`;
-   * INVALID_ARGUMENT (`unregistered_job`, `invalid_run_id`); CLOSED, CORRUPT_DATA, STORE_*.
-   */
-  jobWait(name: string, id: string, waitMs: number): Promise<WireJobOutcome | null>;
-  /** The job's stored outcome, or null (pending, running, none or swept). Errors as `jobWait`, without NOT_FOUND. */
-  jobFetch(name: string, id: string): Promise<WireJobOutcome | null>;
-  /** Cancels a pending or running job (`JobRunner.cancel`); false for an unknown or ended one. */
-  jobCancel(id: string): Promise<boolean>;
-  /**
-   * Submits a bulk batch to the leader's pipeline (`serveWorkflowRuntime({ bulk })`) and starts
-   * driving it there; idempotent per batch id (one is drawn when absent). Resolves with its
-   * progress once its stored state is loaded; follow it with `batch-progress` events. Rejects
-   * like `Bulk.submit`, and with INVALID_ARGUMENT (`bulk_not_configured`) without a pipeline.
-   */
-  bulkSubmit(inputs: readonly unknown[], options?: WireBatchSubmitOptions): Promise<BatchProgress>;
-  /**
-   * The progress of a batch the leader drives, driving a stored one again if the leader is not
-   * (after a takeover or reload). NOT_FOUND (`batch_not_found`) for an unknown batch.
-   */
-  bulkProgress(batchId: string): Promise<BatchProgress>;
-  /** The batch as the store records it (`Bulk.status`). NOT_FOUND for an unknown batch. */
-  bulkStatus(batchId: string): Promise<BatchStatus>;
-}
-
-/** `BatchSubmitOptions` as they cross a boundary: item keys as an array instead of a function. */
-export interface WireBatchSubmitOptions {
-  readonly batchId?: string;
-  /** One key per input, in order. Default `item-<index>`. */
-  readonly keys?: readonly string[];
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly failurePolicy?: FailurePolicy;
-}
-
-export type OperationName = keyof RuntimeOperations;
-
-/**
- * One call of an operation, as data. A write operation (`COMMAND_ARITY`) carries a command id,
- * kept with its effect by the leader's runtime: sent again to a new leader, it applies once.
- */
-export type OperationCall = { [M in OperationName]: { readonly method: M; readonly args: Parameters<RuntimeOperations[M]>; readonly commandId?: string } }[OperationName];
-
-/** The write operations applied once per command id, with the number of arguments before the command options. */
-export const COMMAND_ARITY: Readonly<Partial<Record<OperationName, number>>> = { submit: 1, cancel: 1, signal: 2, retryDeadStep: 1 };
-
-/** Operations that may be sent again to a new leader when the old one went away unanswered. */
-export const RETRYABLE_OPERATIONS: ReadonlySet<OperationName> = new Set<OperationName>([
-  // Applied once per command id (and a forwarded submission always carries a run id too).
-  'submit',
-  'cancel',
-  'signal',
-  'retryDeadStep',
-  'status',
-  'clearSignal',
-  'listRuns',
-  'kvGet',
-  'kvScan',
-  'memoGet',
-  'listDeadSteps',
-  'getRun',
-  'runTimeline',
-  'listMemo',
-  'bufferedSignal',
-  'queueCounts',
-  // Deleting a deleted dead job answers false.
-  'discardDeadStep',
-  // A wait is read-only: sent again to the next leader, it waits there.
-  'jobWait',
-  'jobFetch',
-  'jobCancel',
-  // A forwarded batch submission carries a batch id, so sending it again is idempotent.
-  'bulkSubmit',
-  'bulkProgress',
-  'bulkStatus',
-]);
+// The operations and their data types are the core's (src/core/operations): plain data that any
+// carrier takes across a boundary. Re-exported here, where the browser host's wire types live.
+export type {
+  DeadStepPageOptions,
+  DeadStepView,
+  FinishedRunPage,
+  FinishedRunView,
+  JobSubmission,
+  KvEntryPage,
+  KvScanPageOptions,
+  ListFinishedRunsOptions,
+  ListRunsOptions,
+  MemoEntryView,
+  OperationName,
+  QueueCountsView,
+  RunDetailsView,
+  RunPage,
+  RunView,
+  RuntimeOperations,
+  WireBatchSubmitOptions,
+  WireJobOutcome,
+  WireRunSpec,
+} from '../core/operations/operations.js';
+export type { OperationCall } from '../core/operations/operation-list.js';
 
 // ---- tab coordination (BroadcastChannel) ----
 

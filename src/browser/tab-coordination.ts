@@ -12,17 +12,17 @@
  *    A leader that dies (tab closed, crashed, worker terminated) posts nothing; its lock is
  *    released by the browser and the next host's `leader` announcement is the signal.
  * 5. When a different leader appears, requests sent to the previous one and still unanswered are
- *    sent again when their operation is retryable: reads, and the writes that carry a command id
- *    (submit, cancel, signal, retryDeadStep: the runtime keeps each one's answer with its effect,
- *    so a write the old leader applied answers from that record). `jobSubmit` is rejected with
- *    STORE_UNAVAILABLE (`details.reason` `leader_changed`): it may or may not have been applied.
+ *    sent again when their operation may be (`isResendable`, core operation-list.ts): reads,
+ *    the commands that carry a command id (the runtime keeps each one's answer with its effect,
+ *    so a write the old leader applied answers from that record) and the harmless writes.
+ *    `jobSubmit` is rejected with STORE_UNAVAILABLE (`details.reason` `leader_changed`): it may
+ *    or may not have been applied.
  * 6. The leader broadcasts every run event as an `event`; each host delivers it to its page.
  */
 import { ClosedError, StoreUnavailableError } from '../core/errors.js';
+import { applyOperation, isResendable } from '../core/operations/operation-list.js';
 import {
-  COMMAND_ARITY,
   PROTOCOL_VERSION,
-  RETRYABLE_OPERATIONS,
   type CallResult,
   type OperationCall,
   type RunEvent,
@@ -53,18 +53,6 @@ interface PendingCall {
   readonly reject: (error: unknown) => void;
   /** The leader the request was posted to; null while waiting for one. */
   sentTo: string | null;
-}
-
-function dispatch(ops: RuntimeOperations, call: OperationCall): Promise<unknown> {
-  const method = ops[call.method] as (...args: unknown[]) => Promise<unknown>;
-  const args: unknown[] = [...call.args];
-  const arity = COMMAND_ARITY[call.method];
-  if (arity !== undefined && call.commandId !== undefined) {
-    // The command options follow the operation's own arguments (some may be omitted).
-    args.length = arity;
-    args.push({ commandId: call.commandId });
-  }
-  return method.apply(ops, args);
 }
 
 function leaderChanged(method: string): StoreUnavailableError {
@@ -110,7 +98,7 @@ export class TabCoordinator {
    */
   call(call: OperationCall): Promise<unknown> {
     if (this.closed) return Promise.reject(new ClosedError('the workflow host is closed', { reason: 'closed' }));
-    if (this.local) return dispatch(this.local, call);
+    if (this.local) return applyOperation(this.local, call);
     return new Promise((resolve, reject) => {
       const entry: PendingCall = { id: `${this.options.hostId}:${++this.nextId}`, call, resolve, reject, sentTo: null };
       this.pending.set(entry.id, entry);
@@ -145,11 +133,11 @@ export class TabCoordinator {
     this.post({ type: 'leader', from: this.options.hostId });
     for (const entry of [...this.pending.values()]) {
       this.pending.delete(entry.id);
-      if (entry.sentTo !== null && !RETRYABLE_OPERATIONS.has(entry.call.method)) {
+      if (entry.sentTo !== null && !isResendable(entry.call.method)) {
         entry.reject(leaderChanged(entry.call.method));
         continue;
       }
-      dispatch(ops, entry.call).then(entry.resolve, entry.reject);
+      applyOperation(ops, entry.call).then(entry.resolve, entry.reject);
     }
   }
 
@@ -248,7 +236,7 @@ export class TabCoordinator {
     this.stopHello();
     for (const entry of [...this.pending.values()]) {
       if (entry.sentTo === leader) continue;
-      if (entry.sentTo !== null && !RETRYABLE_OPERATIONS.has(entry.call.method)) {
+      if (entry.sentTo !== null && !isResendable(entry.call.method)) {
         this.pending.delete(entry.id);
         entry.reject(leaderChanged(entry.call.method));
         continue;
@@ -261,7 +249,7 @@ export class TabCoordinator {
   private serve(from: string, id: string, call: OperationCall): void {
     const ops = this.local;
     if (!ops) return; // Resigned: the sender re-routes when the next leader announces itself.
-    const done = dispatch(ops, call)
+    const done = applyOperation(ops, call)
       .then(
         (value): CallResult => ({ ok: true, value }),
         (error: unknown): CallResult => ({ ok: false, error: toWireError(error) }),

@@ -61,6 +61,15 @@ export function exportBytes(bytes: Uint8Array, copyAlways = false): Uint8Array {
   return bytes.slice();
 }
 
+/**
+ * What every byte array the leader answers with goes through (`LocalOperations`' `exportBytes`):
+ * an exact-size view, and a private copy when large enough to be transferred, so a transfer never
+ * detaches a buffer the engine still holds.
+ */
+export function answerBytes(bytes: Uint8Array): Uint8Array {
+  return exportBytes(bytes, bytes.byteLength >= TRANSFER_THRESHOLD_BYTES);
+}
+
 /** Collects the buffers of the large `Uint8Array`s found (shallowly, and in arrays) in `value`. */
 function largeBuffers(value: unknown, out: Set<ArrayBuffer>, depth = 0): void {
   if (value instanceof Uint8Array) {

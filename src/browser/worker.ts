@@ -67,6 +67,6 @@ export function serveWorkflowRuntime(options: ServeWorkflowRuntimeOptions): Work
 }
 
 export type { WorkflowHostOptions, HostStore, HostJob } from './workflow-host.js';
-export type { HostBulk } from './local-bulk-operations.js';
+export type { HostBulk } from '../core/operations/local-bulk-operations.js';
 export type { HostEvent, HostInfo, HostRole, RunEvent, RoleEvent, StepResultKind } from './protocol.js';
 export type { BatchProgressEvent } from './protocol.js';

@@ -31,12 +31,14 @@ import type { AnyJob } from '../core/jobs/job.js';
 import { asStepRunnerObject } from '../core/workflow/steps/step.js';
 import { IndexedDbObjectStore } from '../stores/indexeddb/index.js';
 import { OpfsObjectStore } from '../stores/opfs/index.js';
-import { LocalJobOperations } from './local-job-operations.js';
-import { LocalBulkOperations, type HostBulk } from './local-bulk-operations.js';
-import { LocalOperations } from './local-operations.js';
-import { COMMAND_ARITY, type BatchProgressEvent, type HostEvent, type HostInfo, type HostRole, type OperationCall, type RunEvent, type WireError } from './protocol.js';
+import { LocalJobOperations } from '../core/operations/local-job-operations.js';
+import { LocalBulkOperations, type HostBulk } from '../core/operations/local-bulk-operations.js';
+import { LocalOperations } from '../core/operations/local-operations.js';
+import { isCommand } from '../core/operations/operation-list.js';
+import type { BatchProgressEvent, HostEvent, HostInfo, HostRole, OperationCall, RunEvent, WireError } from './protocol.js';
 import { EventHub, observeHook, observeRunner, terminalEvent } from './run-events.js';
 import { TabCoordinator } from './tab-coordination.js';
+import { answerBytes } from './transfer-handlers.js';
 import { fromWireError, toWireError } from './wire-error.js';
 
 /** Which store the runtime lives in: a built-in adapter by kind, or the app's own factory. */
@@ -186,7 +188,7 @@ export class WorkflowHost {
       if (typeof options === 'object' && options !== null && options.batchId === undefined) call = { method: 'bulkSubmit', args: [call.args[0], { ...options, batchId: this.nextRunId() }] };
     }
     // A write gets its command id here, before any forwarding: every leader it reaches applies it once.
-    if (COMMAND_ARITY[call.method] !== undefined && call.commandId === undefined) call = { ...call, commandId: newCommandId(systemClock) };
+    if (isCommand(call.method) && call.commandId === undefined) call = { ...call, commandId: newCommandId(systemClock) };
     if (this.role === 'failed' && this.coordinator.leader === null) return Promise.reject(fromWireError(this.failure!));
     return this.coordinator.call(call);
   }
@@ -258,6 +260,7 @@ export class WorkflowHost {
     let handle: RunnerHandle | undefined;
     let jobs: LocalJobOperations | undefined;
     let bulk: LocalBulkOperations | undefined;
+    let ops: LocalOperations | undefined;
     const stopped = new Promise<void>((resolve) => (this.stopLeading = resolve));
     try {
       store = await openStore(this.options.store, this.name);
@@ -267,7 +270,6 @@ export class WorkflowHost {
       const runtimeOptions = this.options.runtimeOptions ?? {};
       const queueName = runtimeOptions.queueName ?? DEFAULT_QUEUE_NAME;
       const clock = runtimeOptions.clock ?? q.clock;
-      let ops: LocalOperations | undefined;
       const seen = new Set<string>();
       const emit = (event: RunEvent): void => {
         this.events.deliver(event);
@@ -298,12 +300,13 @@ export class WorkflowHost {
         });
       }
       if (this.options.bulk !== undefined) {
-        bulk = new LocalBulkOperations(q, store, this.options.bulk, this.hostId, () => clock.now(), (event) => {
+        bulk = new LocalBulkOperations(q, store, this.options.bulk, () => clock.now(), (update) => {
+          const event: BatchProgressEvent = { type: 'batch-progress', executor: this.hostId, ...update };
           this.events.deliver(event);
           this.coordinator.publish(event);
         });
       }
-      ops = new LocalOperations(runtime, q, jobs, bulk);
+      ops = new LocalOperations(runtime, q, { jobs, bulk, exportBytes: answerBytes });
       // Timers that came due while no tab had the store open fire now, not at the next tick.
       await q.promoteScheduledNow().catch(() => undefined);
       handle = runtime.spawn();
@@ -316,7 +319,8 @@ export class WorkflowHost {
     } catch (e) {
       if (!this.closed) this.fail(e);
     } finally {
-      // Job waits answer (null) at once, so the requests in flight that `resign` waits for end.
+      // Run and job waits answer (null) at once, so the requests in flight that `resign` waits for end.
+      ops?.stop();
       const jobsStopped = jobs?.shutdown().catch(() => undefined);
       const bulkStopped = bulk?.shutdown().catch(() => undefined);
       await this.coordinator.resign();

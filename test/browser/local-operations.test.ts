@@ -3,11 +3,12 @@
  * runtime queue's dead jobs.
  */
 import { describe, expect, it } from 'vitest';
-import { LocalOperations } from '../../src/browser/local-operations.js';
+import { LocalOperations } from '../../src/core/operations/local-operations.js';
 import { MockClock } from '../../src/core/clock.js';
 import { MemoryObjectStore } from '../../src/core/objects/memory-store.js';
 import { Queue } from '../../src/core/queue/index.js';
 import { HEADER_RUN_ID, HEADER_STEP, NoopTerminalHook, StepError, StepOutcome, WorkflowRuntime } from '../../src/core/workflow/index.js';
+import { waitFor } from '../support/wait.js';
 
 const quiet = { warn: () => undefined };
 
@@ -151,15 +152,12 @@ describe('LocalOperations.retryDeadStep on a running runtime', () => {
     const handle = runtime.spawn();
     try {
       await ops.submit({ runId: 'run-r', input: new Uint8Array([0]) });
-      const until = async (probe: () => Promise<boolean> | boolean): Promise<void> => {
-        for (let i = 0; i < 500 && !(await probe()); i++) await new Promise((r) => setTimeout(r, 20));
-      };
-      await until(async () => (await ops.listDeadSteps()).length === 1 && outcomes.length === 1);
+      await waitFor(async () => (await ops.listDeadSteps()).length === 1 && outcomes.length === 1, 'the dead step and the failed outcome');
       expect(outcomes).toEqual(['run-r:failed']);
       const [dead] = await ops.listDeadSteps();
 
       await ops.retryDeadStep(dead!.jobId);
-      await until(() => outcomes.length === 2);
+      await waitFor(() => outcomes.length === 2, 'the second outcome, after the retry');
       expect(tries).toBe(2);
       expect(outcomes).toEqual(['run-r:failed', 'run-r:succeeded']);
       expect(await ops.listDeadSteps()).toEqual([]);

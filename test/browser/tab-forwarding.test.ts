@@ -4,13 +4,14 @@
  * command id, and answered from the record the first application kept (issue 25 part 1).
  */
 import { describe, expect, it } from 'vitest';
-import { LocalOperations } from '../../src/browser/local-operations.js';
+import { LocalOperations } from '../../src/core/operations/local-operations.js';
 import type { OperationCall, RuntimeOperations } from '../../src/browser/protocol.js';
 import { TabCoordinator } from '../../src/browser/tab-coordination.js';
 import { fromUtf8, utf8 } from '../../src/core/bytes.js';
 import { MemoryObjectStore } from '../../src/core/objects/memory-store.js';
 import { Queue } from '../../src/core/queue/index.js';
 import { NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../../src/core/workflow/index.js';
+import { waitFor } from '../support/wait.js';
 
 const quiet = { warn: () => undefined };
 let channels = 0;
@@ -39,8 +40,7 @@ describe('tab forwarding with command ids', () => {
     );
     const worker = runtime.spawn();
     await runtime.submit({ runId: 'r1' });
-    // Wait until the run is parked on its signal.
-    for (let i = 0; i < 400 && (await runtime.getRun('r1'))?.state !== 'waiting-for-signal'; i++) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(async () => (await runtime.getRun('r1'))?.state === 'waiting-for-signal', 'run r1 parked on its signal');
 
     const channelName = `forwarding-${++channels}-${Date.now()}`;
     const ops = new LocalOperations(runtime, queue);
@@ -62,13 +62,13 @@ describe('tab forwarding with command ids', () => {
     first.lead(dying);
     const follower = coordinator(channelName, 'follower');
     const answer = follower.call({ method: 'signal', args: ['approve', utf8('yes')], commandId: 'tab-cmd-1' });
-    for (let i = 0; i < 400 && applied.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => applied.length > 0, 'the first leader to apply the forwarded call');
     expect(applied).toEqual(['signal']);
 
     const second = coordinator(channelName, 'leader-2');
     second.lead(ops);
     expect(await answer).toBe('delivered');
-    for (let i = 0; i < 400 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => seen.length > 0, 'the signalled step to run');
     await worker.shutdown();
     expect(seen).toEqual(['yes']);
     expect(await ops.bufferedSignal('approve')).toBeNull();

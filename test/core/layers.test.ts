@@ -20,6 +20,7 @@ const allowed: Record<string, readonly string[]> = {
   'core/bulk': ['core', 'core/objects', 'core/queue', 'core/workflow'],
   'core/webhooks': ['core', 'core/objects', 'core/queue', 'core/workflow'],
   'core/cluster': ['core', 'core/objects', 'core/queue', 'core/workflow', 'core/jobs'],
+  'core/operations': ['core', 'core/objects', 'core/queue', 'core/workflow', 'core/jobs', 'core/bulk'],
   stores: ['core', 'core/objects'],
   node: ['core', 'core/objects'],
   testing: ['core', 'core/objects', 'core/kv'],

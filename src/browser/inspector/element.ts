@@ -276,7 +276,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       return description?.title ?? runId;
     }
 
-    private format(bytes: Uint8Array, kind: 'kv' | 'memo' | 'signal', key: string): string {
+    private format(bytes: Uint8Array, kind: 'kv' | 'memo' | 'signal' | 'result', key: string): string {
       return this.currentOptions.formatValue?.(bytes, { kind, key }) ?? describeBytes(bytes);
     }
 
@@ -374,7 +374,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
             },
             h('span', { class: 'run-title' }, this.titleOf(row.runId, row.description)),
             this.badge(row.state),
-            h('span', { class: 'meta' }, [row.description?.title ? row.runId : null, row.currentStep === null ? null : `step ${row.currentStep + 1}`, this.started(row)].filter(Boolean).join(' · ')),
+            h('span', { class: 'meta' }, [row.description?.title ? row.runId : null, row.currentStep === null ? null : `step ${row.currentStep + 1}`, this.times(row)].filter(Boolean).join(' · ')),
           ),
         ),
       );
@@ -385,9 +385,11 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       );
     }
 
-    private started(row: RunRow): string | null {
+    private times(row: RunRow): string | null {
       const at = row.submittedAtMs ?? row.description?.submittedAtMs;
-      return at === undefined || at === null ? null : `started ${describeTime(at, Date.now())}`;
+      const now = Date.now();
+      const times = [at === undefined || at === null ? null : `started ${describeTime(at, now)}`, row.endedAtMs === null ? null : `ended ${describeTime(row.endedAtMs, now)}`];
+      return times.filter(Boolean).join(' · ') || null;
     }
 
     private renderDetail(): void {
@@ -403,11 +405,20 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       const d = view.details;
       const now = Date.now();
       const steps = buildTimeline({ runId, details: d, observer: this.observer, description: view.description, ending: view.ending, stored: view.stored });
+      const startedAt = d?.submittedAtMs ?? row?.submittedAtMs ?? null;
+      const endedAt = view.ending?.at ?? null;
+      // A succeeded run's result, as the store kept it (its finished-run record or end notification).
+      const result = view.ending?.status === 'succeeded' ? (view.stored.terminal?.result ?? null) : null;
       const header: (HTMLElement | null)[] = [
         h('h2', {}, 'Run timeline'),
         h('p', { class: 'detail-title' }, h('strong', {}, this.titleOf(runId, view.description)), this.badge(state)),
-        h('p', { class: 'meta' }, [`Run ${runId}`, d ? `started ${describeTime(d.submittedAtMs, now)}` : null, d ? `step job ${d.jobId}` : null].filter(Boolean).join(' · ')),
+        h(
+          'p',
+          { class: 'meta' },
+          [`Run ${runId}`, startedAt === null ? null : `started ${describeTime(startedAt, now)}`, endedAt === null ? null : `ended ${describeTime(endedAt, now)}`, d ? `step job ${d.jobId}` : null].filter(Boolean).join(' · '),
+        ),
         view.ending?.error ? h('p', { class: 'error' }, `Reason: ${view.ending.error}`) : null,
+        result ? h('div', { class: 'values', part: 'outcome' }, this.value(`result:${runId}`, 'Result', this.format(result, 'result', runId))) : null,
         d && Object.keys(d.headers).length > 0 ? h('p', { class: 'meta' }, `Headers: ${Object.entries(d.headers).map(([k, v]) => `${k}=${v}`).join(', ')}`) : null,
       ];
       const timeline = h('ol', { class: 'timeline', part: 'timeline', 'aria-label': 'Steps' }, ...steps.map((s) => this.renderStep(s, now)));

@@ -5,9 +5,10 @@
  */
 import { expectTypeOf } from 'vitest';
 import type { HostApi, HostEvent, RunPage, RunView, WorkflowClient } from '../../../src/browser/index.js';
-import type { RunSpec, SignalOutcome, SubmitOutcome } from '../../../src/core/workflow/index.js';
+import type { FinishedRun, RunSpec, SignalOutcome, SubmitOutcome } from '../../../src/core/workflow/index.js';
 
-type Operation = Exclude<keyof HostApi, 'openEvents' | 'close' | 'jobSubmit' | 'jobWait' | 'jobFetch' | 'jobCancel'>;
+// The job operations are on `client.jobs`; `runWait` is carried by `client.result`.
+type Operation = Exclude<keyof HostApi, 'openEvents' | 'close' | 'jobSubmit' | 'jobWait' | 'jobFetch' | 'jobCancel' | 'runWait'>;
 
 // Every facade operation is on the client, with the same parameters.
 expectTypeOf<Pick<WorkflowClient, Operation>>().toHaveProperty('memoGet');
@@ -21,6 +22,8 @@ expectTypeOf<ReturnType<WorkflowClient['status']>>().toEqualTypeOf<Promise<RunVi
 expectTypeOf<ReturnType<WorkflowClient['signal']>>().toEqualTypeOf<Promise<SignalOutcome>>();
 expectTypeOf<ReturnType<WorkflowClient['listRuns']>>().toEqualTypeOf<Promise<RunPage>>();
 expectTypeOf<ReturnType<WorkflowClient['kvGet']>>().toEqualTypeOf<Promise<Uint8Array | null>>();
+expectTypeOf<ReturnType<WorkflowClient['result']>>().toEqualTypeOf<Promise<FinishedRun>>();
+expectTypeOf<ReturnType<WorkflowClient['getFinishedRun']>>().toEqualTypeOf<Promise<FinishedRun | null>>();
 
 // The client's submit takes a full RunSpec (any iterable of KV writes), not the wire form.
 expectTypeOf<Parameters<WorkflowClient['submit']>>().toEqualTypeOf<[spec: RunSpec]>();

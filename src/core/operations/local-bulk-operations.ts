@@ -1,15 +1,24 @@
 /**
- * The leader's bulk runner: a `Bulk` over the leader's queue and store running the pipeline the
- * worker was served with, the batches it drives, and their progress as `batch-progress` events
- * (throttled per batch; the final snapshot always goes out). After a takeover, asking for a
- * batch's progress drives the stored batch again on the new leader.
+ * The serving side of the bulk operations: a `Bulk` over the serving runtime's queue and store
+ * running the pipeline the host was given, the batches it drives, and their progress as updates
+ * (throttled per batch; the final snapshot always goes out; the browser host sends them as
+ * `batch-progress` events). After a takeover, asking for a batch's progress drives the stored
+ * batch again on the new leader.
  */
-import { InvalidArgumentError } from '../core/errors.js';
-import type { ObjectStore } from '../core/objects/object-store.js';
-import type { Queue } from '../core/queue/index.js';
-import type { RunnerHandle } from '../core/workflow/index.js';
-import { Bulk, type Batch, type BatchProgress, type BatchStatus, type BulkOptions, type Pipeline } from '../core/bulk/index.js';
-import type { BatchProgressEvent, WireBatchSubmitOptions } from './protocol.js';
+import { InvalidArgumentError } from '../errors.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import type { Queue } from '../queue/index.js';
+import type { RunnerHandle } from '../workflow/index.js';
+import { Bulk, type Batch, type BatchProgress, type BatchStatus, type BulkOptions, type Pipeline } from '../bulk/index.js';
+import type { WireBatchSubmitOptions } from './operations.js';
+
+/** A batch's progress as the serving runtime reports it. */
+export interface BatchProgressUpdate {
+  readonly batchId: string;
+  /** Epoch ms, from the host's clock. */
+  readonly at: number;
+  readonly progress: BatchProgress;
+}
 
 /** A pipeline for `WorkflowHostOptions.bulk` (any input and output types). */
 export interface HostBulk {
@@ -34,9 +43,8 @@ export class LocalBulkOperations {
     queue: Queue,
     store: ObjectStore,
     config: HostBulk,
-    private readonly executor: string,
     private readonly now: () => number,
-    private readonly emit: (event: BatchProgressEvent) => void,
+    private readonly emit: (update: BatchProgressUpdate) => void,
   ) {
     this.bulk = new Bulk(queue, store, config.pipeline, config.options);
   }
@@ -79,7 +87,7 @@ export class LocalBulkOperations {
       const send = (): void => {
         timer = undefined;
         last = this.now();
-        this.emit({ type: 'batch-progress', batchId: batch.id, executor: this.executor, at: last, progress: batch.progress() });
+        this.emit({ batchId: batch.id, at: last, progress: batch.progress() });
       };
       const stop = batch.onProgress((p) => {
         if (p.finished) {

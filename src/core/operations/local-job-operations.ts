@@ -1,34 +1,31 @@
 /**
- * The leader's side of the job operations: a `JobRunner` on the leader's queue and store, with
- * the jobs the worker module registered. Inputs arrive and outcomes leave as the bytes of each
- * job's codec, so the page decodes them with the same `Job` definition (whose `run` stays here).
- *
- * Waiting is chunked (`jobWait` returns null after `waitMs`): a leader that stops answers its
- * waits at once (null) so its graceful hand-over is not held up, and the page simply asks the
- * next leader.
+ * The serving side of the job operations: a `JobRunner` on the serving runtime's queue and store,
+ * with the jobs the host registered. Inputs arrive and outcomes leave as the bytes of each job's
+ * codec, so the caller decodes them with the same `Job` definition (whose `run` stays here).
+ * Waiting is chunked (bounded-wait.ts).
  */
-import { InvalidArgumentError, isTaqubaError } from '../core/errors.js';
-import type { ObjectStore } from '../core/objects/object-store.js';
-import type { Queue } from '../core/queue/index.js';
-import type { RunnerHandle } from '../core/workflow/index.js';
-import { JobFailedError, JobRunner, type JobResult, type JobRunnerOptions, type JobSubmitOptions } from '../core/jobs/index.js';
-import type { AnyJob } from '../core/jobs/job.js';
-import { show } from '../core/show.js';
-import type { JobSubmission, WireJobOutcome } from './protocol.js';
-import { exportBytes } from './transfer-handlers.js';
-
-/** Longest single wait of `jobWait`. */
-export const MAX_JOB_WAIT_MS = 60_000;
+import { InvalidArgumentError } from '../errors.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import type { Queue } from '../queue/index.js';
+import type { Clock } from '../clock.js';
+import type { RunnerHandle } from '../workflow/index.js';
+import { JobFailedError, JobRunner, type JobResult, type JobRunnerOptions, type JobSubmitOptions } from '../jobs/index.js';
+import type { AnyJob } from '../jobs/job.js';
+import { show } from '../show.js';
+import { waitAtMost } from './bounded-wait.js';
+import type { JobSubmission, WireJobOutcome } from './operations.js';
 
 export class LocalJobOperations {
   private readonly runner: JobRunner;
   private readonly jobs = new Map<string, AnyJob>();
   private readonly stopping = new AbortController();
+  private readonly clock: Clock;
   private handle: RunnerHandle | undefined;
 
   /** Throws INVALID_CONFIG / INVALID_ARGUMENT (`invalid_job`, `duplicate_job`) for bad options or jobs. */
   constructor(queue: Queue, store: ObjectStore, jobs: readonly AnyJob[], options: JobRunnerOptions = {}) {
     this.runner = new JobRunner(queue, store, options);
+    this.clock = options.clock ?? queue.clock;
     for (const job of jobs) {
       this.runner.register(job);
       this.jobs.set(job.name, job);
@@ -62,19 +59,18 @@ export class LocalJobOperations {
     return { id: handle.id, newlySubmitted: handle.newlySubmitted };
   }
 
+  /** Waits `waitMs` of the runner's clock at most (bounded-wait.ts). */
   async jobWait(name: string, id: string, waitMs: number): Promise<WireJobOutcome | null> {
     const job = this.job(name);
     const handle = this.runner.handle(job, id);
-    if (typeof waitMs !== 'number' || !(waitMs >= 0)) throw new InvalidArgumentError(`waitMs must be a non-negative number. waitMs=${show(waitMs)}`, { reason: 'invalid_wait' });
-    if (this.stopping.signal.aborted) return null;
-    const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(Math.min(waitMs, MAX_JOB_WAIT_MS))]);
-    try {
-      return this.wire(job, { ok: true, value: await handle.result({ signal }) });
-    } catch (e) {
-      if (e instanceof JobFailedError) return this.wire(job, { ok: false, error: e });
-      if (signal.aborted && isTaqubaError(e, 'CANCELLED')) return null;
-      throw e;
-    }
+    return waitAtMost(this.clock, waitMs, this.stopping.signal, async (signal) => {
+      try {
+        return this.wire(job, { ok: true, value: await handle.result({ signal }) });
+      } catch (e) {
+        if (e instanceof JobFailedError) return this.wire(job, { ok: false, error: e });
+        throw e;
+      }
+    });
   }
 
   async jobFetch(name: string, id: string): Promise<WireJobOutcome | null> {
@@ -90,25 +86,25 @@ export class LocalJobOperations {
   /** The registered job of `name`. INVALID_ARGUMENT (`unregistered_job`) otherwise. */
   private job(name: string): AnyJob {
     const job = typeof name === 'string' ? this.jobs.get(name) : undefined;
-    if (job === undefined) throw new InvalidArgumentError(`no job of this name is registered in the worker. job=${show(name)}`, { reason: 'unregistered_job', job: typeof name === 'string' ? name : null });
+    if (job === undefined) throw noJobsError(name);
     return job;
   }
 
   /** An outcome as codec bytes (values were decoded and parsed on the way out of the store; encoding them again gives the stored form). */
   private wire(job: AnyJob, result: JobResult<unknown, unknown>): WireJobOutcome {
-    if (result.ok) return { ok: true, output: exportBytes(job.codec.encode(result.value)) };
+    if (result.ok) return { ok: true, output: job.codec.encode(result.value) };
     const failure = result.error;
     const message = typeof failure.details['message'] === 'string' ? failure.details['message'] : failure.message;
     return {
       ok: false,
       reason: failure.reason,
       message,
-      ...(failure.error === undefined ? {} : { error: exportBytes(job.codec.encode(failure.error)) }),
+      ...(failure.error === undefined ? {} : { error: job.codec.encode(failure.error) }),
     };
   }
 }
 
-/** Stands in when the worker registered no jobs: every job call is INVALID_ARGUMENT (`unregistered_job`). */
+/** Stands in when the host registered no jobs: every job call is INVALID_ARGUMENT (`unregistered_job`). */
 export function noJobsError(name: unknown): InvalidArgumentError {
   return new InvalidArgumentError(`no job of this name is registered in the worker. job=${show(name)}`, { reason: 'unregistered_job', job: typeof name === 'string' ? name : null });
 }

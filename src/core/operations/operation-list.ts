@@ -1,0 +1,98 @@
+/**
+ * The one list of operations (`RuntimeOperations`), each with its kind. Carriers and views derive
+ * from it (the browser's worker facade, page client and tab forwarder) instead of naming the
+ * operations again; the compiler holds the list to the interface, entry for entry.
+ *
+ * Kinds:
+ * - `read`: changes nothing, so it may be sent again to whichever runtime serves next.
+ * - `command`: a write applied once per command id (ledger.ts); `arity` is the number of its own
+ *   arguments, after which a carrier passes `{ commandId }`. Sent again with the same id, it
+ *   answers from the record the first application kept.
+ * - `write`: a write without a command id; `resend` says whether sending it again after a lost
+ *   answer is harmless.
+ */
+import { InvalidArgumentError } from '../errors.js';
+import { show } from '../show.js';
+import type { CommandOptions } from '../workflow/commands/ledger.js';
+import type { OperationName, RuntimeOperations } from './operations.js';
+
+export type OperationTraits = { readonly kind: 'read' } | { readonly kind: 'command'; readonly arity: number } | { readonly kind: 'write'; readonly resend: boolean };
+
+const READ = { kind: 'read' } as const;
+
+export const OPERATIONS = {
+  submit: { kind: 'command', arity: 1 },
+  status: READ,
+  cancel: { kind: 'command', arity: 1 },
+  signal: { kind: 'command', arity: 2 },
+  // Clearing a cleared signal answers false.
+  clearSignal: { kind: 'write', resend: true },
+  listRuns: READ,
+  listFinishedRuns: READ,
+  getFinishedRun: READ,
+  runWait: READ,
+  kvGet: READ,
+  kvScan: READ,
+  memoGet: READ,
+  listDeadSteps: READ,
+  getRun: READ,
+  runTimeline: READ,
+  listMemo: READ,
+  bufferedSignal: READ,
+  queueCounts: READ,
+  retryDeadStep: { kind: 'command', arity: 1 },
+  // Deleting a deleted dead job answers false.
+  discardDeadStep: { kind: 'write', resend: true },
+  // Without an idempotency key the job id is drawn where it is applied: a second send may start a second job.
+  jobSubmit: { kind: 'write', resend: false },
+  jobWait: READ,
+  jobFetch: READ,
+  // Cancelling an ended job answers false.
+  jobCancel: { kind: 'write', resend: true },
+  // A carried batch submission always has a batch id (the browser host draws one), so it is idempotent.
+  bulkSubmit: { kind: 'write', resend: true },
+  bulkProgress: READ,
+  bulkStatus: READ,
+} as const satisfies { readonly [M in OperationName]: OperationTraits };
+
+/** Every operation name, in the list's order. */
+export const OPERATION_NAMES: readonly OperationName[] = Object.keys(OPERATIONS) as OperationName[];
+
+/** The operations applied once per command id. */
+export type CommandName = { [M in OperationName]: (typeof OPERATIONS)[M] extends { kind: 'command' } ? M : never }[OperationName];
+
+/** The traits of `name`; undefined for a name not on the list (a carrier's message from a sender that knows other operations). */
+function traitsOf(name: string): OperationTraits | undefined {
+  return Object.hasOwn(OPERATIONS, name) ? OPERATIONS[name as OperationName] : undefined;
+}
+
+export function isCommand(name: OperationName): name is CommandName {
+  return traitsOf(name)?.kind === 'command';
+}
+
+/** Whether a call left unanswered by a runtime that went away may be sent to the next one. */
+export function isResendable(name: OperationName): boolean {
+  const traits = traitsOf(name);
+  return traits !== undefined && (traits.kind !== 'write' || traits.resend);
+}
+
+/**
+ * One call of an operation, as data. A command (`isCommand`) carries a command id, kept with its
+ * effect by the serving runtime: sent again to a new one, it applies once.
+ */
+export type OperationCall = { [M in OperationName]: { readonly method: M; readonly args: Parameters<RuntimeOperations[M]>; readonly commandId?: string } }[OperationName];
+
+/** Runs `call` on `ops`, passing a command's id as its command options (after its own arguments, some of which may be omitted). */
+export function applyOperation(ops: RuntimeOperations, call: OperationCall): Promise<unknown> {
+  const traits = traitsOf(call.method);
+  const method = traits === undefined ? undefined : (ops[call.method] as (...args: unknown[]) => Promise<unknown>);
+  if (traits === undefined || typeof method !== 'function') {
+    return Promise.reject(new InvalidArgumentError(`no such operation. method=${show(call.method)}`, { reason: 'unknown_operation', method: String(call.method) }));
+  }
+  const args: unknown[] = [...call.args];
+  if (traits.kind === 'command' && call.commandId !== undefined) {
+    args.length = traits.arity;
+    args.push({ commandId: call.commandId } satisfies CommandOptions);
+  }
+  return method.apply(ops, args);
+}

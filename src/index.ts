@@ -1,14 +1,20 @@
 /**
- * `taquba-workflow`: the platform-neutral public API (runs in browsers, workers and Node).
+ * `taquba-workflow`: the platform-neutral public API (runs in browsers, workers and Node): the
+ * workflow runtime and what an app builds with it.
  *
  * Every public name is listed here, by layer; a name exported from a module but not listed is
  * internal (and members tagged internal are stripped from the published `.d.ts`). Adding or
  * removing a name here fails `test/api/public-api.test.ts` until its checked-in list is updated.
  *
- * Other entry points: `taquba-workflow/testing` (MockClock, fault-injecting and counting store
- * wrappers, a seeded random source), `taquba-workflow/node` (filesystem store, process lock),
- * `taquba-workflow/browser` and `taquba-workflow/browser/worker` (the Web Worker host and its
- * client), `taquba-workflow/stores/indexeddb`, `/stores/opfs`, `/stores/s3`.
+ * Lower layers have their own entry points: `taquba-workflow/queue` (the queue used directly:
+ * worker loops, claims and leases, job records, the queue reader; the job headers, reserved names
+ * and defaults of runs, batches and webhook deliveries on a queue; a run's timeline read from a
+ * queue) and `taquba-workflow/engine` (the KV engine and the object-store contract for adapter
+ * authors). Other entry points: `taquba-workflow/testing` (MockClock, fault-injecting and
+ * counting store wrappers, a seeded random source), `taquba-workflow/node` (filesystem store,
+ * process lock), `taquba-workflow/browser`, `taquba-workflow/browser/worker` and
+ * `taquba-workflow/browser/inspector` (the Web Worker host, its client and the inspector element),
+ * `taquba-workflow/stores/indexeddb`, `/stores/opfs`, `/stores/s3`.
  */
 
 // Errors: one base class with a stable `code`, subclasses for the codes callers catch by type.
@@ -38,105 +44,43 @@ export {
 export { SystemClock, systemClock, type Clock } from './core/clock.js';
 export { consoleLogger, type Logger, type LogFields, type LoggerOption } from './core/logger.js';
 
-// Objects (layer 1): the ObjectStore contract, the in-memory reference store, key rules for adapters.
-export {
-  MemoryObjectStore,
-  deleteObjects,
-  MAX_OBJECT_KEY_LENGTH,
-  validateGetRange,
-  validateListPrefix,
-  validateObjectKey,
-  validatePutData,
-  type GetOptions,
-  type ListOptions,
-  type ObjectInfo,
-  type ObjectStore,
-  type ObjectVersion,
-  type PutOptions,
-  type StoredObject,
-  type WriterLock,
-} from './core/objects/index.js';
-export type { AppendLog, AppendLogStore } from './core/objects/index.js';
+// Objects (layer 1): the contract every store implements and the in-memory reference store
+// (adapter helpers and the engine are in `taquba-workflow/engine`).
+export { MemoryObjectStore, type ObjectStore } from './core/objects/index.js';
 
-// Engine (layer 2): the transactional ordered KV store.
-export {
-  KvDb,
-  KvReader,
-  Transaction,
-  MAX_KEY_BYTES,
-  MAX_VALUE_BYTES,
-  type CommitOptions,
-  type KvDbOptions,
-  type KvEntry,
-  type KvReadable,
-  type KvWriteOptions,
-  type MergeOperator,
-  type ScanRange,
-  type TransactionOptions,
-  type WriteOp,
-} from './core/kv/index.js';
-export type { WalKind } from './core/kv/index.js';
+// Queue (layer 3): the handle a runtime is built on and its options (the rest of the queue is
+// in `taquba-workflow/queue`).
+export { Queue, type QueueOpenOptions, type QueueOptions, type QueueConfig } from './core/queue/index.js';
 
-// Queue (layer 3): durable jobs, claims and leases, worker loops, a read-only observer.
+// Workflow functions: a workflow as one async function (ctx.step, ctx.sleep, ctx.waitForSignal).
 export {
-  Queue,
-  QueueReader,
-  Claim,
-  LeaseHandle,
-  runWorker,
-  runWorkerConcurrent,
-  processClaim,
-  PermanentFailure,
-  RetryLater,
-  FailWith,
-  retryBackoffMs,
-  PRIORITY_HIGH,
-  PRIORITY_NORMAL,
-  PRIORITY_LOW,
-  MAX_KV_VALUE_SIZE,
-  DEFAULT_PAYLOAD_OFFLOAD_THRESHOLD,
-  MAX_QUEUE_NAME_LEN,
-  MAX_JOB_ID_LEN,
-  type QueueOpenOptions,
-  type QueueOptions,
-  type QueueConfig,
-  type ResolvedQueueConfig,
-  type QueueReaderOptions,
-  type StoreActivity,
-  type QueueWorker,
-  type WorkerHandler,
-  type RunWorkerOptions,
-  type JobRecord,
-  type JobStatus,
-  type PayloadError,
-  type JobAttempt,
-  type AttemptOutcome,
-  type EnqueueOptions,
-  type EnqueueRequest,
-  type EnqueueResult,
-  type SettlementEffects,
-  type NackOptions,
-  type NackOutcome,
-  type CancelOutcome,
-  type RequeueDeadOptions,
-  type WakeOutcome,
-  type WaitOutcome,
-  type QueueStats,
-  type JobPage,
-  type ListJobsOptions,
-  type KvPage,
-  type KvScanOptions,
-  type WriterHeartbeat,
-} from './core/queue/index.js';
+  defineWorkflow,
+  WorkflowRun,
+  StepFailedError,
+  RunFailedError,
+  NonDeterminismError,
+  type Workflow,
+  type WorkflowDefinition,
+  type WorkflowInput,
+  type WorkflowOutput,
+  type WorkflowSet,
+  type AnyWorkflow,
+  type WorkflowContext,
+  type WorkflowLog,
+  type StepAttempt,
+  type StepOptions,
+  type StepBackoff,
+  type SignalResult,
+  type WaitForSignalOptions,
+  type StartOptions,
+  type RunIdReuse,
+} from './core/workflow/index.js';
 
 // Workflow (layer 4): runs as chains of steps, signals, effects, the memo, terminal hooks, run queries.
 export {
   WorkflowRuntime,
   WorkflowReader,
   RuntimeClient,
-  type RuntimeClientOptions,
-  type CommandOptions,
-  getRunTimeline,
   createRunIdGenerator,
   StepOutcome,
   Trigger,
@@ -149,23 +93,10 @@ export {
   Memo,
   MemoStore,
   NoopTerminalHook,
-  remainingDelay,
-  parseTerminalMarkerKey,
-  terminalMarkerKey,
-  TERMINALS_PREFIX,
-  HEADER_RUN_ID,
-  HEADER_STEP,
-  HEADER_TERMINAL,
-  HEADER_SIGNAL_WAIT,
-  HEADER_SIGNAL_DELIVERED,
-  RESERVED_HEADER_PREFIX,
-  RESERVED_KV_PREFIX,
-  MAX_RUN_ID_LEN,
-  DEFAULT_QUEUE_NAME,
-  DEFAULT_MEMO_PREFIX,
-  type WorkflowRuntimeOptions,
-  DEFAULT_OUTCOME_RETENTION_MS,
   isFinishedRun,
+  type WorkflowRuntimeOptions,
+  type RuntimeClientOptions,
+  type CommandOptions,
   type FinishedReadOptions,
   type FinishedRun,
   type FinishedRunListOptions,
@@ -178,21 +109,11 @@ export {
   type RunStatus,
   type SignalOutcome,
   type WorkflowReaderOptions,
-  type WorkflowReadSource,
   type DurableRunState,
   type RunDetails,
   type RunSummary,
   type RunWait,
-  type RunTimeline,
   type DeadJobRetry,
-  type RunTimelineOptions,
-  type RunTimelineSource,
-  type TimelineJob,
-  type TimelineMemoEntry,
-  type TimelineSignal,
-  type TimelineStep,
-  type TimelineStepOutcome,
-  type TimelineTerminal,
   type RunListOptions,
   type RunListPage,
   type DeadStep,
@@ -235,7 +156,6 @@ export {
   Batch,
   Pipeline,
   pipeline,
-  DEFAULT_BULK_QUEUE_NAME,
   type BatchCounts,
   type BatchOutcome,
   type BatchProgress,
@@ -254,33 +174,20 @@ export {
   type PhaseRun,
 } from './core/bulk/index.js';
 
-// Webhooks: HTTP deliveries through the queue, the terminal hook for `callback_url`, Standard Webhooks signatures.
+// Webhooks: the terminal hook for `callback_url`, the delivery worker, Standard Webhooks signatures
+// (staging deliveries by hand and the header names are in `taquba-workflow/queue`).
 export {
-  webhookEnqueueRequest,
-  enqueueWebhook,
-  isWebhookUrl,
-  WEBHOOK_HEADER_URL,
-  WEBHOOK_HEADER_METHOD,
-  WEBHOOK_HEADER_TIMEOUT_MS,
-  WEBHOOK_HTTP_HEADER_PREFIX,
-  WebhookWorker,
-  DEFAULT_WEBHOOK_TIMEOUT_MS,
   WebhookTerminalHook,
   runTerminatedWebhook,
-  DEFAULT_CALLBACK_URL_HEADER,
+  WebhookWorker,
   signWebhook,
   verifyWebhook,
-  HEADER_WEBHOOK_ID,
-  HEADER_WEBHOOK_TIMESTAMP,
-  HEADER_WEBHOOK_SIGNATURE,
-  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
-  type WebhookRequest,
+  type WebhookTerminalHookOptions,
+  type RunTerminatedWebhook,
   type WebhookWorkerOptions,
   type WebhookFetch,
   type WebhookFetchInit,
   type WebhookResponse,
-  type WebhookTerminalHookOptions,
-  type RunTerminatedWebhook,
   type WebhookSecret,
   type WebhookHeaders,
   type VerifyWebhookOptions,

@@ -9,6 +9,7 @@ import { show } from '../show.js';
 import { asStepRunnerObject, type StepRunner } from '../workflow/steps/step.js';
 import { NoopTerminalHook, type TerminalHook } from '../workflow/runs/terminal-hook.js';
 import type { WorkflowRuntimeOptions } from '../workflow/runtime-options.js';
+import { isWorkflowSet, WorkflowRegistry, type WorkflowSet } from '../workflow/functions/define.js';
 import { MAX_SHARDS } from './layout.js';
 import type { AnyJob } from '../jobs/job.js';
 
@@ -17,8 +18,11 @@ export interface ClusterOptions {
   readonly name: string;
   /** Shard count, fixed when the cluster is created (1..9999). Every member passes the same one. */
   readonly shards: number;
-  /** Runs every step of every shard this member owns. */
-  readonly runner: StepRunner;
+  /**
+   * Runs every step of every shard this member owns: workflow functions (`{ workflows: [...] }`,
+   * started with `cluster.start(workflow, input)`) or a `StepRunner` (runs started with `submit`).
+   */
+  readonly runner: StepRunner | WorkflowSet;
   /** Terminal hook of every shard this member owns. Default: none (`NoopTerminalHook`). */
   readonly hook?: TerminalHook;
   /**
@@ -51,7 +55,9 @@ export interface ClusterOptions {
 export interface ResolvedClusterOptions {
   readonly name: string;
   readonly shards: number;
-  readonly runner: StepRunner;
+  readonly runner: StepRunner | WorkflowSet;
+  /** The runner's workflow functions, when it is a `WorkflowSet`. */
+  readonly workflows: WorkflowRegistry | undefined;
   readonly hook: TerminalHook;
   readonly jobs: ReadonlyMap<string, AnyJob>;
   readonly memberId: string;
@@ -109,10 +115,14 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   validateKeyPrefixOption('name', options.name);
   const shards = options.shards;
   if (typeof shards !== 'number' || !Number.isSafeInteger(shards) || shards < 1 || shards > MAX_SHARDS) throw bad('shards', shards, `must be an integer in 1..${MAX_SHARDS}`);
-  try {
-    asStepRunnerObject(options.runner);
-  } catch (e) {
-    throw new InvalidArgumentError(`cluster runner must be a function or an object with runStep. runner=${show(options.runner)}`, { reason: 'invalid_runner' });
+  // A workflow list is checked by building its registry (INVALID_ARGUMENT naming what is wrong).
+  const workflows = isWorkflowSet(options.runner) ? new WorkflowRegistry(options.runner) : undefined;
+  if (!workflows) {
+    try {
+      asStepRunnerObject(options.runner);
+    } catch {
+      throw new InvalidArgumentError(`cluster runner must be { workflows: [...] }, a function or an object with runStep. runner=${show(options.runner)}`, { reason: 'invalid_runner' });
+    }
   }
   const hook = options.hook ?? new NoopTerminalHook();
   if (typeof hook?.onTermination !== 'function') throw new InvalidArgumentError(`cluster hook must implement onTermination(outcome, effects). hook=${show(hook)}`, { reason: 'invalid_hook' });
@@ -145,6 +155,7 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
     name: options.name,
     shards,
     runner: options.runner,
+    workflows,
     hook,
     jobs,
     memberId,

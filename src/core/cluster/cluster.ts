@@ -4,7 +4,7 @@
  * `MemberLoop`, the heartbeat `Heartbeat`; commands for other members' shards go through inboxes
  * (inbox.ts).
  */
-import { ClosedError, InvalidArgumentError, InvalidConfigError, isTaqubaError, type TaqubaError } from '../errors.js';
+import { ClosedError, InvalidArgumentError, InvalidConfigError, isTaqubaError, NotFoundError, TaqubaError } from '../errors.js';
 import { createObject } from '../objects/create-object.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Queue } from '../queue/index.js';
@@ -26,6 +26,11 @@ import { ClusterLayout, parseInboxKey, routingText, shardOfText } from './layout
 import { Heartbeat } from './heartbeat.js';
 import { MemberLoop, type RenewalStats } from './member-loop.js';
 import { decodeCluster, encodeCluster, } from './records.js';
+import type { Workflow } from '../workflow/functions/define.js';
+import { startSpec, WorkflowRun, type StartOptions, type WorkflowRunSource } from '../workflow/functions/workflow-run.js';
+import { functionSignalKey } from '../workflow/functions/function-runner.js';
+import { encodeSignalValue } from '../workflow/functions/context.js';
+import type { RunResultOptions } from '../workflow/runs/run-result.js';
 
 export type { RenewalStats } from './member-loop.js';
 
@@ -141,7 +146,77 @@ export class Cluster {
   }
 
   /** @internal Joins (heartbeat), runs the first pass, starts the loops. Rejects as `openCluster`. */
-  async start(): Promise<void> {
+  /**
+   * `start()`: joins the member loop (see `openCluster`). `start(workflow, input, options?)`:
+   * starts a run of a workflow function (the `runner` option's `workflows`) in its shard, from
+   * any member, as `WorkflowRuntime.start` does, and returns its typed handle; a command like
+   * `submit` (TIMEOUT names its id).
+   */
+  start(): Promise<void>;
+  start<I, O>(workflow: Workflow<I, O>, input: I, options?: StartOptions): Promise<WorkflowRun<O>>;
+  async start<I, O>(...args: [] | [Workflow<I, O>, I, StartOptions?]): Promise<void | WorkflowRun<O>> {
+    if (args.length === 0) return this.join();
+    const [workflow, input, options = {}] = args;
+    if (!this.options.workflows) throw new InvalidArgumentError('start(workflow, input) needs a cluster whose runner is { workflows: [...] }; this one runs a StepRunner (use submit)', { reason: 'unknown_workflow' });
+    this.options.workflows.check(workflow);
+    const outcome = await this.submit(startSpec(workflow, input, options), options.commandId === undefined ? undefined : { commandId: options.commandId });
+    return new WorkflowRun<O>(this.runSource, outcome.runId, outcome.newlySubmitted, outcome.finished);
+  }
+
+  /** The typed handle of a workflow function's run started earlier (by any member); no I/O. */
+  workflowRun<I, O>(workflow: Workflow<I, O>, runId: string): WorkflowRun<O> {
+    validateRunId(runId);
+    this.options.workflows?.check(workflow);
+    return new WorkflowRun<O>(this.runSource, runId, false);
+  }
+
+  /**
+   * The outcome of run `runId`, from any member: read from its shard (the owner's runtime here,
+   * else a reader of the shard) until the run has ended and its finished-run record is there
+   * (`outcomeRetentionMs` above 0). Rejects with NOT_FOUND for a run that is neither active nor
+   * kept, TIMEOUT after `options.timeoutMs`, CANCELLED when `options.signal` aborts.
+   */
+  async result(runId: string, options: RunResultOptions = {}): Promise<FinishedRun> {
+    const shard = this.shardOf(runId);
+    const clock = this.options.clock;
+    const deadline = options.timeoutMs === undefined ? Infinity : clock.now() + options.timeoutMs;
+    let waitMs = this.options.inboxPollMs;
+    let missing = 0;
+    for (;;) {
+      if (options.signal?.aborted) throw new TaqubaError('CANCELLED', `stopped waiting for the run. runId=${runId}`, { details: { runId } });
+      const run = await this.readRun(shard, runId, this.localRuntime(shard), undefined, { includeFinished: true });
+      if (run !== null && isFinishedRun(run)) return run;
+      // A run between its ending and its record is never read as absent (one transaction), so a
+      // few misses in a row mean there is no such run.
+      missing = run === null ? missing + 1 : 0;
+      if (missing >= 3) throw new NotFoundError(`no active run and no kept outcome under this id (never submitted, or its outcome was swept after outcomeRetentionMs). runId=${runId}`, { runId, reason: 'run_not_found' });
+      const left = deadline - clock.now();
+      if (left <= 0) throw new TaqubaError('TIMEOUT', `the run did not end within ${options.timeoutMs} ms. runId=${runId}`, { details: { runId, timeoutMs: options.timeoutMs } });
+      try {
+        await clock.sleep(Math.min(waitMs, left), options.signal);
+      } catch {
+        throw new TaqubaError('CANCELLED', `stopped waiting for the run. runId=${runId}`, { details: { runId } });
+      }
+      waitMs = Math.min(Math.round(waitMs * 1.5), 1000);
+    }
+  }
+
+  /** What a `WorkflowRun` handle of this cluster reads through. */
+  private get runSource(): WorkflowRunSource {
+    return {
+      result: (runId, options) => this.result(runId, options),
+      readStatus: async (runId) => {
+        const shard = this.shardOf(runId);
+        const run = await this.readRun(shard, runId, this.localRuntime(shard), undefined, { includeFinished: true });
+        if (run === null) return null;
+        if (isFinishedRun(run)) return { runId, state: run.status, currentStep: run.finalStep };
+        return { runId, state: run.state === 'running' ? 'running' : run.state === 'cancelling' ? 'cancelling' : 'pending', currentStep: run.currentStep };
+      },
+      cancel: (runId, options) => this.cancel(runId, options),
+    };
+  }
+
+  private async join(): Promise<void> {
     await this.heartbeat?.join(this.stop.signal);
     try {
       await this.member.start();
@@ -300,8 +375,25 @@ export class Cluster {
     return this.route(shard, command, options, (rt, once) => rt.submit(full, once));
   }
 
-  /** Sends a durable signal to the shard of `correlationKey` (see `shardOfCorrelationKey`). */
-  async signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome> {
+  /**
+   * Sends a durable signal to the shard of `correlationKey` (see `shardOfCorrelationKey`).
+   * `signal(runId, name, value)`: the signal `name` of a workflow function's run (as
+   * `WorkflowRuntime.signal`), routed to the run's shard.
+   */
+  signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome>;
+  signal(runId: string, name: string, value: unknown, options?: CommandOptions): Promise<SignalOutcome>;
+  async signal(keyOrRunId: string, payloadOrName: Uint8Array | string, valueOrOptions?: unknown, maybeOptions?: CommandOptions): Promise<SignalOutcome> {
+    let correlationKey = keyOrRunId;
+    let payload: Uint8Array;
+    let options = valueOrOptions as CommandOptions | undefined;
+    if (typeof payloadOrName === 'string') {
+      validateRunId(keyOrRunId);
+      correlationKey = functionSignalKey(keyOrRunId, payloadOrName);
+      payload = encodeSignalValue(valueOrOptions);
+      options = maybeOptions;
+    } else {
+      payload = payloadOrName;
+    }
     const shard = this.shardOfCorrelationKey(correlationKey);
     return this.route(shard, { type: 'signal', correlationKey, payload }, options, (rt, once) => rt.signal(correlationKey, payload, once));
   }

@@ -73,6 +73,12 @@ export interface WorkflowContext {
    * signal sent before the wait is kept for it. One wait at a time per run.
    */
   waitForSignal<T = unknown>(name: string, options?: WaitForSignalOptions): Promise<SignalResult<T>>;
+  /**
+   * True while the function re-runs code an earlier execution of this run already ran (up to the
+   * last operation its history recorded): guard side effects outside steps that should not
+   * repeat, such as console output, with it. `log` drops messages while it is true.
+   */
+  readonly replaying: boolean;
   /** The time (epoch ms), recorded on first execution and the same on replay. */
   now(): number;
   /** A random number in [0, 1), recorded like `now`. */
@@ -120,6 +126,8 @@ export class Execution implements WorkflowContext {
   readonly signal: AbortSignal;
   readonly log: WorkflowLog;
   private position = 0;
+  /** The last position the history held when this execution began (-1: none). */
+  private readonly lastRecorded: number;
   private running = 0;
   private readonly inFlight = new Set<string>();
   private readonly suspensions = new Set<{ untilMs: number; wait?: string }>();
@@ -137,14 +145,21 @@ export class Execution implements WorkflowContext {
     this.version = init.version;
     this.signal = init.cancel;
     for (const p of init.history.keys()) this.positions.add(p);
-    this.halted = new Promise<Halt>((resolve) => (this.halt = resolve));
+    this.lastRecorded = Math.max(-1, ...init.history.keys());
+    // A halted execution starts nothing more (no step attempt, no write): its delivery is over.
+    this.halted = new Promise<Halt>((resolve) => {
+      this.halt = (h) => {
+        this.closed = true;
+        resolve(h);
+      };
+    });
     const fields = (f?: Record<string, unknown>): Record<string, unknown> => ({ runId: init.runId, ...f });
-    this.log = {
-      debug: (m, f) => init.log.debug(m, fields(f)),
-      info: (m, f) => init.log.info(m, fields(f)),
-      warn: (m, f) => init.log.warn(m, fields(f)),
-      error: (m, f) => init.log.error(m, fields(f)),
-    };
+    const unlessReplaying =
+      (level: 'debug' | 'info' | 'warn' | 'error') =>
+      (m: string, f?: Record<string, unknown>): void => {
+        if (!this.replaying) init.log[level](m, fields(f));
+      };
+    this.log = { debug: unlessReplaying('debug'), info: unlessReplaying('info'), warn: unlessReplaying('warn'), error: unlessReplaying('error') };
   }
 
   /** No operation resolves after this (the function's remaining promises are abandoned). */
@@ -186,9 +201,13 @@ export class Execution implements WorkflowContext {
 
   private async runStep<T>(position: number, name: string, fn: (attempt: StepAttempt) => T | Promise<T>, options: StepOptions): Promise<T> {
     const policy = stepPolicy(this.init.stepDefaults, options);
+    // The values of `now`, `random` and `uuid` the step may use are durable before it runs: a
+    // crash must not hand a step's side effect (an idempotency key) a value the run then forgets.
+    await this.flush();
     let lastError = '';
     for (let attempt = 1; attempt <= policy.attempts; attempt++) {
       if (attempt > 1) await this.init.clock.sleep(retryDelay(policy, attempt), this.signal);
+      if (this.closed) return NEVER;
       this.signal.throwIfAborted();
       let value: T;
       try {
@@ -272,6 +291,10 @@ export class Execution implements WorkflowContext {
       }
     }
     return this.suspend({ untilMs: wait.untilMs, wait: name });
+  }
+
+  get replaying(): boolean {
+    return this.position <= this.lastRecorded;
   }
 
   now(): number {

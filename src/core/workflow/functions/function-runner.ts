@@ -25,8 +25,12 @@ import type { WorkflowRegistry } from './define.js';
 import { decodeEnvelope, encodeEnvelope } from './envelope.js';
 import { eventKey, historyPrefix, loadHistory } from './history.js';
 
-/** The correlation key of signal `name` of run `runId` (what `runtime.signal(runId, name, value)` sends to). */
-export const functionSignalKey = (runId: string, name: string): string => `fn:${runId}:${name}`;
+/**
+ * The correlation key of signal `name` of run `runId` (what `runtime.signal(runId, name, value)`
+ * sends to; the CLI's `taquba signal <runId>#<name> <text>` too). The run id before the `#` is
+ * what a cluster routes a signal by, so the signal reaches the shard of the run.
+ */
+export const functionSignalKey = (runId: string, name: string): string => `${runId}#${name}`;
 
 type Settled = { readonly type: 'done'; readonly value: unknown } | { readonly type: 'threw'; readonly error: unknown };
 

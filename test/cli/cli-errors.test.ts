@@ -15,6 +15,7 @@ import { runCli } from '../../src/cli/program.js';
 import { openCluster } from '../../src/core/cluster/index.js';
 import { ClusterLayout } from '../../src/core/cluster/layout.js';
 import { cli, json, oneLine } from './cli-harness.js';
+import { waitFor } from '../support/wait.js';
 
 /** The CLI in this process: what it wrote to stdout and stderr, and its exit code. */
 async function inProcess(argv: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
@@ -34,7 +35,7 @@ async function writeStore(root: string, path = 'app'): Promise<void> {
   const runtime = new WorkflowRuntime(queue, store, async (s) => StepOutcome.continueOnSignal(s.payload, 'go', 60_000), { onTermination: async () => undefined }, { logger: false });
   const worker = runtime.spawn();
   await runtime.submit({ runId: 'parked', input: utf8('x') });
-  while ((await runtime.getRun('parked'))?.state !== 'waiting-for-signal') await new Promise((r) => setTimeout(r, 20));
+  await waitFor(async () => (await runtime.getRun('parked'))?.state === 'waiting-for-signal', `run parked waiting for its signal (store ${root})`, { timeoutMs: 30_000 });
   await worker.shutdown();
   await queue.close();
 }

@@ -17,6 +17,7 @@ import { utf8 } from '../../src/core/bytes.js';
 import { StepOutcome, type Step } from '../../src/core/workflow/index.js';
 import { openTwoQueueWriter } from './two-queue-writer.js';
 import { cliHere, json, oneLine } from './cli-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const FAIL_D = 'the ledger refused the refund:\n  account 4021 is closed, and the reversal window of thirty days has passed';
 
@@ -67,11 +68,7 @@ async function writeStore(): Promise<void> {
   await submit(secondTwin!.name, 'twin');
   await runtimes[secondTwin!.name as keyof typeof runtimes].result('twin', { timeoutMs: 30_000 });
   const parked = Object.entries(PARKED).flatMap(([name, list]) => list.map((runId) => ({ runtime: runtimes[name as keyof typeof runtimes], runId })));
-  for (;;) {
-    const runs = await Promise.all(parked.map((p) => p.runtime.getRun(p.runId)));
-    if (runs.every((r) => r?.state === 'waiting-for-signal')) break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitFor(async () => (await Promise.all(parked.map((p) => p.runtime.getRun(p.runId)))).every((r) => r?.state === 'waiting-for-signal'), 'every parked run waiting for its signal', { timeoutMs: 30_000 });
   expect(await runtimes.approvals.cancel('xcan-f')).toBe(true);
   expect(await runtimes.approvals.result('xcan-f', { timeoutMs: 30_000 })).toMatchObject({ status: 'cancelled', error: null });
   await close();

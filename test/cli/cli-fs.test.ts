@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, cliHere, cliProcess, json, oneLine, plainEnv, startWriter } from './cli-harness.js';
+import { waitFor } from '../support/wait.js';
 
 const RUN_KEYS = ['attempts', 'currentStep', 'headers', 'interruptions', 'jobId', 'lastError', 'maxAttempts', 'queue', 'runId', 'state', 'submittedAtMs', 'waitingFor'];
 const DOC_KEYS = ['command', 'nowMs', 'path', 'queue', 'schema', 'store'];
@@ -59,12 +60,11 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
   it('sees the writer change the store between two reads', async () => {
     const step = async () => json(await cliHere(at('runs', '--json', '--status', 'scheduled,pending,running'))).runs.find((r: any) => r.runId === 'ticker')?.currentStep as number;
     const before = await step();
-    let after = before;
-    // In-process reads take milliseconds: poll for up to 30 s while the writer's ticker advances.
-    for (const deadline = Date.now() + 30_000; after <= before && Date.now() < deadline; ) {
-      await new Promise((r) => setTimeout(r, 100));
-      after = await step();
-    }
+    // In-process reads take milliseconds: read again until the writer's ticker has moved on.
+    const after = await waitFor(async () => {
+      const now = await step();
+      return now > before ? now : undefined;
+    }, `the ticker run past step ${before}`, { timeoutMs: 30_000, intervalMs: 20 });
     expect(after).toBeGreaterThan(before);
   }, 120_000);
 

@@ -81,6 +81,7 @@ function lineReader(child: ChildProcess) {
       const found = lines.slice(from).find(match);
       if (found !== undefined) return found;
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no matching line; stdout=${lines.join('\n')} stderr=${stderr}`);
+      // Woken by the next stdout chunk; the timer only rechecks the deadline and the child's exit.
       await new Promise<void>((r) => {
         waiters.push(r);
         setTimeout(r, 200);

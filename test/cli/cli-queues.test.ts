@@ -18,6 +18,7 @@ import { utf8 } from '../../src/core/bytes.js';
 import { StepError, StepOutcome, type Step } from '../../src/core/workflow/index.js';
 import { openTwoQueueWriter } from './two-queue-writer.js';
 import { runScript } from '../support/run-script.js';
+import { waitFor } from '../support/wait.js';
 import { cli, cliHere, json, oneLine, plainEnv } from './cli-harness.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/durable-approvals.ts', import.meta.url));
@@ -43,12 +44,15 @@ async function writeStore(): Promise<void> {
   await runtimes.approvals.submit({ runId: 'dead-approvals', input: utf8('x') });
   // A queue of plain jobs: a queue of the store that holds no runs.
   await queue.enqueue('side-jobs', utf8('not a run'));
-  for (;;) {
-    const parked = await Promise.all(Object.entries(PARKED).flatMap(([name, ids]) => ids.map((id) => runtimes[name as keyof typeof PARKED].getRun(id))));
-    const dead = [...(await runtimes['workflow-steps'].listDeadSteps()), ...(await runtimes.approvals.listDeadSteps())];
-    if (parked.every((r) => r?.state === 'waiting-for-signal') && dead.length === 2) break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitFor(
+    async () => {
+      const parked = await Promise.all(Object.entries(PARKED).flatMap(([name, ids]) => ids.map((id) => runtimes[name as keyof typeof PARKED].getRun(id))));
+      const dead = [...(await runtimes['workflow-steps'].listDeadSteps()), ...(await runtimes.approvals.listDeadSteps())];
+      return parked.every((r) => r?.state === 'waiting-for-signal') && dead.length === 2;
+    },
+    'every parked run waiting for its signal and both dead steps listed',
+    { timeoutMs: 30_000 },
+  );
   await close();
 }
 

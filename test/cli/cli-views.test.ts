@@ -34,6 +34,7 @@ function terminated(jobs: readonly TimelineJob[]): RunTimeline {
     steps: [{ step: 0, jobs, signal: null, outcome: null }],
     memo: [{ scope: 0, keyHash: 'ab'.repeat(32), size: 32 }],
     terminal: null,
+    workflowFunction: null,
     terminatedAtMs: null,
     truncated: false,
   };

@@ -21,6 +21,7 @@ import { Queue } from '../../src/core/queue/index.js';
 import { StepOutcome, WorkflowRuntime, type Step } from '../../src/core/workflow/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
 import { S3ObjectStore } from '../../src/stores/s3/index.js';
+import { waitFor } from '../support/wait.js';
 
 const say = (line: string): void => void writeSync(1, `${line}\n`);
 const [kind, ...args] = process.argv.slice(2);
@@ -61,16 +62,18 @@ const runtime = new WorkflowRuntime(queue, store, step, hook, { stepOutputReplay
 const worker = runtime.spawn();
 for (const runId of ['approval-1', 'timer-1', 'broken-1', 'done-1', 'hookfail-1', 'ticker']) await runtime.submit({ runId, input: utf8(runId), headers: { team: 'cli-tests' } });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-for (;;) {
-  const approval = await runtime.getRun('approval-1');
-  const timer = await runtime.getRun('timer-1');
-  const dead = await runtime.listDeadSteps();
-  const done = await runtime.getRun('done-1');
-  const broken = await runtime.getRun('broken-1');
-  if (approval?.state === 'waiting-for-signal' && timer?.state === 'scheduled' && dead.some((d) => d.runId === 'broken-1') && dead.some((d) => d.runId === 'hookfail-1') && done === null && broken === null) break;
-  await sleep(50);
-}
+await waitFor(
+  async () => {
+    const approval = await runtime.getRun('approval-1');
+    const timer = await runtime.getRun('timer-1');
+    const dead = await runtime.listDeadSteps();
+    const done = await runtime.getRun('done-1');
+    const broken = await runtime.getRun('broken-1');
+    return approval?.state === 'waiting-for-signal' && timer?.state === 'scheduled' && dead.some((d) => d.runId === 'broken-1') && dead.some((d) => d.runId === 'hookfail-1') && done === null && broken === null;
+  },
+  'every run in the state the CLI tests expect',
+  { timeoutMs: 60_000, intervalMs: 20 },
+);
 say('ready');
 
 process.once('SIGTERM', () => {

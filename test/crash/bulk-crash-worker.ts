@@ -16,14 +16,14 @@ const docs = Array.from({ length: Number(count) }, (_, i) => ({ id: `doc-${Strin
 const steps = pipeline<{ id: string; n: number }>()
   .phase('research', async (doc, ctx) => {
     appendFileSync(counter!, `${process.pid} ${ctx.key} research\n`);
-    await sleep(15);
+    await sleep(15); // real time is the subject: phases take a while, so the parent's kill lands mid-batch
     ctx.cost('tokens_in', 100 + doc.n);
     ctx.cost('usd', (100 + doc.n) * 0.0000013);
     return `notes on ${doc.id}`;
   })
   .phase('write', async (notes, ctx) => {
     appendFileSync(counter!, `${process.pid} ${ctx.key} write\n`);
-    await sleep(15);
+    await sleep(15); // real time is the subject (as above)
     if (ctx.item.n % 11 === 5) throw StepError.permanent(`cannot write ${ctx.key}`);
     ctx.cost('tokens_out', notes.length);
     ctx.cost('usd', notes.length * 0.0000041);

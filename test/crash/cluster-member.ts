@@ -72,6 +72,7 @@ let calls = 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function runner(step: Step): Promise<StepOutcome> {
+  // Real time is the subject: steps that take a little while, so kills and pauses land mid-step.
   if (config.stepDelayMs > 0) await sleep(config.stepDelayMs);
   if (config.report) say(`ran ${cluster.shardOf(step.runId)}`);
   step.effects.put(`step/${step.runId}/${step.stepNumber}/${config.memberId}-${calls++}`, utf8(String(Date.now())));

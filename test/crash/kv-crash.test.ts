@@ -29,6 +29,7 @@ function runAndKill(root: string, start: number, killAfterMs: number, wal: Wal):
       const lines = buffer.split('\n');
       buffer = lines.pop() ?? '';
       for (const line of lines) {
+        // Real time is the subject: the kill lands at a random point of the writer's work.
         if (line === 'open') setTimeout(() => child.kill('SIGKILL'), killAfterMs);
         else if (line.startsWith('ack ')) acked.push(Number(line.slice(4)));
       }

@@ -33,6 +33,7 @@ if (mode === 'hold') {
     for (;;) {
       const claim = await queue.claimWithWait('jobs', 600_000, 1_000);
       if (!claim) continue;
+      // Real time is the subject: 0-4 ms of work per job, so the parent's kill lands between claim and ack.
       await new Promise((r) => setTimeout(r, claim.job.payload[0] % 5));
       await queue.ackWith(claim, { kvWrites: [[utf8(`done/${claim.id}`), utf8('1')]] });
       say(`acked ${claim.id}`);

@@ -33,6 +33,7 @@ function runAndKill(root: string, args: string[], killAfterMs: number): Promise<
       const lines = buffer.split('\n');
       buffer = lines.pop() ?? '';
       for (const line of lines) {
+        // Real time is the subject: the kill lands at a random point of the child's work.
         if (line === 'ready') setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
         else if (line.startsWith('claimed ')) report.claimed.push(line.slice(8));
         else if (line.startsWith('acked ')) report.acked.push(line.slice(6));

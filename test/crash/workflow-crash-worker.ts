@@ -13,6 +13,7 @@ import { fromUtf8, utf8 } from '../../src/core/bytes.js';
 import { Queue } from '../../src/core/queue/index.js';
 import { StepOutcome, WorkflowRuntime, type Step } from '../../src/core/workflow/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
+import { waitFor } from '../support/wait.js';
 
 export const RUNS = 12;
 export const STEPS = 4;
@@ -31,6 +32,7 @@ async function step(s: Step): Promise<StepOutcome> {
     await s.memo.memoized(`unit-${unit}`, async () => {
       ran = true;
       say(`computing ${id}`);
+      // Real time is the subject: a unit's work takes 10-29 ms, so the parent's kill can land inside it.
       await sleep(10 + ((s.stepNumber * 7 + unit * 13) % 20));
       return { unit, by: process.pid };
     });
@@ -66,12 +68,15 @@ for (let i = 0; i < RUNS; i++) {
 const worker = runtime.spawn();
 say('ready');
 if (mode === 'finish') {
-  for (;;) {
-    let done = 0;
-    for (let i = 0; i < RUNS; i++) if ((await queue.kvGet(utf8(`app/result/run-${i}`))) !== undefined) done++;
-    if (done === RUNS) break;
-    await sleep(50);
-  }
+  await waitFor(
+    async () => {
+      let done = 0;
+      for (let i = 0; i < RUNS; i++) if ((await queue.kvGet(utf8(`app/result/run-${i}`))) !== undefined) done++;
+      return done === RUNS;
+    },
+    `the results of all ${RUNS} runs`,
+    { timeoutMs: 60_000, intervalMs: 20 },
+  );
   await worker.shutdown();
   await queue.close();
   say('all done');

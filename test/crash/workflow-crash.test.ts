@@ -38,6 +38,7 @@ function runChild(root: string, mode: 'submit' | 'work' | 'finish', kill?: { aft
       buffer = parts.pop() ?? '';
       for (const line of parts) {
         lines.push(line);
+        // Real time is the subject: the kill lands at a random point of the child's work.
         if (line === 'ready' && kill?.afterReadyMs !== undefined) setTimeout(() => proc.kill('SIGKILL'), kill.afterReadyMs);
         if (kill?.onLine?.(line)) proc.kill('SIGKILL');
       }

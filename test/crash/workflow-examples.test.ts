@@ -111,6 +111,8 @@ describe('workflow examples', () => {
     const started = Date.now();
     const first = await runExample('durable-approvals', [], env);
     expect(first.lines.some((l) => l.includes('is waiting for a decision'))).toBe(true);
+    // Real time is the subject: the run's 4 s signal timeout (wall clock, stored) must pass between
+    // two processes; the first one alone takes most of it (the example watches the queue for 2 s).
     const remaining = 4_500 - (Date.now() - started);
     if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
     const second = await runExample('durable-approvals', [], env);

@@ -288,6 +288,7 @@ describe('FileSystemObjectStore', () => {
           writeFileSync(path.join(dir, key(n + 1).slice('db/manifest/'.length)), 'm', { flag: 'wx' });
           newest = n + 1;
           unlinkSync(path.join(dir, key(n).slice('db/manifest/'.length)));
+          // Real time is the subject: a step a millisecond, so the listings' thread-pool reads interleave with it.
           await new Promise((resolve) => setTimeout(resolve, 1));
         }
       } finally {

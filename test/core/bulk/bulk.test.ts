@@ -36,7 +36,9 @@ function summarise(runs: Map<string, number>, fail?: (doc: Doc, phase: string, a
 }
 
 async function open(store = new MemoryObjectStore()) {
-  const queue = await Queue.open(store, 'app', { logger: false, queueConfigs: { 'bulk-items': { retryBackoffBaseMs: 1, retryBackoffMaxMs: 5, maxAttempts: 3 } } });
+  // Retries back off 1-5 ms and the scheduler promotes them every 10 ms (default 1 s), so a
+  // retried item waits milliseconds, not a scheduler tick.
+  const queue = await Queue.open(store, 'app', { logger: false, schedulerIntervalMs: 10, queueConfigs: { 'bulk-items': { retryBackoffBaseMs: 1, retryBackoffMaxMs: 5, maxAttempts: 3 } } });
   cleanups.push(async () => queue.close().catch(() => undefined));
   return { store, queue };
 }
@@ -268,10 +270,15 @@ describe('Bulk', () => {
 
   it('a shutdown mid-batch rejects done() with CANCELLED; resuming finishes it without rerunning a phase', async () => {
     const runs = new Map<string, number>();
+    // The first three items pass; the others wait at this gate, so the shutdown below lands with
+    // items in flight and most not started. The gate opens once the shutdown has begun.
+    let passed = 0;
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
     const slowly = (p: Pipeline<Doc, { id: string; words: number }>) =>
       pipeline<Doc>()
         .phase('wait', async (doc) => {
-          await new Promise((resolve) => setTimeout(resolve, 30));
+          if (++passed > 3) await gate;
           return doc;
         })
         .phase('run', async (doc, ctx) => {
@@ -283,7 +290,9 @@ describe('Bulk', () => {
     const items = docs(16);
     const batch = await bulk.submit(items, { batchId: 'interrupted', key: (d) => d.id });
     const head = await collect(batch.results(), 3);
-    await worker.shutdown();
+    const stopping = worker.shutdown(); // stops claiming, then waits for the items at the gate
+    openGate();
+    await stopping;
     await expect(batch.done()).rejects.toMatchObject({ code: 'CANCELLED' });
     expect(batch.progress().done).toBeLessThan(16);
 

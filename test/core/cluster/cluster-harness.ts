@@ -77,6 +77,7 @@ export function clusterWorld(inner: ObjectStore = new MemoryObjectStore(), optio
       while (!(await cond())) {
         if (clock.now() - start > maxMs) throw new Error(`not reached within ${maxMs} ms of mock time: ${what}`);
         await clock.advance(50);
+        // One timer turn, not a wait for time: work the advance woke (store I/O, yields) settles first.
         await new Promise((r) => setTimeout(r, 1));
       }
     },
@@ -91,6 +92,7 @@ async function drivePromise<T>(clock: MockClock, promise: Promise<T>, maxMs: num
   const start = clock.now();
   while (!settled && clock.now() - start <= maxMs) {
     await clock.advance(20);
+    // One timer turn, not a wait for time: work the advance woke (store I/O, yields) settles first.
     await new Promise((r) => setTimeout(r, 1));
   }
   return watched;

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineJob, JobFailedError, JobRunner, MemoryObjectStore, Queue, type JobHandle } from '../../../src/index.js';
+import { MockClock } from '../../../src/testing/index.js';
 import { eventually } from '../workflow/harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -15,7 +16,9 @@ afterEach(async () => {
 
 async function setup(options: ConstructorParameters<typeof JobRunner>[2] = {}) {
   const store = new MemoryObjectStore();
-  const queue = await Queue.open(store, 'app', { logger: false });
+  // The runner's clock drives the queue too (a MockClock: retention is then mock time).
+  const clock = options.clock === undefined ? {} : { clock: options.clock };
+  const queue = await Queue.open(store, 'app', { ...clock, logger: false });
   const runner = new JobRunner(queue, store, { pollIntervalMs: 10, logger: false, ...options });
   cleanups.push(async () => queue.close().catch(() => undefined));
   return { store, queue, runner };
@@ -83,12 +86,16 @@ describe('cancelled jobs', () => {
   });
 
   it('after retention sweeps the record, a cancelled job is NOT_FOUND like any swept job', async () => {
-    const { runner } = await setup({ retentionMs: 1000 });
+    // A 1 s window on a mock clock: the record is swept only once the clock has moved past it.
+    const clock = new MockClock();
+    const { runner } = await setup({ retentionMs: 1000, clock });
     runner.register(later);
-    const handle = await runner.submit(later, 1, { runAt: Date.now() + 3_600_000 });
+    const handle = await runner.submit(later, 1, { runAt: clock.now() + 3_600_000 });
     expect(await runner.cancel(handle.id)).toBe(true);
     expect((await failure(handle)).reason).toBe('cancelled');
-    await new Promise((r) => setTimeout(r, 1100)); // the runner's retention runs on wall-clock time
+    await runner.runtime.sweepFinishedRunsNow();
+    expect((await failure(handle)).reason).toBe('cancelled'); // still inside the window: kept
+    await clock.advance(1100);
     await runner.runtime.sweepFinishedRunsNow();
     await expect(handle.result()).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect(await handle.fetchResult()).toBeNull();

@@ -9,9 +9,11 @@ afterEach(async () => {
 
 async function setup(options: ConstructorParameters<typeof JobRunner>[2] = {}) {
   const store = new MemoryObjectStore();
-  // The runner's clock drives the queue too (a MockClock: retention is then mock time).
-  const clock = options.clock === undefined ? {} : { clock: options.clock };
-  const queue = await Queue.open(store, 'app', { ...clock, queueConfigs: { jobs: { retryBackoffBaseMs: 1, retryBackoffMaxMs: 5 } } });
+  // The runner's clock drives the queue too (a MockClock: retention is then mock time). On the
+  // system clock, retries back off 1-5 ms and the scheduler promotes them every 10 ms (default
+  // 1 s), so a retried job waits milliseconds, not a scheduler tick per attempt.
+  const time = options.clock === undefined ? { schedulerIntervalMs: 10 } : { clock: options.clock };
+  const queue = await Queue.open(store, 'app', { ...time, queueConfigs: { jobs: { retryBackoffBaseMs: 1, retryBackoffMaxMs: 5 } } });
   const runner = new JobRunner(queue, store, { pollIntervalMs: 10, logger: false, ...options });
   cleanups.push(async () => queue.close().catch(() => undefined));
   return { store, queue, runner };

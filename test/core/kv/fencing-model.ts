@@ -285,6 +285,7 @@ export async function runFencingModel(
           for (let i = 0; i < action.steps && scheduler.count() > 0; i++) await scheduler.waitNext(1);
           break;
         case 'sleep':
+          // Real time is the subject: 0-6 ms lets the writers' background timers (flushes, retries) interleave.
           await sleep(action.ms);
           break;
         case 'pause':

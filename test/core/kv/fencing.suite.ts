@@ -335,7 +335,7 @@ export function describeFencingSuite(name: string, makeStore: FencingStoreFactor
             const o = await outcome(a.write([put(key, valueOf(key))]));
             aLate.push({ key, outcome: o });
             if (!o.ok) break;
-            await sleep(1);
+            await sleep(1); // real time is the subject: A keeps committing at a steady pace while B and C open
           }
         })();
 

@@ -9,6 +9,7 @@ import { isTaqubaError } from '../../../src/core/errors.js';
 import { KvDb, MAX_KEY_BYTES, MAX_VALUE_BYTES, type MergeOperator, type WriteOp } from '../../../src/core/kv/index.js';
 import type { ObjectStore } from '../../../src/core/objects/object-store.js';
 import { randomInt, seededRandom } from '../../support/random.js';
+import { waitFor } from '../../support/wait.js';
 
 export type StoreFactory = () => Promise<{ store: ObjectStore; cleanup?: () => Promise<void> }>;
 
@@ -250,7 +251,7 @@ export function describeKvEngineSuite(name: string, makeStore: StoreFactory, opt
         // Fill the memtable so both versions leave memory.
         for (let i = 0; i < 40; i++) await db.write([{ type: 'put', key: k(`fill${i}`), value: new Uint8Array(64) }]);
         await db.flush();
-        await waitFor(async () => (await countObjects(store, 'kv/sst/')) > 0);
+        await waitFor(async () => (await countObjects(store, 'kv/sst/')) > 0, 'a table object under kv/sst/', { timeoutMs: 5000 });
         const e = await rejectsWithCode(t.get(k('x')), 'CONFLICT');
         expect((e as { details: { reason: string } }).details.reason).toBe('snapshot_too_old');
         t.rollback();
@@ -568,12 +569,3 @@ async function countObjects(store: ObjectStore, prefix: string): Promise<number>
   for await (const _ of store.list(prefix)) n++;
   return n;
 }
-
-async function waitFor(cond: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-

@@ -46,6 +46,7 @@ class GatedStore implements ObjectStore {
       this.heldPuts++;
       await this.gate;
     }
+    // Real time is the subject: slow store I/O while a settlement is prepared, which visibility must not race.
     if (this.slowOtherPuts > 0 && !key.startsWith('w/')) await new Promise((r) => setTimeout(r, this.slowOtherPuts));
     return this.inner.put(key, data, options);
   }

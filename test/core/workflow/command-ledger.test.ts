@@ -8,7 +8,7 @@ import { isTaqubaError } from '../../../src/core/errors.js';
 import { sweepCommandAnswers } from '../../../src/core/workflow/commands/ledger.js';
 import { StepOutcome, type Step } from '../../../src/core/workflow/index.js';
 import { memoryStore } from '../../support/stores.js';
-import { b, kvKeys, makeHarness, RecordingHook, s } from './harness.js';
+import { b, eventually, kvKeys, makeHarness, RecordingHook, s } from './harness.js';
 
 const memory = memoryStore();
 const HOUR = 3_600_000;
@@ -158,7 +158,7 @@ describe('commands applied once', () => {
     expect(await kvKeys(h.queue, 'workflow/commands/')).toHaveLength(2);
     // A runtime on the same handle with a 30 s window sweeps the older answer when it starts.
     const { handle } = h.start(echo({ n: 0 }), new RecordingHook(), { commandRetentionMs: 30_000, queueName: 'sweeper', commandPollMs: null });
-    for (let i = 0; i < 200 && (await kvKeys(h.queue, 'workflow/commands/')).length > 1; i++) await new Promise((r) => setTimeout(r, 5));
+    await eventually(async () => (await kvKeys(h.queue, 'workflow/commands/')).length < 2, 5000, 'the start-up sweep of the older answer');
     expect(await kvKeys(h.queue, 'workflow/commands/')).toEqual(['workflow/commands/sweep-b']);
     await handle.shutdown();
     for (const commandRetentionMs of [0, -1, Number.NaN, '1d']) {

@@ -18,6 +18,7 @@ const HOUR = 3_600_000;
 async function jitter(): Promise<void> {
   const turns = Math.floor(Math.random() * 20);
   for (let i = 0; i < turns; i++) await Promise.resolve();
+  // Real time is the subject: random timer turns shuffle the interleavings each iteration explores.
   if (Math.random() < 0.5) await sleep(Math.floor(Math.random() * 4));
 }
 

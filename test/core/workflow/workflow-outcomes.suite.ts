@@ -217,7 +217,7 @@ export function defineWorkflowOutcomesSuite(name: string, factory: StoreFactory)
         const { runtime } = h.start(async (step) => {
           entered.resolve();
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, 30_000);
+            const timer = setTimeout(resolve, 30_000); // a guard only: the abort below ends the wait
             step.signal.addEventListener('abort', () => {
               clearTimeout(timer);
               resolve();

@@ -8,6 +8,7 @@ import { isTaqubaError } from '../../../src/core/errors.js';
 import { KvDb } from '../../../src/core/kv/index.js';
 import { describeKvEngineSuite } from '../../core/kv/kv-engine.suite.js';
 import { S3_EXTERNAL, openS3Target, type S3Target } from '../../setup/s3-target.js';
+import { waitFor } from '../../support/wait.js';
 
 let target: S3Target;
 beforeAll(async () => {
@@ -42,12 +43,15 @@ describe('kv engine on s3: two processes on one prefix', () => {
           () => acked.push(`a${i}`),
           (e: unknown) => (fencedA = e),
         );
+        // Real time is the subject: A commits at a steady pace (pauseMs apart) while B opens.
         if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
       }
     })();
-    while (acked.length < 5) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => acked.length >= 5 || fencedA !== undefined, 'writer A acknowledging 5 commits');
+    expect(fencedA, 'writer A failed before B opened').toBeUndefined();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const opening = KvDb.open(target.newStore({ prefix }));
+    // A bound, not a wait: the newer writer must open within 5 s while A keeps committing.
     const opened = await Promise.race([opening, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 5000)))]);
     clearTimeout(timer);
     stop = true;

@@ -18,6 +18,7 @@ export const greet = defineJob({
       channel.postMessage({ type: 'job', jobId: ctx.id });
       channel.close();
     }
+    // Real time is the subject: a job that takes a while, so a reload or a routed call lands while it runs.
     if (input.delayMs) await sleep(input.delayMs);
     return { greeting: `hello ${input.name}`, at: new Date(0), tags: new Map([['job', ctx.id]]) };
   },

@@ -81,6 +81,7 @@ async function runStep(step: Step): Promise<StepOutcome> {
   }
   if (plan.failOnceAt === n && step.attempt === 1) throw StepError.transient('flaky dependency');
   if (plan.poisonAt === n) throw StepError.permanent('poisoned input');
+  // Real time is the subject: a step that takes a while, so a reload, crash or handover lands mid-step.
   if (plan.delayMs) await sleep(plan.delayMs);
   if (n >= plan.steps - 1) return plan.failWith ? StepOutcome.fail(plan.failWith) : StepOutcome.succeed(utf8(`done:${step.runId}`));
   if (plan.signalAt?.step === n) return StepOutcome.continueOnSignal(step.payload, plan.signalAt.key, plan.signalAt.timeoutMs);

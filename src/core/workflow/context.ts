@@ -29,4 +29,9 @@ export interface RuntimeContext {
   readonly log: LogSink;
   /** `log.warn`. */
   readonly warn: (message: string, error?: unknown) => void;
+  /**
+   * Caller-KV keys every ending of a run also deletes, read before its settlement is built: the
+   * history of a workflow function's run (functions/history.ts). Absent for a StepRunner runtime.
+   */
+  readonly endingDeletes?: (runId: string) => Promise<Uint8Array[]>;
 }

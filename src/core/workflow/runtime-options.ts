@@ -7,6 +7,7 @@ import { resolveLogger, type LoggerOption, type LogSink } from '../logger.js';
 import type { Queue } from '../queue/index.js';
 import { DEFAULT_COMMAND_POLL_MS, DEFAULT_COMMAND_RETENTION_MS, DEFAULT_MAX_CONCURRENT_STEPS, DEFAULT_MEMO_PREFIX, DEFAULT_POLL_INTERVAL_MS, DEFAULT_QUEUE_NAME } from './constants.js';
 import { show } from '../show.js';
+import type { StepRunnerObject } from './steps/step.js';
 
 export interface WorkflowRuntimeOptions {
   /**
@@ -69,6 +70,16 @@ export interface WorkflowRuntimeOptions {
    */
   readonly logger?: LoggerOption;
 }
+
+/**
+ * Internal: an options key (a symbol, so no app passes it by accident and `checkOptions` never
+ * sees it) through which the browser host wraps the runner the runtime builds, a `StepRunner` or
+ * the function runner of `{ workflows }` alike, to report run events.
+ */
+export const RUNNER_WRAPPER: unique symbol = Symbol('taquba.runnerWrapper');
+
+/** `WorkflowRuntimeOptions` with the internal runner wrapper. */
+export type HostRuntimeOptions = WorkflowRuntimeOptions & { readonly [RUNNER_WRAPPER]?: (runner: StepRunnerObject) => StepRunnerObject };
 
 /** See `WorkflowRuntimeOptions.runIdReuse`. */
 export type RunIdReuse = 'after-finish' | 'after-retention';

@@ -41,7 +41,7 @@ import { MemoStore } from './steps/memo.js';
 import { reconcileDeadSteps, runReconcileLoop } from './runs/reconciler.js';
 import { RunRegistry, type RunStatus } from './registry.js';
 import { sweepIntervalFor, runPeriodically, sweepExpiredFinishedRuns, sweepExpiredMemos } from './history/retention-sweeper.js';
-import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntimeOptions } from './runtime-options.js';
+import { resolveRuntimeOptions, RUNNER_WRAPPER, type HostRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntimeOptions } from './runtime-options.js';
 import { clearBufferedSignal, sendSignal, signalLocksOf, type SignalOutcome } from './runs/signals.js';
 import { asStepRunnerObject, type StepRunner } from './steps/step.js';
 import { processDelivery } from './steps/step-processor.js';
@@ -52,8 +52,9 @@ import { runtimeInbox, serveInbox } from './commands/runtime-inbox.js';
 import { NoopTerminalHook, type TerminalHook } from './runs/terminal-hook.js';
 import { isWorkflowSet, WorkflowRegistry, type Workflow, type WorkflowSet } from './functions/define.js';
 import { FunctionRunner, functionSignalKey } from './functions/function-runner.js';
+import { historyKeysOfRun } from './functions/history.js';
 import { encodeSignalValue } from './functions/context.js';
-import { startSpec, WorkflowRun, type StartOptions } from './functions/workflow-run.js';
+import { checkStartSpec, startSpec, WorkflowRun, type StartOptions } from './functions/workflow-run.js';
 import { spawnRunner, type RunnerHandle } from './runner-handle.js';
 
 /** Replies nobody fetched this long after their batch was sent are deleted (senders wait far less). */
@@ -84,7 +85,9 @@ export class WorkflowRuntime {
   constructor(queue: Queue, store: ObjectStore, runner: StepRunner | WorkflowSet, hook: TerminalHook = new NoopTerminalHook(), options: WorkflowRuntimeOptions = {}) {
     const resolved = resolveRuntimeOptions(queue, options);
     this.functions = isWorkflowSet(runner) ? new WorkflowRegistry(runner) : undefined;
-    const stepRunner = this.functions ? new FunctionRunner(this.functions, () => this.ctx) : asStepRunnerObject(runner);
+    const built = this.functions ? new FunctionRunner(this.functions, () => this.ctx) : asStepRunnerObject(runner);
+    const wrap = (options as HostRuntimeOptions | undefined)?.[RUNNER_WRAPPER];
+    const stepRunner = wrap ? wrap(built) : built;
     if (typeof hook?.onTermination !== 'function') throw new InvalidArgumentError(`hook must implement onTermination(outcome, effects). hook=${show(hook)}`, { reason: 'invalid_hook' });
     const logger = resolved.logger;
     const log: LogSink = {
@@ -108,6 +111,7 @@ export class WorkflowRuntime {
       stepOutputReplay: resolved.stepOutputReplay,
       log,
       warn: log.warn,
+      ...(this.functions ? { endingDeletes: (runId: string) => historyKeysOfRun(queue, resolved.queueName, runId) } : {}),
     };
     attachFinishedRuns(this.ctx, resolved.outcomeRetentionMs, resolved.runIdReuse);
   }
@@ -131,13 +135,23 @@ export class WorkflowRuntime {
    * Starts a run, or recognises a duplicate (same run id and input while the run is active:
    * `newlySubmitted` false, the run's current job). Durable when it resolves.
    * Rejects with INVALID_ARGUMENT (run id, reserved header or KV key, oversized KV value, bad
-   * spec fields), INPUT_MISMATCH (the active run under this id has another input), CORRUPT_DATA
+   * spec fields; on a runtime of workflow functions an input that is not the start of a
+   * registered workflow: `not_a_workflow_run`, `unknown_workflow`), INPUT_MISMATCH (the active
+   * run under this id has another input), CORRUPT_DATA
    * (a run record without its pointer, or undecodable), CLOSED, or store errors.
    * `options.commandId` makes the call a command applied once: called again with the same id
    * (a retry after a lost answer or a TIMEOUT), it answers what the first call answered and
    * changes nothing, even after the run ended. The same option is on `signal` and `cancel`.
    */
   submit(spec: RunSpec, options?: CommandOptions): Promise<SubmitOutcome> {
+    if (this.functions) {
+      // A runtime of workflow functions runs starts of its own workflows only (see `start`).
+      try {
+        checkStartSpec(this.functions, spec);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
     return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => submitRun(this.ctx, this.submitLocks, spec, this.options.stepMaxAttempts, record));
   }
 

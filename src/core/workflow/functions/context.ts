@@ -130,10 +130,10 @@ export class Execution implements WorkflowContext {
   private readonly lastRecorded: number;
   private running = 0;
   private readonly inFlight = new Set<string>();
+  /** Names of the waits called whose answer is not known yet (at most one). */
+  private readonly waiting = new Set<string>();
   private readonly suspensions = new Set<{ untilMs: number; wait?: string }>();
   private readonly pendingWrites = new Set<Promise<void>>();
-  /** Every position this execution read or wrote: the keys its ending deletes. */
-  readonly positions = new Set<number>();
   private closed = false;
   private checkScheduled = false;
   private halt!: (h: Halt) => void;
@@ -144,7 +144,6 @@ export class Execution implements WorkflowContext {
     this.runId = init.runId;
     this.version = init.version;
     this.signal = init.cancel;
-    for (const p of init.history.keys()) this.positions.add(p);
     this.lastRecorded = Math.max(-1, ...init.history.keys());
     // A halted execution starts nothing more (no step attempt, no write): its delivery is over.
     this.halted = new Promise<Halt>((resolve) => {
@@ -186,7 +185,7 @@ export class Execution implements WorkflowContext {
     if (recorded?.kind === 'step') return 'failed' in recorded ? Promise.reject(new StepFailedError(name, recorded.failed.attempts, recorded.failed.message)) : (decodeValue(recorded.value) as T);
     if (this.closed) return NEVER;
     if (this.inFlight.has(name)) {
-      throw new InvalidArgumentError(`two steps named ${JSON.stringify(name)} run at once; steps running in parallel need distinct names`, { reason: 'duplicate_step_name', step: name });
+      this.misuse(new InvalidArgumentError(`two steps named ${JSON.stringify(name)} run at once; steps running in parallel need distinct names`, { reason: 'duplicate_step_name', step: name }));
     }
     this.inFlight.add(name);
     this.running++;
@@ -251,7 +250,8 @@ export class Execution implements WorkflowContext {
   async sleep(duration: number | Date): Promise<void> {
     const now = this.init.clock.now();
     const ms = duration instanceof Date ? duration.getTime() - now : duration;
-    if (typeof ms !== 'number' || Number.isNaN(ms)) throw new InvalidArgumentError(`ctx.sleep needs a number of ms or a Date. duration=${show(duration)}`, { reason: 'invalid_sleep' });
+    // Finite: an endless sleep would only fail later, outside the function (the next step's delay must be finite).
+    if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new InvalidArgumentError(`ctx.sleep needs a finite number of ms or a valid Date. duration=${show(duration)}`, { reason: 'invalid_sleep' });
     const position = this.position++;
     let recorded = this.recorded(position, 'sleep', '');
     if (recorded === undefined) {
@@ -269,22 +269,29 @@ export class Execution implements WorkflowContext {
     if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
       throw new InvalidArgumentError(`waitForSignal timeoutMs must be a finite number of ms, at least 0. timeoutMs=${show(timeoutMs)}`, { reason: 'invalid_wait', signal: name });
     }
-    for (const s of this.suspensions) {
-      if (s.wait !== undefined) throw new InvalidArgumentError(`a run waits for one signal at a time: ${JSON.stringify(s.wait)} is still awaited when ${JSON.stringify(name)} is`, { reason: 'concurrent_wait', signal: name });
+    // A wait is pending from its call until its answer is known (not only once it suspended: two
+    // waits begun in one tick would both take the next delivery's signal).
+    for (const pending of this.waiting) {
+      this.misuse(new InvalidArgumentError(`a run waits for one signal at a time: ${JSON.stringify(pending)} is still awaited when ${JSON.stringify(name)} is`, { reason: 'concurrent_wait', signal: name }));
     }
     const position = this.position++;
     let recorded = this.recorded(position, 'wait', name);
+    this.waiting.add(name);
     if (recorded === undefined) {
       if (this.closed) return NEVER;
       recorded = await this.record(position, { kind: 'wait', name, untilMs: this.init.clock.now() + timeoutMs, atStep: this.init.stepNumber });
     }
     const wait = recorded as Extract<Event, { kind: 'wait' }>;
-    if (wait.value !== undefined) return resultOf<T>(wait.value);
+    if (wait.value !== undefined) {
+      this.waiting.delete(name);
+      return resultOf<T>(wait.value);
+    }
     // Woken by this wait (the delivery that follows the one that began it): the delivery's payload
     // is its signal; without one, the wait timed out unless it was woken early by a sleep.
     if (this.init.stepNumber > wait.atStep) {
       const value = this.init.wokenWith ?? (this.init.clock.now() >= wait.untilMs ? null : undefined);
       if (value !== undefined) {
+        this.waiting.delete(name);
         if (this.closed) return NEVER;
         await this.write(position, { ...wait, value }, false);
         return resultOf<T>(value);
@@ -336,7 +343,20 @@ export class Execution implements WorkflowContext {
   /** Records `event` at `position` unless another execution did first; returns what the history holds. */
   private async record(position: number, event: Event): Promise<Event> {
     await this.flush();
+    // Closed: the delivery ended (the function returned with this operation still running, or
+    // halted); a write now would outlive the history's deletion.
+    if (this.closed) return NEVER;
     return this.write(position, event, true);
+  }
+
+  /**
+   * Fails the run and throws `error` into the function: a misuse (two waits at once, two steps of
+   * one name at once) is seen only on the execution where the calls overlap, so a function that
+   * caught it would take another path on replay.
+   */
+  private misuse(error: Error): never {
+    this.halt({ type: 'fatal', error });
+    throw error;
   }
 
   /** Fails the run (the function cannot catch its way past a divergence) and throws into the function. */
@@ -358,7 +378,6 @@ export class Execution implements WorkflowContext {
   private async writeOnce(position: number, event: Event, createOnly: boolean): Promise<Event> {
     const key = eventKey(this.init.prefix, position);
     const bytes = encodeEvent(event);
-    this.positions.add(position);
     if (!createOnly) {
       await this.init.queue.kvPut(key, bytes);
       return event;

@@ -44,7 +44,9 @@ export interface Workflow<I = unknown, O = unknown> {
 /** The input type of a workflow value. */
 export type WorkflowInput<W> = W extends Workflow<infer I, unknown> ? I : never;
 /** The output type of a workflow value. */
-export type WorkflowOutput<W> = W extends Workflow<unknown, infer O> ? O : never;
+// `any` input: `run` takes the input as a parameter, so a Workflow<Order, O> is not a Workflow<unknown, O>.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type WorkflowOutput<W> = W extends Workflow<any, infer O> ? O : never;
 
 /** A workflow of any input and output (what a runtime registers). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a registry holds workflows of every input type
@@ -74,7 +76,13 @@ export function defineWorkflow<I = void, O = unknown>(definition: WorkflowDefini
   if (typeof name !== 'string' || !NAME.test(name)) throw invalid(`workflow name must be 1..100 characters of [A-Za-z0-9_.-]. name=${show(name)}`, 'name');
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) throw invalid(`workflow version must be an integer of at least 1. version=${show(version)}`, 'version');
   if (typeof run !== 'function') throw invalid(`workflow run must be an async function (ctx, input) => output. run=${show(run)}`, 'run');
-  checkStepOptions(steps, `workflow ${name} steps`);
+  try {
+    checkStepOptions(steps, `workflow ${name} steps`);
+  } catch (e) {
+    // The documented shape of a definition error (reason invalid_workflow, the field), with the option.
+    if (e instanceof InvalidArgumentError) throw new InvalidArgumentError(e.message, { ...e.details, reason: 'invalid_workflow', field: 'steps' });
+    throw e;
+  }
   return Object.freeze({ name, version, run, stepDefaults: steps });
 }
 

@@ -3,10 +3,10 @@
  * step replays the run's workflow function (history read with one scan, skipped for a first
  * delivery of step 0, which has none) and runs it until it settles or suspends.
  *
- * - settles with a value: the run succeeds with the value's encoding; the history is deleted
- *   in the same settlement;
+ * - settles with a value: the run succeeds with the value's encoding (the ending deletes the
+ *   history: `RuntimeContext.endingDeletes`);
  * - throws (a `StepFailedError` it did not catch, its own error, NON_DETERMINISTIC): the run
- *   fails with the error's text, history deleted likewise;
+ *   fails with the error's text;
  * - suspends (a durable sleep or signal wait): the next underlying step is scheduled for the
  *   earliest wake-up, or set to wait on the signal's correlation key;
  * - a history write fails (store error, CLOSED, lost claim): the delivery throws, so the queue
@@ -19,11 +19,10 @@ import type { RuntimeContext } from '../context.js';
 import { StepOutcome } from '../steps/outcome.js';
 import { StepError } from '../steps/step-error.js';
 import type { Step, StepRunnerObject } from '../steps/step.js';
-import type { EffectsHandle } from '../steps/effects-handle.js';
 import { errorText, Execution, type Halt } from './context.js';
 import type { WorkflowRegistry } from './define.js';
-import { decodeEnvelope, encodeEnvelope } from './envelope.js';
-import { eventKey, historyPrefix, loadHistory } from './history.js';
+import { decodeEnvelope, encodeEnvelope, type Envelope } from './envelope.js';
+import { historyPrefix, loadHistory } from './history.js';
 
 /**
  * The correlation key of signal `name` of run `runId` (what `runtime.signal(runId, name, value)`
@@ -42,7 +41,14 @@ export class FunctionRunner implements StepRunnerObject {
 
   async runStep(step: Step): Promise<StepOutcome> {
     const ctx = this.runtime();
-    const envelope = decodeEnvelope(step.payload, step.runId);
+    let envelope: Envelope;
+    try {
+      envelope = decodeEnvelope(step.payload, step.runId);
+    } catch (e) {
+      // A run submitted with raw bytes (`submit`) to a functions runtime: no attempt can run it,
+      // so the run fails at once (a verdict, not a dead step an operator would retry in vain).
+      return StepOutcome.fail(errorText(e));
+    }
     const workflow = this.workflows.get(envelope.name, envelope.version);
     // Transient: a deployment may add the definition back; until then the step backs off and,
     // out of attempts, waits as a dead step an operator can retry.
@@ -87,30 +93,24 @@ export class FunctionRunner implements StepRunnerObject {
         return end.wait === undefined ? StepOutcome.continueAfter(payload(), delayMs) : StepOutcome.continueOnSignal(payload(), functionSignalKey(step.runId, end.wait.name), delayMs);
       }
       case 'fatal':
-        return this.end(step, exec, prefix, StepOutcome.fail(errorText(end.error)));
+        return StepOutcome.fail(errorText(end.error));
       case 'done': {
         let result: Uint8Array;
         try {
           result = encodeValue(end.value);
         } catch (e) {
-          return this.end(step, exec, prefix, StepOutcome.fail(`INVALID_ARGUMENT: the workflow returned a value that cannot be stored: ${e instanceof Error ? e.message : String(e)}`));
+          return StepOutcome.fail(`INVALID_ARGUMENT: the workflow returned a value that cannot be stored: ${e instanceof Error ? e.message : String(e)}`);
         }
-        return this.end(step, exec, prefix, StepOutcome.succeed(result));
+        return StepOutcome.succeed(result);
       }
       case 'threw':
         // A cancelled run settles as cancelled whatever the step returns; infrastructure errors
         // the function let through are the delivery's, not the run's: deliver it again.
         if (step.signal.aborted || isInfrastructure(end.error)) throw end.error;
-        return this.end(step, exec, prefix, StepOutcome.fail(errorText(end.error)));
+        return StepOutcome.fail(errorText(end.error));
     }
   }
 
-  /** The run's ending outcome, with its history deleted in the same settlement. */
-  private end(step: Step, exec: Execution, prefix: Uint8Array, outcome: StepOutcome): StepOutcome {
-    const effects = step.effects as EffectsHandle;
-    for (const position of exec.positions) effects.deleteInternal(eventKey(prefix, position));
-    return outcome;
-  }
 }
 
 const INFRASTRUCTURE = new Set(['CLOSED', 'FENCED', 'CLAIM_LOST', 'CONFLICT', 'STORE_UNAVAILABLE', 'STORE_PERMISSION', 'CORRUPT_DATA', 'LOCKED', 'INTERNAL']);

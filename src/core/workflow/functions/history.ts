@@ -5,9 +5,9 @@
  *   workflow/fn/{q}/{run}/{gen}/{position:08}   one event (MessagePack array, see `Event`)
  *
  * `{gen}` is the id of the run's step-0 job: a new run under a released run id gets a new one, so
- * it never replays an earlier run's history. The events of a run are deleted with the settlement
- * that ends it from inside the function (success or failure); the finished-run sweep removes
- * those of runs that ended otherwise (cancelled, dead-lettered).
+ * it never replays an earlier run's history. Every settlement that ends a run (its function
+ * returned or threw, a cancel, a dead-lettered step, reconciliation) deletes the run's history,
+ * all generations, in the same transaction (`RuntimeContext.endingDeletes`).
  *
  * Events are written create-only (`kvComparePut` with no expected value): of two executions of
  * one run (a lease that expired under a stalled process), the first to record a position wins
@@ -113,4 +113,17 @@ export async function loadHistory(queue: Queue, prefix: Uint8Array): Promise<Map
     cursor = page.nextCursor;
   } while (cursor !== undefined);
   return events;
+}
+
+/** Every history key of run id `runId` (all generations), for the settlement that ends the run. */
+export async function historyKeysOfRun(queue: Queue, queueName: string, runId: string): Promise<Uint8Array[]> {
+  const prefix = runHistoryPrefix(queueName, runId);
+  const keys: Uint8Array[] = [];
+  let cursor: Uint8Array | undefined;
+  do {
+    const page = await queue.kvScan(prefix, { cursor, limit: 1000 });
+    for (const [key] of page.entries) keys.push(key);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return keys;
 }

@@ -11,8 +11,8 @@ import type { TerminalStatus } from '../runs/terminal-hook.js';
 import type { CommandOptions } from '../commands/ledger.js';
 import type { RunSpec } from '../runs/submit.js';
 import { RunFailedError } from './errors.js';
-import type { AnyWorkflow } from './define.js';
-import { encodeEnvelope } from './envelope.js';
+import type { AnyWorkflow, WorkflowRegistry } from './define.js';
+import { decodeEnvelope, encodeEnvelope } from './envelope.js';
 
 /** Options of `runtime.start`: the `RunSpec` fields that make sense for a typed input. */
 export interface StartOptions {
@@ -83,4 +83,23 @@ export function startSpec(workflow: AnyWorkflow, input: unknown, options: StartO
   }
   const { commandId: _commandId, ...spec } = options;
   return { ...spec, input: encodeEnvelope({ name: workflow.name, version: workflow.version, input: encoded }) };
+}
+
+/**
+ * Checks a submission to a runtime built with `{ workflows }` (a page's `client.start` arrives as
+ * one): its input must be a start's envelope of a registered workflow, else the run would only
+ * fail in its first step. INVALID_ARGUMENT, reason `not_a_workflow_run` or `unknown_workflow`.
+ * A spec without byte input is left to `submit`'s own checks.
+ */
+export function checkStartSpec(registry: WorkflowRegistry, spec: RunSpec): void {
+  const input: unknown = (spec as { input?: unknown } | null)?.input;
+  if (!(input instanceof Uint8Array)) return;
+  const runId = typeof spec.runId === 'string' ? spec.runId : '(new)';
+  const envelope = decodeEnvelope(input, runId);
+  // A generation belongs to a later step's payload, never to a start.
+  if (envelope.gen !== undefined) throw new InvalidArgumentError(`run ${runId}: the input is a step payload, not a start (use start(workflow, input))`, { reason: 'not_a_workflow_run', runId });
+  if (registry.get(envelope.name, envelope.version) === undefined) {
+    const what = `${envelope.name}@${envelope.version}`;
+    throw new InvalidArgumentError(`workflow ${what} is not registered on this runtime (registered: ${registry.describe()})`, { reason: 'unknown_workflow', workflow: what });
+  }
 }

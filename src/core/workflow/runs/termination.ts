@@ -34,6 +34,11 @@ export interface NotificationJobOptions {
   readonly maxAttempts?: number;
 }
 
+/** Adds what every ending of `runId` deletes besides the run's records (`RuntimeContext.endingDeletes`). */
+export async function addEndingDeletes(ctx: RuntimeContext, runId: string, effects: EffectsBuilder): Promise<void> {
+  if (ctx.endingDeletes) effects.kvDeletes.push(...(await ctx.endingDeletes(runId)));
+}
+
 /**
  * The effects ending a run with `outcome`. `facts` (the run's submission time, the final step's
  * tries) go into the finished-run record; a path that does not pass them gets what the registry

@@ -44,10 +44,10 @@ class KvAccumulator {
     this.writes.set(slot, [k, value]);
   }
 
-  delete(key: KvKey, reservedAllowed = false): void {
+  delete(key: KvKey): void {
     this.checkOpen();
     const k = kvKeyBytes(key);
-    if (!reservedAllowed) checkUserKvKey(k);
+    checkUserKvKey(k);
     const slot = toBinaryString(k);
     if (this.writes.has(slot)) throw conflict(k);
     this.deletes.set(slot, k);
@@ -102,11 +102,6 @@ export class EffectsHandle {
    */
   putInternal(key: Uint8Array, value: Uint8Array): void {
     this.acc.put(key, value, true);
-  }
-
-  /** @internal A delete that may use the reserved prefix, applied with the outcome exactly like `delete`. */
-  deleteInternal(key: Uint8Array): void {
-    this.acc.delete(key, true);
   }
 
   /**

@@ -41,7 +41,7 @@ import { lookupReplay, replayedOutcome, writeReplay, type ReplayRecord } from '.
 import { NO_SIGNAL, planRegistration, resolveSignal, waitsForSignal, type ResolvedSignal } from '../runs/signals.js';
 import { StepError } from './step-error.js';
 import { parseStepJob, stepJobHeaders, userHeaders } from './step-headers.js';
-import { terminationEffects, type EffectsBuilder } from '../runs/termination.js';
+import { addEndingDeletes, terminationEffects, type EffectsBuilder } from '../runs/termination.js';
 import { endingFactsRead } from '../history/finished-runs.js';
 import type { RunOutcome, TerminalStatus } from '../runs/terminal-hook.js';
 
@@ -197,6 +197,7 @@ async function terminate(d: Delivery, status: TerminalStatus, result: Uint8Array
   const job = d.claim.job;
   await endingFactsRead(d.ctx, d.runId);
   const effects = terminationEffects(d.ctx, outcomeOf(d, status, result, error), { priority: job.priority, maxAttempts: job.maxAttempts }, { jobId: job.id });
+  await addEndingDeletes(d.ctx, d.runId, effects);
   mergeKv(effects, staged);
   effects.kvDeletes.push(...signalDeletes);
   d.ctx.registry.terminated(d.runId, d.claim);
@@ -212,6 +213,7 @@ async function failRun(d: Delivery, message: string, via: 'dead_letter' | 'last_
   const job = d.claim.job;
   await endingFactsRead(d.ctx, d.runId);
   const effects = terminationEffects(d.ctx, outcomeOf(d, 'failed', null, message), { priority: job.priority, maxAttempts: job.maxAttempts }, { jobId: job.id });
+  await addEndingDeletes(d.ctx, d.runId, effects);
   mergeKv(effects, failureWrites);
   d.ctx.registry.terminated(d.runId, d.claim);
   if (via === 'dead_letter') await d.ctx.queue.deadLetterWith(d.claim, message, effects);

@@ -6,8 +6,8 @@
  * `readStatus` find the run through its durable records (cancellation.ts).
  *
  * Transitions: submit → pending(0); claim → running(n) (creating the entry if unknown);
- * advance → pending(n+1) (cancel flag kept); termination → removed. A transient retry leaves
- * the entry running while the step backs off.
+ * advance → pending(n+1) (cancel flag kept); termination → removed. A transient retry makes
+ * the entry pending while the step backs off (the next claim makes it running again).
  *
  * With outcome retention on it also remembers each run's submission time (and, with
  * `runIdReuse: 'after-retention'`, its input hash) and the delivery running its step, for the
@@ -120,6 +120,14 @@ export class RunRegistry {
     entry.state = 'pending';
     entry.currentStep = step;
     entry.currentJobId = jobId;
+    entry.delivery = undefined;
+  }
+
+  /** `delivery` failed transiently: the step backs off, waiting in the queue. */
+  backingOff(runId: string, delivery: Claim): void {
+    const entry = this.entries.get(runId);
+    if (!entry || entry.delivery !== delivery) return;
+    entry.state = 'pending';
     entry.delivery = undefined;
   }
 

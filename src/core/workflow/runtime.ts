@@ -52,7 +52,7 @@ import { runtimeInbox, serveInbox } from './commands/runtime-inbox.js';
 import { NoopTerminalHook, type TerminalHook } from './runs/terminal-hook.js';
 import { isWorkflowSet, WorkflowRegistry, type Workflow, type WorkflowSet } from './functions/define.js';
 import { FunctionRunner, functionSignalKey } from './functions/function-runner.js';
-import { historyKeysOfRun } from './functions/history.js';
+import { functionRunLeftovers } from './functions/history.js';
 import { encodeSignalValue } from './functions/context.js';
 import { checkStartSpec, startSpec, WorkflowRun, type StartOptions } from './functions/workflow-run.js';
 import { spawnRunner, type RunnerHandle } from './runner-handle.js';
@@ -111,7 +111,7 @@ export class WorkflowRuntime {
       stepOutputReplay: resolved.stepOutputReplay,
       log,
       warn: log.warn,
-      ...(this.functions ? { endingDeletes: (runId: string) => historyKeysOfRun(queue, resolved.queueName, runId) } : {}),
+      ...(this.functions ? { endingDeletes: (runId: string) => functionRunLeftovers(queue, resolved.queueName, runId) } : {}),
     };
     attachFinishedRuns(this.ctx, resolved.outcomeRetentionMs, resolved.runIdReuse);
   }
@@ -320,7 +320,7 @@ export class WorkflowRuntime {
    */
   signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome>;
   signal(runId: string, name: string, value: unknown, options?: CommandOptions): Promise<SignalOutcome>;
-  signal(keyOrRunId: string, payloadOrName: Uint8Array | string, valueOrOptions?: unknown, maybeOptions?: CommandOptions): Promise<SignalOutcome> {
+  async signal(keyOrRunId: string, payloadOrName: Uint8Array | string, valueOrOptions?: unknown, maybeOptions?: CommandOptions): Promise<SignalOutcome> {
     if (typeof payloadOrName === 'string') {
       validateRunId(keyOrRunId);
       const key = functionSignalKey(keyOrRunId, payloadOrName);
@@ -392,7 +392,7 @@ export class WorkflowRuntime {
       // The queue's worker loop: a step (or notification) holds its slot while the runner (or
       // hook) runs, and frees it before its settlement commits.
       await runClaimLoop(this.ctx.queue, this.ctx.queueName, this.options.maxConcurrentSteps, this.options.pollIntervalMs, stop.signal, (claim, handled) =>
-        processDelivery(this.ctx, claim, handled),
+        processDelivery(this.ctx, claim, handled, stop.signal),
       );
     } finally {
       stop.abort();

@@ -110,6 +110,8 @@ export interface ExecutionInit {
   readonly wokenWith: Uint8Array | null;
   readonly cancel: AbortSignal;
   readonly stepDefaults: StepOptions;
+  /** Fires when the worker running this delivery stops: no new step starts, the run goes back to the queue. */
+  readonly stopping?: AbortSignal;
 }
 
 const NEVER: Promise<never> = new Promise<never>(() => undefined);
@@ -144,7 +146,9 @@ export class Execution implements WorkflowContext {
     this.runId = init.runId;
     this.version = init.version;
     this.signal = init.cancel;
-    this.lastRecorded = Math.max(-1, ...init.history.keys());
+    let last = -1;
+    for (const position of init.history.keys()) if (position > last) last = position;
+    this.lastRecorded = last;
     // A halted execution starts nothing more (no step attempt, no write): its delivery is over.
     this.halted = new Promise<Halt>((resolve) => {
       this.halt = (h) => {
@@ -184,6 +188,8 @@ export class Execution implements WorkflowContext {
     const recorded = this.recorded(position, 'step', name);
     if (recorded?.kind === 'step') return 'failed' in recorded ? Promise.reject(new StepFailedError(name, recorded.failed.attempts, recorded.failed.message)) : (decodeValue(recorded.value) as T);
     if (this.closed) return NEVER;
+    // A stopping worker hands the run back at this step boundary: the next delivery replays to here.
+    if (this.init.stopping?.aborted) return this.suspend({ untilMs: this.init.clock.now() });
     if (this.inFlight.has(name)) {
       this.misuse(new InvalidArgumentError(`two steps named ${JSON.stringify(name)} run at once; steps running in parallel need distinct names`, { reason: 'duplicate_step_name', step: name }));
     }

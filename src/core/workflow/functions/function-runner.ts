@@ -19,6 +19,7 @@ import type { RuntimeContext } from '../context.js';
 import { StepOutcome } from '../steps/outcome.js';
 import { StepError } from '../steps/step-error.js';
 import type { Step, StepRunnerObject } from '../steps/step.js';
+import { DeliveredStep } from '../steps/delivered-step.js';
 import { errorText, Execution, type Halt } from './context.js';
 import type { WorkflowRegistry } from './define.js';
 import { decodeEnvelope, encodeEnvelope, type Envelope } from './envelope.js';
@@ -68,6 +69,7 @@ export class FunctionRunner implements StepRunnerObject {
       wokenWith: step.signalPayload,
       cancel: step.signal,
       stepDefaults: workflow.stepDefaults,
+      ...(step instanceof DeliveredStep && step.workerStopping ? { stopping: step.workerStopping } : {}),
     });
     const stopLease = keepLease(step, ctx, exec);
     let end: Settled | Halt;

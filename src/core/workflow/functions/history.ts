@@ -17,7 +17,7 @@ import { fromUtf8, utf8 } from '../../bytes.js';
 import { decodeRecord, encodeRecord } from '../../codec.js';
 import type { Queue } from '../../queue/index.js';
 import { corrupt } from '../errors.js';
-import { queueSegment } from '../keys.js';
+import { queueSegment, signalBufferKey } from '../keys.js';
 
 /** The operations a history records; `kind` names them in determinism errors. */
 export type Event =
@@ -115,9 +115,17 @@ export async function loadHistory(queue: Queue, prefix: Uint8Array): Promise<Map
   return events;
 }
 
-/** Every history key of run id `runId` (all generations), for the settlement that ends the run. */
-export async function historyKeysOfRun(queue: Queue, queueName: string, runId: string): Promise<Uint8Array[]> {
-  const prefix = runHistoryPrefix(queueName, runId);
+/**
+ * What the settlement ending run `runId` deletes besides its records: every history entry of the
+ * id (all generations) and the signals still buffered for it (`{runId}#{name}`), so a later run
+ * under the id starts with neither.
+ */
+export async function functionRunLeftovers(queue: Queue, queueName: string, runId: string): Promise<Uint8Array[]> {
+  const [history, signals] = await Promise.all([keysUnder(queue, runHistoryPrefix(queueName, runId)), keysUnder(queue, signalBufferKey(`${runId}#`))]);
+  return [...history, ...signals];
+}
+
+async function keysUnder(queue: Queue, prefix: Uint8Array): Promise<Uint8Array[]> {
   const keys: Uint8Array[] = [];
   let cursor: Uint8Array | undefined;
   do {

@@ -30,6 +30,8 @@ export class DeliveredStep implements Step {
     readonly signalPayload: Uint8Array | null,
     private readonly cancel: { readonly signal: AbortSignal },
     readonly lease: LeaseHandle,
+    /** @internal Fires when the worker loop running this delivery stops (`shutdown`): long runners may hand the rest of the run back to the queue. */
+    readonly workerStopping?: AbortSignal,
   ) {}
 
   /** The delivery's cancel signal, created on first read (most runners never look at it). */

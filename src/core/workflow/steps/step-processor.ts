@@ -58,10 +58,10 @@ interface Delivery {
  * Processes one claimed job of the runtime's queue. `handled` is called once the runner (or hook)
  * returned, before the settlement commits. Never rejects: settlement failures are logged.
  */
-export async function processDelivery(ctx: RuntimeContext, claim: Claim, handled?: () => void): Promise<void> {
+export async function processDelivery(ctx: RuntimeContext, claim: Claim, handled?: () => void, stopping?: AbortSignal): Promise<void> {
   try {
     if (claim.job.headers[HEADER_TERMINAL] !== undefined) await processNotification(ctx, claim, handled);
-    else await processStep(ctx, claim, handled);
+    else await processStep(ctx, claim, handled, stopping);
   } catch (e) {
     // CLAIM_LOST (the lease expired and the job was requeued), CLOSED, store errors: the job stays
     // claimed or goes back to the queue; the next delivery redoes this one.
@@ -69,7 +69,7 @@ export async function processDelivery(ctx: RuntimeContext, claim: Claim, handled
   }
 }
 
-async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => void) | undefined): Promise<void> {
+async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => void) | undefined, stopping: AbortSignal | undefined): Promise<void> {
   const job = claim.job;
   const parsed = parseStepJob(job);
   if ('invalid' in parsed) {
@@ -121,7 +121,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     // The claim's own signal (created only if the runner reads it): it fires when a cancel of
     // this job is requested (a step cannot abort a signal it was handed, so no child signal is
     // needed).
-    const step = new DeliveredStep(ctx, d.runId, d.step, job.payload, d.headers, job.id, job.attempts, job.maxAttempts, job.interruptions, signal.payload, claim, claim.lease);
+    const step = new DeliveredStep(ctx, d.runId, d.step, job.payload, d.headers, job.id, job.attempts, job.maxAttempts, job.interruptions, signal.payload, claim, claim.lease, stopping);
     try {
       outcome = validateOutcome(await ctx.runner.runStep(step));
     } catch (e) {
@@ -242,6 +242,7 @@ async function retryOrFail(d: Delivery, message: string, failureWrites: StagedKv
     return;
   }
   await ctx.queue.nack(claim, message);
+  ctx.registry.backingOff(d.runId, claim);
   const nextDelayMs = retryBackoffMs(ctx.queue.queueConfig(ctx.queueName), job.attempts);
   ctx.log.warn('step failed; retrying', { runId: d.runId, step: d.step, attempt: job.attempts, maxAttempts: job.maxAttempts, ...failureFields(message, cause), nextDelayMs, jobId: job.id });
 }

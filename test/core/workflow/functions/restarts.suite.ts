@@ -216,7 +216,7 @@ export function defineRestartsSuite(name: string, factory: StoreFactory): void {
     // many steps that is, instead of stopping at the next step boundary and leaving the run to a
     // replay. Stopping there needs the worker's stop signal in the runner (steps/step.ts does not
     // carry it), outside the files this suite's fixes may touch.
-    it.fails('a worker shutdown stops a running function at the next step boundary', async () => {
+    it('a worker shutdown stops a running function at the next step boundary', async () => {
       const w = await fnWorld(factory);
       const gates = new Gates();
       const calls = new Counter();

@@ -196,7 +196,7 @@ export function defineSignalsSuite(name: string, factory: StoreFactory): void {
     // method is not async: runtime.ts encodes the value before returning the promise), unlike
     // start and cancel, which reject. The fix (`async signal`) is in runtime.ts, outside the files
     // this suite's fixes may touch.
-    it.fails('signal(runId, name, unstorable) rejects rather than throwing synchronously', async () => {
+    it('signal(runId, name, unstorable) rejects rather than throwing synchronously', async () => {
       const w = await fnWorld(factory);
       const runtime = w.runtime([defineWorkflow({ name: 'x', run: async () => 1 })]);
       let promise: Promise<unknown> | undefined;

@@ -80,7 +80,7 @@ export function defineVersioningSuite(name: string, factory: StoreFactory): void
     // `running` while it backs off (steps/step-processor.ts retryOrFail nacks without telling the
     // registry), so status/readStatus say `running` where the store (getRun) says `scheduled`.
     // Not a workflow-function bug, and outside the files this suite's fixes may touch.
-    it.fails('readStatus of a run whose step backs off after a transient error is pending', async () => {
+    it('readStatus of a run whose step backs off after a transient error is pending', async () => {
       const w = await fnWorld(factory, { defaultQueueConfig: { retryBackoffBaseMs: 60_000 } });
       const wf = defineWorkflow({
         name: 'flaky-infra',

@@ -52,6 +52,7 @@ import { runtimeInbox, serveInbox } from './commands/runtime-inbox.js';
 import { NoopTerminalHook, type TerminalHook } from './runs/terminal-hook.js';
 import { isWorkflowSet, WorkflowRegistry, type Workflow, type WorkflowSet } from './functions/define.js';
 import { FunctionRunner, functionSignalKey } from './functions/function-runner.js';
+import { ChildOutcomeHook } from './functions/children.js';
 import { functionRunLeftovers } from './functions/history.js';
 import { encodeSignalValue } from './functions/context.js';
 import { checkStartSpec, startSpec, WorkflowRun, type StartOptions } from './functions/workflow-run.js';
@@ -85,7 +86,7 @@ export class WorkflowRuntime {
   constructor(queue: Queue, store: ObjectStore, runner: StepRunner | WorkflowSet, hook: TerminalHook = new NoopTerminalHook(), options: WorkflowRuntimeOptions = {}) {
     const resolved = resolveRuntimeOptions(queue, options);
     this.functions = isWorkflowSet(runner) ? new WorkflowRegistry(runner) : undefined;
-    const built = this.functions ? new FunctionRunner(this.functions, () => this.ctx) : asStepRunnerObject(runner);
+    const built = this.functions ? new FunctionRunner(this.functions, () => this.ctx, (spec) => this.submit(spec)) : asStepRunnerObject(runner);
     const wrap = (options as HostRuntimeOptions | undefined)?.[RUNNER_WRAPPER];
     const stepRunner = wrap ? wrap(built) : built;
     if (typeof hook?.onTermination !== 'function') throw new InvalidArgumentError(`hook must implement onTermination(outcome, effects). hook=${show(hook)}`, { reason: 'invalid_hook' });
@@ -104,7 +105,8 @@ export class WorkflowRuntime {
       clock: resolved.clock,
       memo: new MemoStore(store, resolved.memoPrefix, log.warn),
       runner: stepRunner,
-      hook,
+      // A runtime of workflow functions also sends each child run's outcome to its parent.
+      hook: this.functions ? new ChildOutcomeHook(hook, (runId, name, value) => this.signal(runId, name, value)) : hook,
       registry: new RunRegistry(),
       signalLocks: signalLocksOf(queue),
       memoRetentionMs: resolved.memoRetentionMs,

@@ -21,7 +21,10 @@ import { InvalidArgumentError, isTaqubaError, TaqubaError } from '../../errors.j
 import type { LogSink } from '../../logger.js';
 import { MAX_KV_VALUE_SIZE, type Queue } from '../../queue/index.js';
 import { show } from '../../show.js';
-import { NonDeterminismError, StepFailedError } from './errors.js';
+import { NonDeterminismError, RunFailedError, StepFailedError } from './errors.js';
+import { childRunIdOf, childSignalName, parentTag, type ChildOutcome, type ChildStarter } from './children.js';
+import type { Workflow } from './define.js';
+import { validateRunId } from '../validation.js';
 import { decodeEvent, encodeEvent, eventKey, type Event } from './history.js';
 import { checkStepOptions, retryDelay, stepPolicy, type StepOptions } from './step-options.js';
 
@@ -39,6 +42,11 @@ export type SignalResult<T> = { readonly timedOut: false; readonly value: T } | 
 export interface WaitForSignalOptions {
   /** How long to wait, in ms. Default: no limit. */
   readonly timeoutMs?: number;
+}
+
+export interface InvokeOptions {
+  /** The child's run id. Default: `<parent run id>-c<history position>` (hashed when too long). */
+  readonly runId?: string;
 }
 
 /** The run's logger: messages carry the run id. */
@@ -79,6 +87,14 @@ export interface WorkflowContext {
    * repeat, such as console output, with it. `log` drops messages while it is true.
    */
   readonly replaying: boolean;
+  /**
+   * Runs `workflow` (registered on the same runtime) as a child run and waits durably for its
+   * value: no process stays busy, and the child's outcome reaches this run when it ends. The
+   * child's run id is `<runId>-c<position>` (or `options.runId`). A child that fails or is
+   * cancelled throws `RunFailedError` (RUN_FAILED) here, which the workflow may catch. Counts as
+   * this run's one wait at a time (with `waitForSignal`). Needs `outcomeRetentionMs` above 0.
+   */
+  invoke<I, O>(workflow: Workflow<I, O>, input: I, options?: InvokeOptions): Promise<O>;
   /** The time (epoch ms), recorded on first execution and the same on replay. */
   now(): number;
   /** A random number in [0, 1), recorded like `now`. */
@@ -112,6 +128,9 @@ export interface ExecutionInit {
   readonly stepDefaults: StepOptions;
   /** Fires when the worker running this delivery stops: no new step starts, the run goes back to the queue. */
   readonly stopping?: AbortSignal;
+  /** The run's history generation (history.ts), which tags its children. */
+  readonly gen: string;
+  readonly children: ChildStarter;
 }
 
 const NEVER: Promise<never> = new Promise<never>(() => undefined);
@@ -306,6 +325,39 @@ export class Execution implements WorkflowContext {
     return this.suspend({ untilMs: wait.untilMs, wait: name });
   }
 
+  async invoke<I, O>(workflow: Workflow<I, O>, input: I, options: InvokeOptions = {}): Promise<O> {
+    this.init.children.check(workflow);
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`invoke options must be an object. options=${show(options)}`, { reason: 'invalid_invoke' });
+    if (options.runId !== undefined) validateRunId(options.runId);
+    for (const pending of this.waiting) {
+      this.misuse(new InvalidArgumentError(`a run waits for one signal or child at a time: ${JSON.stringify(pending)} is still awaited when child ${workflow.name} is invoked`, { reason: 'concurrent_wait', workflow: workflow.name }));
+    }
+    const position = this.position++;
+    let recorded = this.recorded(position, 'invoke', workflow.name);
+    const waitName = `child ${workflow.name}`;
+    this.waiting.add(waitName);
+    if (recorded === undefined) {
+      const childRunId = options.runId ?? (await childRunIdOf(this.runId, position));
+      if (this.closed) return NEVER;
+      recorded = await this.record(position, { kind: 'invoke', name: workflow.name, childRunId, atStep: this.init.stepNumber });
+    }
+    const child = recorded as Extract<Event, { kind: 'invoke' }>;
+    if (child.value !== undefined) {
+      this.waiting.delete(waitName);
+      return childValue<O>(child.childRunId, child.value);
+    }
+    // Woken by the child's outcome (the one wait of the run is this one).
+    if (this.init.stepNumber > child.atStep && this.init.wokenWith !== null) {
+      this.waiting.delete(waitName);
+      if (this.closed) return NEVER;
+      await this.write(position, { ...child, value: this.init.wokenWith }, false);
+      return childValue<O>(child.childRunId, this.init.wokenWith);
+    }
+    if (this.closed) return NEVER;
+    await this.init.children.ensureStarted(workflow, input, child.childRunId, parentTag(this.runId, this.init.gen));
+    return this.suspend({ untilMs: this.init.clock.now() + NO_TIMEOUT_MS, wait: childSignalName(child.childRunId) });
+  }
+
   get replaying(): boolean {
     return this.position <= this.lastRecorded;
   }
@@ -445,6 +497,13 @@ function encodeStepValue(name: string, value: unknown): Uint8Array {
     });
   }
   return bytes;
+}
+
+/** A child's value from its outcome signal, or its failure as RUN_FAILED. */
+function childValue<O>(childRunId: string, payload: Uint8Array): O {
+  const outcome = decodeSignalValue(payload) as ChildOutcome;
+  if (outcome.status !== 'succeeded') throw new RunFailedError(childRunId, outcome.status, outcome.error);
+  return decodeValue(outcome.result!) as O;
 }
 
 function resultOf<T>(value: Uint8Array | null): SignalResult<T> {

@@ -24,6 +24,11 @@ import { errorText, Execution, type Halt } from './context.js';
 import type { WorkflowRegistry } from './define.js';
 import { decodeEnvelope, encodeEnvelope, type Envelope } from './envelope.js';
 import { historyPrefix, loadHistory } from './history.js';
+import { PARENT_RUN_HEADER, type ChildStarter } from './children.js';
+import { startSpec } from './workflow-run.js';
+import { finishedRunRetention, readFinishedRun } from '../history/finished-runs.js';
+import type { RunSpec, SubmitOutcome } from '../runs/submit.js';
+import { InvalidConfigError } from '../../errors.js';
 
 /**
  * The correlation key of signal `name` of run `runId` (what `runtime.signal(runId, name, value)`
@@ -35,10 +40,27 @@ export const functionSignalKey = (runId: string, name: string): string => `${run
 type Settled = { readonly type: 'done'; readonly value: unknown } | { readonly type: 'threw'; readonly error: unknown };
 
 export class FunctionRunner implements StepRunnerObject {
+  private readonly children: ChildStarter;
+
   constructor(
     readonly workflows: WorkflowRegistry,
     private readonly runtime: () => RuntimeContext,
-  ) {}
+    submit: (spec: RunSpec) => Promise<SubmitOutcome>,
+  ) {
+    this.children = {
+      check: (workflow) => {
+        this.workflows.check(workflow);
+        // A child's outcome is read back from its finished-run record when the parent replays.
+        if (finishedRunRetention(this.runtime()) <= 0) throw new InvalidConfigError('ctx.invoke needs outcomeRetentionMs above 0 (a child is told finished by its kept outcome)', { option: 'outcomeRetentionMs' });
+      },
+      ensureStarted: async (workflow, input, childRunId, tag) => {
+        const ctx = this.runtime();
+        const ended = await readFinishedRun(ctx.queue, ctx.queueName, childRunId);
+        if (ended !== null && ended.headers[PARENT_RUN_HEADER] === tag) return;
+        await submit(startSpec(workflow, input, { runId: childRunId, headers: { [PARENT_RUN_HEADER]: tag } }));
+      },
+    };
+  }
 
   async runStep(step: Step): Promise<StepOutcome> {
     const ctx = this.runtime();
@@ -69,6 +91,8 @@ export class FunctionRunner implements StepRunnerObject {
       wokenWith: step.signalPayload,
       cancel: step.signal,
       stepDefaults: workflow.stepDefaults,
+      gen,
+      children: this.children,
       ...(step instanceof DeliveredStep && step.workerStopping ? { stopping: step.workerStopping } : {}),
     });
     const stopLease = keepLease(step, ctx, exec);

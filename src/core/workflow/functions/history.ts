@@ -26,7 +26,9 @@ export type Event =
   | { readonly kind: 'sleep'; readonly name: string; readonly untilMs: number; readonly atStep: number }
   /** A wait begun at underlying step `atStep`; `value` (bytes, or null after the timeout) once it resolved. */
   | { readonly kind: 'wait'; readonly name: string; readonly untilMs: number; readonly atStep: number; readonly value?: Uint8Array | null }
-  | { readonly kind: 'now' | 'random' | 'uuid'; readonly name: string; readonly value: number | string };
+  | { readonly kind: 'now' | 'random' | 'uuid'; readonly name: string; readonly value: number | string }
+  /** A child run `childRunId` of workflow `name`, invoked at underlying step `atStep`; `value` (its outcome's signal payload) once it ended. */
+  | { readonly kind: 'invoke'; readonly name: string; readonly childRunId: string; readonly atStep: number; readonly value?: Uint8Array };
 
 const PREFIX = 'workflow/fn/';
 const POSITION_WIDTH = 8;
@@ -44,7 +46,7 @@ export function eventKey(prefix: Uint8Array, position: number): Uint8Array {
   return key;
 }
 
-const KIND_CODES = { step: 0, stepFailed: 1, sleep: 2, wait: 3, now: 4, random: 5, uuid: 6 } as const;
+const KIND_CODES = { step: 0, stepFailed: 1, sleep: 2, wait: 3, now: 4, random: 5, uuid: 6, invoke: 7 } as const;
 
 export function encodeEvent(e: Event): Uint8Array {
   switch (e.kind) {
@@ -54,6 +56,8 @@ export function encodeEvent(e: Event): Uint8Array {
       return encodeRecord([KIND_CODES.sleep, e.name, e.untilMs, e.atStep]);
     case 'wait':
       return encodeRecord(e.value === undefined ? [KIND_CODES.wait, e.name, e.untilMs, e.atStep] : [KIND_CODES.wait, e.name, e.untilMs, e.atStep, e.value]);
+    case 'invoke':
+      return encodeRecord(e.value === undefined ? [KIND_CODES.invoke, e.name, e.childRunId, e.atStep] : [KIND_CODES.invoke, e.name, e.childRunId, e.atStep, e.value]);
     default:
       return encodeRecord([KIND_CODES[e.kind], e.name, e.value]);
   }
@@ -90,6 +94,13 @@ export function decodeEvent(bytes: Uint8Array, where: string): Event {
     case KIND_CODES.now:
     case KIND_CODES.random:
       return { kind: code === KIND_CODES.now ? 'now' : 'random', name, value: num(2, 'value') };
+    case KIND_CODES.invoke: {
+      if (typeof raw[2] !== 'string') throw bad('childRunId');
+      const value = raw.length > 4 ? raw[4] : undefined;
+      if (value !== undefined && !(value instanceof Uint8Array)) throw bad('value');
+      const base = { kind: 'invoke' as const, name, childRunId: raw[2], atStep: num(3, 'atStep') };
+      return value === undefined ? base : { ...base, value };
+    }
     case KIND_CODES.uuid:
       if (typeof raw[2] !== 'string') throw bad('value');
       return { kind: 'uuid', name, value: raw[2] };

@@ -241,8 +241,9 @@ async function retryOrFail(d: Delivery, message: string, failureWrites: StagedKv
     await failRun(d, message, 'last_nack', failureWrites, cause);
     return;
   }
-  await ctx.queue.nack(claim, message);
+  // Before the nack commits, as for an advance: a reader that sees the backoff finds the entry pending.
   ctx.registry.backingOff(d.runId, claim);
+  await ctx.queue.nack(claim, message);
   const nextDelayMs = retryBackoffMs(ctx.queue.queueConfig(ctx.queueName), job.attempts);
   ctx.log.warn('step failed; retrying', { runId: d.runId, step: d.step, attempt: job.attempts, maxAttempts: job.maxAttempts, ...failureFields(message, cause), nextDelayMs, jobId: job.id });
 }

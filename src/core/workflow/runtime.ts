@@ -113,9 +113,21 @@ export class WorkflowRuntime {
       stepOutputReplay: resolved.stepOutputReplay,
       log,
       warn: log.warn,
-      ...(this.functions ? { endingDeletes: (runId: string) => functionRunLeftovers(queue, resolved.queueName, runId) } : {}),
+      ...(this.functions ? { endingDeletes: (runId: string) => this.endFunctionRun(runId) } : {}),
     };
     attachFinishedRuns(this.ctx, resolved.outcomeRetentionMs, resolved.runIdReuse);
+  }
+
+  /**
+   * The history and buffered signals a function run's ending deletes; the children it still
+   * waits for are cancelled first (a cancelled parent takes its children with it).
+   */
+  private async endFunctionRun(runId: string): Promise<Uint8Array[]> {
+    const { keys, pendingChildren } = await functionRunLeftovers(this.ctx.queue, this.ctx.queueName, runId);
+    for (const child of pendingChildren) {
+      await this.cancel(child).catch((e: unknown) => this.ctx.warn(`cancelling a child of an ending run failed. runId=${runId} child=${child}`, e));
+    }
+    return keys;
   }
 
   /** The queue name of this runtime's steps and notifications. */

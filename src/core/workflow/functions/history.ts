@@ -129,20 +129,31 @@ export async function loadHistory(queue: Queue, prefix: Uint8Array): Promise<Map
 /**
  * What the settlement ending run `runId` deletes besides its records: every history entry of the
  * id (all generations) and the signals still buffered for it (`{runId}#{name}`), so a later run
- * under the id starts with neither.
+ * under the id starts with neither; and the children it still waits for (`invoke` events without
+ * an outcome), which the ending cancels.
  */
-export async function functionRunLeftovers(queue: Queue, queueName: string, runId: string): Promise<Uint8Array[]> {
-  const [history, signals] = await Promise.all([keysUnder(queue, runHistoryPrefix(queueName, runId)), keysUnder(queue, signalBufferKey(`${runId}#`))]);
-  return [...history, ...signals];
+export async function functionRunLeftovers(queue: Queue, queueName: string, runId: string): Promise<{ keys: Uint8Array[]; pendingChildren: string[] }> {
+  const [history, signals] = await Promise.all([entriesUnder(queue, runHistoryPrefix(queueName, runId)), entriesUnder(queue, signalBufferKey(`${runId}#`))]);
+  const pendingChildren: string[] = [];
+  for (const [key, value] of history) {
+    let event: Event;
+    try {
+      event = decodeEvent(value, fromUtf8(key));
+    } catch {
+      continue; // an undecodable entry is deleted all the same
+    }
+    if (event.kind === 'invoke' && event.value === undefined) pendingChildren.push(event.childRunId);
+  }
+  return { keys: [...history, ...signals].map(([key]) => key), pendingChildren };
 }
 
-async function keysUnder(queue: Queue, prefix: Uint8Array): Promise<Uint8Array[]> {
-  const keys: Uint8Array[] = [];
+async function entriesUnder(queue: Queue, prefix: Uint8Array): Promise<(readonly [Uint8Array, Uint8Array])[]> {
+  const entries: (readonly [Uint8Array, Uint8Array])[] = [];
   let cursor: Uint8Array | undefined;
   do {
     const page = await queue.kvScan(prefix, { cursor, limit: 1000 });
-    for (const [key] of page.entries) keys.push(key);
+    entries.push(...page.entries);
     cursor = page.nextCursor;
   } while (cursor !== undefined);
-  return keys;
+  return entries;
 }

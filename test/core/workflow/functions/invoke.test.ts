@@ -94,6 +94,19 @@ describe('ctx.invoke', () => {
     expect(Object.fromEntries(calls)).toEqual({ before: 1, double: 1 });
   });
 
+  it('cancelling the parent cancels the child it waits for', async () => {
+    calls.clear();
+    gate = deferred<void>();
+    const { runtime } = await world();
+    const run = await runtime.start(parent, 2, { runId: 'p5' });
+    await eventually(() => calls.get('double') === 1, 10_000, 'the child step to start');
+    expect(await run.cancel()).toBe(true);
+    await expect(run.result({ timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'RUN_FAILED', status: 'cancelled' });
+    gate.resolve();
+    await expect(runtime.workflowRun(child, 'p5-c1').result({ timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'RUN_FAILED', status: 'cancelled' });
+    gate = undefined;
+  });
+
   it('refuses a child workflow not registered here, and invoke without kept outcomes, as typed failures of the parent', async () => {
     const stray = defineWorkflow({ name: 'stray', run: async () => 1 });
     const callsStray = defineWorkflow({ name: 'calls-stray', run: async (ctx) => ctx.invoke(stray, undefined) });

@@ -72,6 +72,7 @@ export {
   type StepBackoff,
   type SignalResult,
   type WaitForSignalOptions,
+  type InvokeOptions,
   type StartOptions,
   type RunIdReuse,
 } from './core/workflow/index.js';

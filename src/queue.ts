@@ -89,6 +89,10 @@ export {
   type TimelineStep,
   type TimelineStepOutcome,
   type TimelineTerminal,
+  type FunctionTimeline,
+  type FunctionCall,
+  type FunctionCallKind,
+  type FunctionCallStatus,
 } from './core/workflow/index.js';
 
 // Bulk batches on the queue.

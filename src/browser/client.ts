@@ -5,13 +5,14 @@
  */
 import { transfer, wrap, type Remote } from 'comlink';
 import { ClosedError } from '../core/errors.js';
-import type { RunSpec, SubmitOutcome } from '../core/workflow/index.js';
+import type { RunSpec, SignalOutcome, SubmitOutcome, Workflow } from '../core/workflow/index.js';
 import type { HostApi } from './host-api.js';
 import { createJobsClient, type JobsClient } from './job-client.js';
 import { OPERATION_NAMES } from '../core/operations/operation-list.js';
 import { awaitInChunks, WAIT_CHUNK_MS } from './chunked-wait.js';
 import type { BatchProgressEvent, FinishedRunView, HostEvent, HubEvent, OperationName, WireJobOutcome, WireRunSpec } from './protocol.js';
 import { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
+import { createWorkflowClient, type RemoteStartOptions, type RemoteWorkflowRun } from './workflow-client.js';
 
 export interface ConnectOptions {
   /**
@@ -46,9 +47,18 @@ type WrappedOperation = (typeof WRAPPED_OPERATIONS)[number];
 const wrapped: ReadonlySet<OperationName> = new Set(WRAPPED_OPERATIONS);
 
 /** The operations of `HostApi`, as the page calls them. */
-export type ClientOperations = Promised<Omit<HostApi, 'openEvents' | 'close' | 'submit' | WrappedOperation>> & {
+export type ClientOperations = Promised<Omit<HostApi, 'openEvents' | 'close' | 'submit' | 'signal' | WrappedOperation>> & {
   /** `HostApi.submit`, taking any iterable of KV writes (an array or a Map). */
   submit(spec: RunSpec): Promise<SubmitOutcome>;
+  /**
+   * `signal(runId, name, value)`: the signal `name` of a workflow function's run, which its
+   * `ctx.waitForSignal(name)` receives as `value` (encoded here with the value codec; a signal sent
+   * before the wait is kept for it). INVALID_ARGUMENT (`invalid_run_id`, `invalid_signal_name`,
+   * `unstorable_signal_value`), CLOSED, STORE_*.
+   */
+  signal(runId: string, name: string, value: unknown): Promise<SignalOutcome>;
+  /** `HostApi.signal`: a durable signal on `correlationKey` with a payload of bytes. */
+  signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome>;
   /**
    * The outcome of run `runId` (`runtime.result`): at once for a run that ended within the outcome
    * retention window, otherwise when the active run ends (on whichever tab leads, across leader
@@ -60,6 +70,22 @@ export type ClientOperations = Promised<Omit<HostApi, 'openEvents' | 'close' | '
 };
 
 export interface WorkflowClient extends ClientOperations {
+  /**
+   * Starts a run of a workflow function the worker registered (`serveWorkflowRuntime({ workflows
+   * })`), from the same `defineWorkflow` value the page imports: the input is encoded here with the
+   * value codec. Resolves, once the start is durable, with a handle typed by the workflow's output
+   * (`result()`, `status()`, `cancel()`, the run's events). Idempotent on run id and input (a run id
+   * is drawn here when none is given). Rejects with INVALID_ARGUMENT (`unknown_workflow`: not a
+   * workflow, or not registered in the worker; `unstorable_input`; a bad option), INPUT_MISMATCH
+   * (the id runs another input), CLOSED or STORE_*.
+   * @example
+   * const run = await client.start(review, { topic: 'tides' }, { onEvent: (e) => console.log(e.type) });
+   * await client.signal(run.runId, 'approve', { ok: true });
+   * const summary = await run.result(); // typed by the workflow's output
+   */
+  start<I, O>(workflow: Workflow<I, O>, input: I, options?: RemoteStartOptions): Promise<RemoteWorkflowRun<O>>;
+  /** The handle of a run of `workflow` started earlier (also by a page before a reload), typed by `workflow`; no I/O. INVALID_ARGUMENT for a bad run id or workflow. */
+  workflowRun<I, O>(workflow: Workflow<I, O>, runId: string): RemoteWorkflowRun<O>;
   /**
    * Typed jobs, executed by the jobs the worker registered (`serveWorkflowRuntime({ jobs })`):
    * `jobs.submit(job, input)` gives a handle whose `result()` resolves with the typed output;
@@ -205,7 +231,15 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
   // Every operation the page calls as it is, from the core's list; those with a method of their own follow.
   const operations = Object.fromEntries(
     OPERATION_NAMES.filter((name) => !wrapped.has(name)).map((name) => [name, (...args: unknown[]) => track(() => (remote[name] as (...a: unknown[]) => Promise<unknown>)(...args))]),
-  ) as unknown as Omit<ClientOperations, 'result'>;
+  ) as unknown as Omit<ClientOperations, 'result' | 'signal'>;
+
+  const sendSignal = (correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> => {
+    const moved = moveLarge([payload], [payload])[0];
+    return track(() => remote.signal(correlationKey, moved));
+  };
+
+  const result = (runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<FinishedRunView> =>
+    awaitInChunks(() => track(() => remote.runWait(runId, WAIT_CHUNK_MS) as Promise<FinishedRunView | null>), opts.signal, `the run. runId=${runId}`, { runId });
 
   const client: WorkflowClient = {
     ...operations,
@@ -218,11 +252,11 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
       const moved = moveLarge(wire, [wire.input, ...(wire.kvWrites ?? []).map(([, v]) => v)]);
       return track(() => remote.submit(moved));
     },
-    signal: (correlationKey, payload) => {
-      const moved = moveLarge([payload], [payload])[0];
-      return track(() => remote.signal(correlationKey, moved));
-    },
-    result: (runId, opts = {}) => awaitInChunks(() => track(() => remote.runWait(runId, WAIT_CHUNK_MS) as Promise<FinishedRunView | null>), opts.signal, `the run. runId=${runId}`, { runId }),
+    signal: ((keyOrRunId: string, payloadOrName: Uint8Array | string, value?: unknown): Promise<SignalOutcome> =>
+      typeof payloadOrName === 'string' ? functions.signalRun(keyOrRunId, payloadOrName, value) : sendSignal(keyOrRunId, payloadOrName)) as WorkflowClient['signal'],
+    result,
+    start: (workflow, input, startOptions) => functions.start(workflow, input, startOptions),
+    workflowRun: (workflow, runId) => functions.workflowRun(workflow, runId),
     jobs: createJobsClient({
       jobSubmit: (name, input, opts) => track(() => remote.jobSubmit(name, moveLarge([input], [input])[0], opts)),
       // Comlink's `Remote` distributes over the union; the answer is the facade's type.
@@ -290,5 +324,16 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
       return closing;
     },
   };
+  // Defined after the client: it calls the client's own operations (tracked, closed with it).
+  const functions = createWorkflowClient({
+    submit: (spec) => client.submit(spec),
+    result,
+    status: (runId) => client.status(runId),
+    cancel: (runId) => client.cancel(runId),
+    signal: sendSignal,
+    info: () => client.info(),
+    subscribe,
+    events: (filter) => client.events(filter),
+  });
   return client;
 }

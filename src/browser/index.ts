@@ -20,6 +20,7 @@ export { connect } from './client.js';
 export type { WorkflowClient, ClientOperations, ConnectOptions, CloseOptions, EventFilter } from './client.js';
 export type { HostApi } from './host-api.js';
 export type { JobsClient, RemoteJobHandle } from './job-client.js';
+export type { RemoteStartOptions, RemoteWorkflowRun } from './workflow-client.js';
 export type { PayloadError } from '../core/queue/index.js';
 export type { BatchProgressEvent, WireBatchSubmitOptions } from './protocol.js';
 export type {

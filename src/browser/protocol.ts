@@ -204,4 +204,9 @@ export interface HostInfo {
   /** `navigator.storage.persisted()` as seen by the worker; null where unavailable. */
   readonly persisted: boolean | null;
   readonly error: WireError | null;
+  /**
+   * The workflow functions this worker registers (`serveWorkflowRuntime({ workflows })`), which
+   * every tab's worker, the leader's too, runs alike; null for a worker serving a `runner`.
+   */
+  readonly workflows: readonly { readonly name: string; readonly version: number }[] | null;
 }

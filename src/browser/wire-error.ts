@@ -27,6 +27,7 @@ import {
   type ErrorDetails,
 } from '../core/errors.js';
 import { InputMismatchError } from '../core/workflow/errors.js';
+import { NonDeterminismError, RunFailedError, StepFailedError } from '../core/workflow/functions/errors.js';
 import { JobFailedError, type JobFailureReason } from '../core/jobs/index.js';
 import { StepError } from '../core/workflow/steps/step-error.js';
 import type { WireError } from './protocol.js';
@@ -55,6 +56,9 @@ const CLASSES: Readonly<Record<string, { readonly cls: TaqubaErrorClass; readonl
   UnsupportedPlatformError: { cls: UnsupportedPlatformError, code: 'UNSUPPORTED_PLATFORM' },
   InputMismatchError: { cls: InputMismatchError, code: 'INPUT_MISMATCH' },
   JobFailedError: { cls: JobFailedError, code: 'JOB_FAILED' },
+  StepFailedError: { cls: StepFailedError, code: 'STEP_FAILED' },
+  RunFailedError: { cls: RunFailedError, code: 'RUN_FAILED' },
+  NonDeterminismError: { cls: NonDeterminismError, code: 'NON_DETERMINISTIC' },
 };
 
 /** The class a bare code maps to, when the name is unknown (a subclass from a newer version). */
@@ -90,6 +94,18 @@ function restoreJobFailure(error: TaqubaError, jobError: unknown): void {
     jobId: typeof d['jobId'] === 'string' ? d['jobId'] : '',
     jobName: typeof d['jobName'] === 'string' ? d['jobName'] : '',
   });
+}
+
+const text = (d: ErrorDetails, key: string): string => (typeof d[key] === 'string' ? (d[key] as string) : '');
+
+/** The fields of a workflow function's error rebuilt from its details (the class's constructor did not run). */
+function restoreFunctionError(error: TaqubaError): void {
+  const d = error.details;
+  if (error instanceof StepFailedError) {
+    Object.assign(error, { stepName: text(d, 'step'), attempts: typeof d['attempts'] === 'number' ? d['attempts'] : 0, lastError: text(d, 'lastError') });
+  } else if (error instanceof RunFailedError) {
+    Object.assign(error, { runId: text(d, 'runId'), status: d['status'] === 'cancelled' ? 'cancelled' : 'failed', error: typeof d['error'] === 'string' ? d['error'] : null });
+  }
 }
 
 /** `error` (anything thrown) as a structured-cloneable record. */
@@ -141,6 +157,7 @@ export function fromWireError(wire: WireError): unknown {
     error.name = wire.name;
     setStack(error, wire.stack);
     if (error instanceof JobFailedError) restoreJobFailure(error, wire.jobError);
+    restoreFunctionError(error);
     return error;
   }
   if (wire.stepErrorKind !== undefined) {

@@ -25,7 +25,9 @@ import { newCommandId } from '../core/workflow/commands/ledger.js';
 import { ClosedError, InvalidConfigError, isTaqubaError, UnsupportedPlatformError } from '../core/errors.js';
 import type { ObjectStore } from '../core/objects/object-store.js';
 import { Queue, retryBackoffMs, type QueueOptions } from '../core/queue/index.js';
-import { createRunIdGenerator, DEFAULT_QUEUE_NAME, NoopTerminalHook, WorkflowRuntime, type RunnerHandle, type StepRunner, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';
+import { createRunIdGenerator, DEFAULT_QUEUE_NAME, NoopTerminalHook, WorkflowRuntime, type AnyWorkflow, type RunnerHandle, type StepRunner, type StepRunnerObject, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';
+import { WorkflowRegistry } from '../core/workflow/functions/define.js';
+import { RUNNER_WRAPPER, type HostRuntimeOptions } from '../core/workflow/runtime-options.js';
 import type { Job, JobRunnerOptions } from '../core/jobs/index.js';
 import type { AnyJob } from '../core/jobs/job.js';
 import { asStepRunnerObject } from '../core/workflow/steps/step.js';
@@ -51,7 +53,31 @@ export type HostStore = 'indexeddb' | 'opfs' | ((name: string) => Promise<Object
  */
 export type HostJob = Pick<Job<never, unknown, unknown>, 'name' | 'codec'>;
 
-export interface WorkflowHostOptions {
+/**
+ * What the leader runs its runs with: the app's `StepRunner`, or workflow functions. Exactly one
+ * of `runner` and `workflows`.
+ */
+export type HostRunner =
+  | {
+      /** The app's step logic, a function or an object with `runStep` (it runs in the leader's worker). */
+      readonly runner: StepRunner;
+      readonly workflows?: undefined;
+    }
+  | {
+      /**
+       * Workflow functions (`defineWorkflow`) the leader's worker runs (a `WorkflowRuntime` built
+       * with `{ workflows }`). Pages import the same definitions and start them with
+       * `client.start(workflow, input)`; only a definition's name and version cross to the worker.
+       */
+      readonly workflows: readonly AnyWorkflow[];
+      readonly runner?: undefined;
+    };
+
+/** The worker host's options: the store and its name, what runs the runs, and the rest. */
+export type WorkflowHostOptions = HostRunner & WorkflowHostSettings;
+
+/** The options of every worker host beside its `runner` or `workflows`. */
+export interface WorkflowHostSettings {
   /**
    * The store: `'indexeddb'` (database `taquba:<name>`), `'opfs'` (directory `taquba/<name>` of
    * the origin private file system; dedicated workers only), or a factory. Every tab of the app
@@ -60,8 +86,6 @@ export interface WorkflowHostOptions {
   readonly store: HostStore;
   /** Names the store, its lock and its channel. 1..100 characters of `[A-Za-z0-9_.-]`. */
   readonly name: string;
-  /** The app's step logic, a function or an object with `runStep` (it runs in the leader's worker). */
-  readonly runner: StepRunner;
   /**
    * Typed jobs (`defineJob`) the leader's worker executes, on a `JobRunner` over the same queue
    * and store (queue name `jobs` unless `jobRunnerOptions` say otherwise). Pages submit and await
@@ -112,6 +136,26 @@ async function closeStore(store: ObjectStore | undefined): Promise<void> {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** INVALID_CONFIG unless exactly one of `runner` and `workflows` is given, and well formed. */
+function checkRunner(options: WorkflowHostOptions): void {
+  const { runner, workflows } = options as { runner?: unknown; workflows?: unknown };
+  if ((runner === undefined) === (workflows === undefined)) {
+    throw new InvalidConfigError('pass exactly one of runner (a StepRunner) and workflows (defineWorkflow values)', { option: runner === undefined ? 'runner' : 'workflows' });
+  }
+  if (workflows !== undefined) {
+    try {
+      // Built for its checks only (an empty list, a value not from defineWorkflow, a version given twice): the runtime builds its own.
+      new WorkflowRegistry({ workflows: workflows as readonly AnyWorkflow[] });
+      return;
+    } catch (e) {
+      throw new InvalidConfigError(e instanceof Error ? e.message : String(e), { option: 'workflows' });
+    }
+  }
+  if (typeof runner !== 'function' && typeof (runner as { runStep?: unknown } | null)?.runStep !== 'function') {
+    throw new InvalidConfigError('runner must be a StepRunner or a step function', { option: 'runner' });
+  }
+}
+
 export class WorkflowHost {
   readonly hostId: string;
   readonly name: string;
@@ -136,10 +180,7 @@ export class WorkflowHost {
     if (store !== 'indexeddb' && store !== 'opfs' && typeof store !== 'function') {
       throw new InvalidConfigError(`store must be 'indexeddb', 'opfs' or a factory. store=${String(store)}`, { option: 'store' });
     }
-    const runner = options.runner as { runStep?: unknown } | undefined;
-    if (typeof options.runner !== 'function' && typeof runner?.runStep !== 'function') {
-      throw new InvalidConfigError('runner must be a StepRunner or a step function', { option: 'runner' });
-    }
+    checkRunner(options);
     this.hostId = options.hostId ?? randomHostId();
     this.name = options.name;
     const id = `taquba-workflow:${storeKind(store)}:${options.name}`;
@@ -228,6 +269,7 @@ export class WorkflowHost {
       leader: this.coordinator.leader,
       persisted,
       error: this.failure,
+      workflows: this.options.workflows?.map((w) => ({ name: w.name, version: w.version })) ?? null,
     };
   }
 
@@ -275,12 +317,14 @@ export class WorkflowHost {
         this.events.deliver(event);
         this.coordinator.publish(event);
       };
-      const runner = observeRunner(asStepRunnerObject(this.options.runner), {
-        executor: this.hostId,
-        clock,
-        backoffMs: (attempt) => retryBackoffMs(q.queueConfig(queueName), attempt),
-        emit,
-      });
+      // Whatever runs the steps (the app's runner, or the runtime's function runner) reports run events.
+      const observe = (runner: StepRunnerObject): StepRunnerObject =>
+        observeRunner(runner, {
+          executor: this.hostId,
+          clock,
+          backoffMs: (attempt) => retryBackoffMs(q.queueConfig(queueName), attempt),
+          emit,
+        });
       const hook = observeHook(this.options.terminalHook ?? new NoopTerminalHook(), (outcome) => {
         ops?.noteTerminal(outcome);
         // Notifications are delivered at least once: report each termination once per leader.
@@ -291,7 +335,9 @@ export class WorkflowHost {
         emit(terminalEvent(outcome, this.hostId, clock.now()));
       });
       // Other tabs reach the leader through the tab forwarder; no other process shares a browser store.
-      const runtime = new WorkflowRuntime(q, store, runner, hook, { commandPollMs: null, ...runtimeOptions });
+      const runs = this.options.workflows ? { workflows: this.options.workflows } : asStepRunnerObject(this.options.runner);
+      const hostOptions: HostRuntimeOptions = { commandPollMs: null, ...runtimeOptions, [RUNNER_WRAPPER]: observe };
+      const runtime = new WorkflowRuntime(q, store, runs, hook, hostOptions);
       if (this.options.jobs !== undefined && this.options.jobs.length > 0) {
         jobs = new LocalJobOperations(q, store, this.options.jobs as readonly AnyJob[], {
           ...(runtimeOptions.clock === undefined ? {} : { clock: runtimeOptions.clock }),

@@ -3,6 +3,7 @@
  * times, aligned tables, and byte values shown as text when they are text.
  */
 import pc from 'picocolors';
+import { decodeValue } from '../core/codec.js';
 
 export type Colors = ReturnType<typeof pc.createColors>;
 
@@ -68,4 +69,33 @@ export function showBytes(bytes: Uint8Array, max = 60): string {
   if (text === undefined) return `<${bytes.length} bytes>`;
   const cut = text.length > max ? `${text.slice(0, max)}…` : text;
   return JSON.stringify(cut);
+}
+
+/** JSON for a decoded value: bytes as their size, BigInt as text, Map and Set as arrays (JSON has no such types). */
+export function valueJson(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  const plain = (_key: string, v: unknown): unknown => {
+    if (v instanceof Uint8Array) return `<${v.byteLength} bytes>`;
+    if (typeof v === 'bigint') return `${v}n`;
+    if (v instanceof Map) return [...v];
+    if (v instanceof Set) return [...v];
+    return v;
+  };
+  return JSON.stringify(value, plain) ?? String(value);
+}
+
+/**
+ * A short display of a value in the value codec's encoding (a workflow function's step result or
+ * signal value): its JSON, cut at `max`; bytes that do not decode as one, as `showBytes`.
+ */
+export function showValue(bytes: Uint8Array, max = 60): string {
+  let value: unknown;
+  try {
+    value = decodeValue(bytes);
+  } catch {
+    return showBytes(bytes, max);
+  }
+  // One line: JSON escapes the line breaks inside strings.
+  const text = valueJson(value);
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

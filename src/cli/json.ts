@@ -10,7 +10,9 @@ import type { FinishedRun } from '../core/workflow/history/finished-runs.js';
 import type { DeadStep, RunDetails, RunSummary, RunWait } from '../core/workflow/history/inspection.js';
 import type { RunTimeline, TimelineJob, TimelineSignal, TimelineStep, TimelineStepOutcome } from '../core/workflow/history/run-timeline.js';
 import type { Trigger } from '../core/workflow/steps/outcome.js';
-import { bytesText } from './format.js';
+import type { FunctionCall, FunctionTimeline } from '../core/workflow/history/function-timeline.js';
+import { decodeValue } from '../core/codec.js';
+import { bytesText, valueJson } from './format.js';
 
 export const JSON_SCHEMA = 'taquba-cli/1';
 
@@ -124,6 +126,30 @@ function jsonStep(s: TimelineStep, timeline: RunTimeline) {
   };
 }
 
+/** A value-codec value as plain JSON (bytes as their size, BigInt as text, Map and Set as arrays), or null when it does not decode. */
+function plainValue(bytes: Uint8Array): unknown {
+  try {
+    const value = decodeValue(bytes);
+    return value === undefined ? null : JSON.parse(valueJson(value));
+  } catch {
+    return null;
+  }
+}
+
+const jsonCall = (call: FunctionCall) => ({
+  position: call.position,
+  kind: call.kind,
+  name: call.name,
+  status: call.status,
+  value: call.value === null ? null : plainValue(call.value),
+  valueBytes: call.value === null ? null : jsonBytes(call.value),
+  untilMs: call.untilMs,
+  error: call.error,
+  attempts: call.attempts,
+});
+
+const jsonFunction = (fn: FunctionTimeline | null) => (fn === null ? null : { name: fn.name, version: fn.version, calls: fn.calls.map(jsonCall) });
+
 /** The `run` document's body; `queue` is the queue the run was found on (null: nothing stored on any). */
 export function jsonTimeline(t: RunTimeline, queue: string | null) {
   const a = t.active;
@@ -139,6 +165,7 @@ export function jsonTimeline(t: RunTimeline, queue: string | null) {
     steps: t.steps.map((s) => jsonStep(s, t)),
     runMemo: t.memo.filter((m) => m.scope === 'run').map((m) => ({ keyHash: m.keyHash, size: m.size })),
     terminal: t.terminal === null ? null : { status: t.terminal.status, error: t.terminal.error, result: t.terminal.result === null ? null : jsonBytes(t.terminal.result), finalStep: t.terminal.finalStep, source: t.terminal.source },
+    workflowFunction: jsonFunction(t.workflowFunction),
     terminatedAtMs: t.terminatedAtMs,
     truncated: t.truncated,
   };

@@ -3,8 +3,9 @@ import type { QueueStats } from '../core/queue/index.js';
 import type { DeadStep, RunWait } from '../core/workflow/history/inspection.js';
 import type { RunTimeline, TimelineJob, TimelineSignal, TimelineStep, TimelineStepOutcome } from '../core/workflow/history/run-timeline.js';
 import type { Trigger } from '../core/workflow/steps/outcome.js';
-import { duration, relativeTime, showBytes, table, type Colors } from './format.js';
+import { duration, relativeTime, showBytes, showValue, table, type Colors } from './format.js';
 import type { JsonFinishedRun, JsonRun } from './json.js';
+import { functionLines } from './function-view.js';
 
 export interface ViewContext {
   readonly colors: Colors;
@@ -128,8 +129,14 @@ function outcomeLines(o: TimelineStepOutcome, v: ViewContext): string[] {
   return lines;
 }
 
-function signalLine(s: TimelineSignal, v: ViewContext): string {
-  const key = s.correlationKey === null ? 'signal' : `signal ${JSON.stringify(s.correlationKey)}`;
+/** A function run's signal by its name (its correlation key is `<runId>#<name>`), any other by its key. */
+function signalName(key: string, t: RunTimeline): string {
+  const own = `${t.runId}#`;
+  return t.workflowFunction && key.startsWith(own) ? key.slice(own.length) : JSON.stringify(key);
+}
+
+function signalLine(s: TimelineSignal, t: RunTimeline, v: ViewContext): string {
+  const key = s.correlationKey === null ? 'signal' : `signal ${signalName(s.correlationKey, t)}`;
   const payload = s.payload === null ? '' : ` ${showBytes(s.payload)}`;
   const when = s.arrivedAtMs === null ? '' : ` ${v.colors.dim(relativeTime(s.arrivedAtMs, v.nowMs))}`;
   const arrival = s.arrival === 'woken' ? 'arrived' : s.arrival === 'buffered' ? 'arrived before the wait (buffered)' : s.arrival;
@@ -154,9 +161,10 @@ function jobLines(j: TimelineJob, v: ViewContext): string[] {
 function stepBlock(s: TimelineStep, t: RunTimeline, v: ViewContext): string[] {
   const current = t.active?.currentStep === s.step;
   const label = current ? stateColor(t.active!.state, v.colors) : s.jobs[0] ? stateColor(s.jobs[0].status, v.colors) : v.colors.dim('no job kept');
-  const lines = [`${v.colors.bold(`step ${s.step}`)}  ${label}`];
+  // A workflow function's underlying steps are its executions (one per sleep or wait), not its steps.
+  const lines = [`${v.colors.bold(`${t.workflowFunction ? 'execution' : 'step'} ${s.step}`)}  ${label}`];
   const body: string[] = [];
-  if (s.signal) body.push(signalLine(s.signal, v));
+  if (s.signal) body.push(signalLine(s.signal, t, v));
   for (const j of s.jobs) body.push(...jobLines(j, v));
   if (s.outcome) body.push(...outcomeLines(s.outcome, v));
   const memo = t.memo.filter((m) => m.scope === s.step);
@@ -174,19 +182,25 @@ export function timelineView(t: RunTimeline, v: ViewContext, queue?: string): st
   if (t.status === 'unknown') return c.dim(`run ${t.runId}: nothing stored (never submitted, or its traces were removed)`);
   const a = t.active;
   const on = queue === undefined ? '' : ` · queue ${queue}`;
+  const fn = t.workflowFunction;
+  const position = fn ? `execution ${a?.currentStep}` : `step ${a?.currentStep}`;
   const head = a
-    ? `${c.bold(`run ${t.runId}`)}  active${on} · ${stateColor(a.state, c)} · step ${a.currentStep} · submitted ${relativeTime(a.submittedAtMs, v.nowMs)}`
+    ? `${c.bold(`run ${t.runId}`)}  active${on} · ${stateColor(a.state, c)} · ${position} · submitted ${relativeTime(a.submittedAtMs, v.nowMs)}`
     : `${c.bold(`run ${t.runId}`)}  terminated${on}${t.terminatedAtMs === null ? '' : ` ${relativeTime(t.terminatedAtMs, v.nowMs)}`}`;
   const lines = [head];
-  if (a?.waitingFor) lines.push(`waiting for ${waitText(a.waitingFor, v)}`);
+  // A function's calls say what it waits for, by name; a retry's backoff is the execution's own.
+  if (a?.waitingFor && (!fn || (a.waitingFor.type === 'timer' && a.waitingFor.reason === 'retry'))) lines.push(`waiting for ${waitText(a.waitingFor, v)}`);
   const headers = Object.entries(t.headers);
   if (headers.length > 0) lines.push(`headers: ${headers.map(([k, val]) => `${k}=${val}`).join(' ')}`);
+  if (fn) lines.push(...functionLines(fn, a !== null, v));
   for (const s of t.steps) lines.push(...stepBlock(s, t, v));
   const runMemo = t.memo.filter((m) => m.scope === 'run');
   if (runMemo.length > 0) lines.push(`run memo: ${runMemo.map((m) => `${m.keyHash.slice(0, 12)}… (${m.size} bytes)`).join(', ')}`);
   if (t.terminal) {
-    const detail = t.terminal.result ? ` result ${showBytes(t.terminal.result)}` : t.terminal.error ? ` ${t.terminal.error}` : '';
-    lines.push(`${c.bold('outcome')}: ${stateColor(t.terminal.status, c)} at step ${t.terminal.finalStep}${detail}`);
+    // A function's result is a value-codec value; a StepRunner's, the runner's bytes.
+    const result = (bytes: Uint8Array): string => (fn ? showValue(bytes, 120) : showBytes(bytes));
+    const detail = t.terminal.result ? ` result ${result(t.terminal.result)}` : t.terminal.error ? ` ${t.terminal.error}` : '';
+    lines.push(`${c.bold('outcome')}: ${stateColor(t.terminal.status, c)} at ${fn ? 'execution' : 'step'} ${t.terminal.finalStep}${detail}`);
   } else if (!a) lines.push(c.dim('outcome: not kept (no finished-run record, terminal notification or dead step left in the store: outcomeRetentionMs 0, or swept)'));
   if (t.truncated) lines.push(c.dim('(scan limit reached: older traces may be missing)'));
   if (t.steps.some((s) => s.jobs.length === 0 && s.step !== a?.currentStep)) lines.push(c.dim(KEEP_MORE_HINT));

@@ -5,7 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { encodeValue } from '../../src/core/codec.js';
 import type { RunDetails, RunTimeline, TimelineJob } from '../../src/core/workflow/index.js';
-import { describeBytes, isCancelMessage } from '../../src/browser/inspector/format.js';
+import { describeBytes, describeValue, isCancelMessage } from '../../src/browser/inspector/format.js';
+import { describeCalls, signalLabel } from '../../src/browser/inspector/function-calls.js';
+import type { FunctionCall, FunctionTimeline } from '../../src/core/workflow/index.js';
 import { buildTimeline, RunObserver, storedEnding } from '../../src/browser/inspector/timeline.js';
 import type { RunEvent } from '../../src/browser/protocol.js';
 
@@ -52,6 +54,7 @@ describe('buildTimeline', () => {
       ],
       memo: [],
       terminal: { status: 'succeeded', error: null, result: null, finalStep: 1, source: 'notification' },
+      workflowFunction: null,
       terminatedAtMs: 430,
       truncated: false,
     };
@@ -149,5 +152,70 @@ describe('describeBytes', () => {
     expect(isCancelMessage('job cancel requested. id=01M8')).toBe(true);
     expect(isCancelMessage('model unavailable')).toBe(false);
     expect(isCancelMessage(null)).toBe(false);
+  });
+});
+
+describe('workflow function calls', () => {
+  const NOW = 1_800_000_000_000;
+  const call = (position: number, over: Partial<FunctionCall>): FunctionCall => ({ position, kind: 'step', name: '', status: 'done', value: null, untilMs: null, error: null, attempts: null, ...over });
+  const fn: FunctionTimeline = {
+    name: 'review',
+    version: 2,
+    calls: [
+      call(0, { name: 'research', value: encodeValue({ notes: ['a'], at: new Map([['k', 1n]]) }) }),
+      call(1, { name: 'publish', status: 'failed', error: 'Error: 503', attempts: 3 }),
+      call(2, { kind: 'sleep', untilMs: NOW - 5_000 }),
+      call(3, { kind: 'now', value: encodeValue(NOW - 4_000) }),
+      call(4, { kind: 'wait', name: 'approve', status: 'waiting', untilMs: NOW + 60_000 }),
+    ],
+  };
+
+  it('names each call, says what happened in words, and when it waits until', () => {
+    const views = describeCalls(fn, NOW);
+    expect(views.map((v) => [v.title, v.status, v.text, v.failed])).toEqual([
+      ['step research', 'done', 'done', false],
+      ['step publish', 'failed', 'failed after 3 attempts', true],
+      ['sleep', 'done', 'slept', false],
+      ['now', 'done', 'recorded', false],
+      ['signal approve', 'waiting', 'waiting for the signal', false],
+    ]);
+    expect(views[1]!.facts).toBe('Error: 503');
+    expect(views[2]!.facts).toMatch(/^until .+ \(5 s ago\)$/);
+    expect(views[4]!.facts).toMatch(/^until .+ \(in 1 min\)$/);
+    expect(views[0]!.value).toBe(fn.calls[0]!.value);
+  });
+
+  it('a sleep still running, a wait without a timeout, a wait that timed out, a signal received', () => {
+    const views = describeCalls(
+      {
+        ...fn,
+        calls: [
+          call(0, { kind: 'sleep', status: 'sleeping', untilMs: NOW + 3_000 }),
+          call(1, { kind: 'wait', name: 'forever', status: 'waiting', untilMs: NOW + 100 * 365 * 24 * 3600_000 }),
+          call(2, { kind: 'wait', name: 'late', status: 'timed-out', untilMs: NOW - 1_000 }),
+          call(3, { kind: 'wait', name: 'ok', status: 'done', untilMs: NOW + 1_000, value: encodeValue(true) }),
+        ],
+      },
+      NOW,
+    );
+    expect(views.map((v) => `${v.title}: ${v.text} · ${v.facts}`)).toEqual([
+      expect.stringMatching(/^sleep: sleeping · until .+ \(in 3 s\)$/),
+      'signal forever: waiting for the signal · no timeout',
+      expect.stringMatching(/^signal late: timed out without the signal · at .+ \(1 s ago\)$/),
+      'signal ok: received · null',
+    ]);
+  });
+
+  it('values are decoded with the value codec (Map, BigInt, strings as they are); other bytes as describeBytes shows them', () => {
+    expect(describeValue(fn.calls[0]!.value!)).toBe('{\n  "notes": [\n    "a"\n  ],\n  "at": [\n    [\n      "k",\n      "1"\n    ]\n  ]\n}');
+    expect(describeValue(encodeValue('draft text'))).toBe('draft text');
+    expect(describeValue(encodeValue(undefined))).toBe('undefined');
+    expect(describeValue(new Uint8Array([0xc1, 0x00]))).toBe('c1 00');
+  });
+
+  it("names a function run's signal by its name, any other key as it is", () => {
+    expect(signalLabel('r1', 'r1#approve', fn)).toBe('approve');
+    expect(signalLabel('r1', 'r1#approve', null)).toBe('r1#approve');
+    expect(signalLabel('r1', 'other:key', fn)).toBe('other:key');
   });
 });

@@ -16,7 +16,9 @@
 import type { QueueStats } from '../../core/queue/index.js';
 import type { DeadStepView, HostEvent } from '../protocol.js';
 import { h, replaceKeepingFocus } from './dom.js';
-import { describeBytes, describeDuration, describeSeconds, describeTime } from './format.js';
+import type { FunctionTimeline } from '../../core/workflow/index.js';
+import { describeBytes, describeDuration, describeSeconds, describeTime, describeValue } from './format.js';
+import { describeCalls, signalLabel, type CallView } from './function-calls.js';
 import { ACTIVE, FILTERS, RunReads, STATE_TEXT, type InspectorClient, type InspectorOptions, type RunDetailView, type RunRow, type RunState } from './run-reads.js';
 import { INSPECTOR_CSS } from './styles.js';
 import { buildTimeline, RunObserver, type RunDescription, type TimelineStep } from './timeline.js';
@@ -40,6 +42,9 @@ export interface TaqubaInspectorElement extends HTMLElement {
 export const RUN_SELECT_EVENT = 'taquba-inspector-select';
 
 const DEAD_PAGE = 100;
+
+/** How a workflow function's call is drawn (the step styles). */
+const CALL_PHASE: Readonly<Record<CallView['status'], TimelineStep['phase']>> = { done: 'done', failed: 'failed', sleeping: 'scheduled', waiting: 'waiting', 'timed-out': 'done' };
 
 const PHASE_TEXT: Readonly<Record<TimelineStep['phase'], string>> = {
   done: 'done',
@@ -276,8 +281,9 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       return description?.title ?? runId;
     }
 
-    private format(bytes: Uint8Array, kind: 'kv' | 'memo' | 'signal' | 'result', key: string): string {
-      return this.currentOptions.formatValue?.(bytes, { kind, key }) ?? describeBytes(bytes);
+    /** `codec`: the bytes are a value-codec value (a workflow function's), decoded as such. */
+    private format(bytes: Uint8Array, kind: 'kv' | 'memo' | 'signal' | 'result' | 'call', key: string, codec = false): string {
+      return this.currentOptions.formatValue?.(bytes, { kind, key }) ?? (codec ? describeValue(bytes) : describeBytes(bytes));
     }
 
     // ---- actions ----
@@ -405,6 +411,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       const d = view.details;
       const now = Date.now();
       const steps = buildTimeline({ runId, details: d, observer: this.observer, description: view.description, ending: view.ending, stored: view.stored });
+      const fn = view.stored.workflowFunction;
       const startedAt = d?.submittedAtMs ?? row?.submittedAtMs ?? null;
       const endedAt = view.ending?.at ?? null;
       // A succeeded run's result, as the store kept it (its finished-run record or end notification).
@@ -415,18 +422,48 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
         h(
           'p',
           { class: 'meta' },
-          [`Run ${runId}`, startedAt === null ? null : `started ${describeTime(startedAt, now)}`, endedAt === null ? null : `ended ${describeTime(endedAt, now)}`, d ? `step job ${d.jobId}` : null].filter(Boolean).join(' · '),
+          [
+            `Run ${runId}`,
+            fn ? `workflow ${fn.name}@${fn.version}` : null,
+            startedAt === null ? null : `started ${describeTime(startedAt, now)}`,
+            endedAt === null ? null : `ended ${describeTime(endedAt, now)}`,
+            d ? `step job ${d.jobId}` : null,
+          ]
+            .filter(Boolean)
+            .join(' · '),
         ),
         view.ending?.error ? h('p', { class: 'error' }, `Reason: ${view.ending.error}`) : null,
-        result ? h('div', { class: 'values', part: 'outcome' }, this.value(`result:${runId}`, 'Result', this.format(result, 'result', runId))) : null,
+        result ? h('div', { class: 'values', part: 'outcome' }, this.value(`result:${runId}`, 'Result', this.format(result, 'result', runId, fn !== null))) : null,
         d && Object.keys(d.headers).length > 0 ? h('p', { class: 'meta' }, `Headers: ${Object.entries(d.headers).map(([k, v]) => `${k}=${v}`).join(', ')}`) : null,
       ];
-      const timeline = h('ol', { class: 'timeline', part: 'timeline', 'aria-label': 'Steps' }, ...steps.map((s) => this.renderStep(s, now)));
-      replaceKeepingFocus(this.root, this.sections.detail, ...header.filter((n): n is HTMLElement => n !== null), timeline, ...this.renderSignals(view), ...this.renderMemo(view), ...this.renderKv(view));
+      // A workflow function's underlying steps are its executions (one per sleep or wait): its calls come first, by name.
+      const timeline = h('ol', { class: 'timeline', part: 'timeline', 'aria-label': fn ? 'Executions' : 'Steps' }, ...steps.map((s) => this.renderStep(s, now, runId, fn)));
+      const body = fn ? [...this.renderCalls(runId, fn, d !== null, now), h('h3', {}, 'Executions'), timeline] : [timeline];
+      replaceKeepingFocus(this.root, this.sections.detail, ...header.filter((n): n is HTMLElement => n !== null), ...body, ...this.renderSignals(view), ...this.renderMemo(view), ...this.renderKv(view));
     }
 
-    private renderStep(step: TimelineStep, now: number): HTMLElement {
-      const name = `Step ${step.stepNumber + 1}${step.name ? `: ${step.name}` : ''}`;
+    /** A workflow function's `ctx` calls, by name, with their values. */
+    private renderCalls(runId: string, fn: FunctionTimeline, active: boolean, now: number): HTMLElement[] {
+      const calls = describeCalls(fn, now);
+      const heading = h('h3', {}, `Workflow ${fn.name}@${fn.version}`);
+      if (calls.length === 0) return [heading, h('p', { class: 'empty' }, active ? 'No call recorded yet.' : 'Calls not kept: a run deletes its history when it ends.')];
+      return [heading, h('ol', { class: 'timeline', part: 'timeline calls', 'aria-label': 'Workflow calls' }, ...calls.map((c) => this.renderCall(runId, c)))];
+    }
+
+    private renderCall(runId: string, c: CallView): HTMLElement {
+      const phase = CALL_PHASE[c.status];
+      return h(
+        'li',
+        { class: `step ${phase}`, part: `step step-${phase} call` },
+        h('span', { class: 'step-name' }, c.title),
+        h('span', { class: 'phase' }, c.text),
+        c.facts ? h('p', { class: c.failed ? 'error' : 'facts' }, c.facts) : null,
+        c.value ? h('div', { class: 'values' }, this.value(`call:${runId}:${c.position}`, 'Value', this.format(c.value, 'call', c.title.replace(/^(step|signal) /, ''), true))) : null,
+      );
+    }
+
+    private renderStep(step: TimelineStep, now: number, runId: string, fn: FunctionTimeline | null): HTMLElement {
+      const name = fn ? `Execution ${step.stepNumber + 1}` : `Step ${step.stepNumber + 1}${step.name ? `: ${step.name}` : ''}`;
       const attempts = step.attempts.map((a) => {
         const times = [a.startedAt === null ? null : `started ${describeTime(a.startedAt, now)}`, a.startedAt !== null && a.endedAt !== null ? `took ${describeDuration(a.endedAt - a.startedAt)}` : null];
         const of = step.maxAttempts ? ` of ${step.maxAttempts}` : '';
@@ -438,7 +475,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
         wait === null
           ? null
           : wait.type === 'signal'
-            ? `waiting for signal "${wait.correlationKey}" · times out ${describeTime(wait.timeoutAt, now)}`
+            ? `waiting for signal "${signalLabel(runId, wait.correlationKey, fn)}" · times out ${describeTime(wait.timeoutAt, now)}`
             : `${wait.reason === 'retry' ? 'retry' : 'resumes'} ${describeTime(wait.at, now)} (${describeSeconds(Math.max(0, Math.ceil((wait.at - now) / 1000)))} from now)`;
       return h(
         'li',

@@ -19,7 +19,9 @@ function printable(text: string): boolean {
 }
 
 function json(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (v instanceof Uint8Array ? `<${v.byteLength} bytes>` : typeof v === 'bigint' ? v.toString() : v), 2) ?? String(value);
+  // JSON has no bytes, BigInt, Map or Set: their size, their digits, arrays.
+  const plain = (_k: string, v: unknown): unknown => (v instanceof Uint8Array ? `<${v.byteLength} bytes>` : typeof v === 'bigint' ? v.toString() : v instanceof Map || v instanceof Set ? [...v] : v);
+  return JSON.stringify(value, plain, 2) ?? String(value);
 }
 
 function hex(bytes: Uint8Array): string {
@@ -51,6 +53,21 @@ export function describeBytes(bytes: Uint8Array): string {
   } catch {
     return hex(bytes);
   }
+}
+
+/**
+ * A value in the value codec's encoding (a workflow function's step result, signal value or
+ * result) as readable text: decoded, then as `describeBytes` shows a MessagePack value; bytes
+ * that are not such a value as `describeBytes` shows them.
+ */
+export function describeValue(bytes: Uint8Array): string {
+  let value: unknown;
+  try {
+    value = decodeValue(bytes);
+  } catch {
+    return describeBytes(bytes);
+  }
+  return clip(typeof value === 'string' ? value : value === undefined ? 'undefined' : json(value));
 }
 
 /** "14:03:07 (12 s ago)", or "in 40 s" for a time still to come. */

@@ -24,8 +24,12 @@ export interface InspectorOptions {
   readonly knownRuns?: () => readonly string[] | Promise<readonly string[]>;
   /** Memo key names the app uses (memo keys are stored hashed; named entries show their name). */
   readonly memoKeys?: readonly string[];
-  /** A stored value as text, or undefined for the inspector's own decoding (JSON, text, MessagePack, hex). */
-  readonly formatValue?: (bytes: Uint8Array, where: { readonly kind: 'kv' | 'memo' | 'signal' | 'result'; readonly key: string }) => string | undefined;
+  /**
+   * A stored value as text, or undefined for the inspector's own decoding (JSON, text, MessagePack,
+   * hex). `call`: the value of a workflow function's `ctx` call (key: the step's or signal's name,
+   * else the call's kind), in the value codec's encoding, as is a function run's `result`.
+   */
+  readonly formatValue?: (bytes: Uint8Array, where: { readonly kind: 'kv' | 'memo' | 'signal' | 'result' | 'call'; readonly key: string }) => string | undefined;
   /** Re-read interval while the page is visible, ms; default 2000, 0 for events only. */
   readonly pollMs?: number;
 }

@@ -26,7 +26,7 @@
  */
 export { WorkflowRuntime, type RunnerHandle } from './runtime.js';
 export { defineWorkflow, type AnyWorkflow, type Workflow, type WorkflowDefinition, type WorkflowInput, type WorkflowOutput, type WorkflowSet } from './functions/define.js';
-export type { SignalResult, StepAttempt, WaitForSignalOptions, WorkflowContext, WorkflowLog } from './functions/context.js';
+export type { InvokeOptions, SignalResult, StepAttempt, WaitForSignalOptions, WorkflowContext, WorkflowLog } from './functions/context.js';
 export type { StepBackoff, StepOptions } from './functions/step-options.js';
 export { WorkflowRun, type StartOptions } from './functions/workflow-run.js';
 export { NonDeterminismError, RunFailedError, StepFailedError } from './functions/errors.js';
@@ -64,6 +64,7 @@ export {
   type TimelineStepOutcome,
   type TimelineTerminal,
 } from './history/run-timeline.js';
+export type { FunctionCall, FunctionCallKind, FunctionCallStatus, FunctionTimeline } from './history/function-timeline.js';
 export { createRunIdGenerator } from './runs/run-ids.js';
 export { detachedStep, KvReadHandle, type DetachedStepInit, type Step, type StepRunner, type StepRunnerFunction, type StepRunnerObject } from './steps/step.js';
 export { StepOutcome, Trigger } from './steps/outcome.js';

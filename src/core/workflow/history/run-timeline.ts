@@ -14,6 +14,8 @@
  * - the terminal outcome: the notification job's payload while it exists (a hook that observes
  *   the run), else the finished-run record while outcome retention keeps it, else a dead step
  *   job the run ended with; the time from the record, else the memo-retention marker.
+ * - a workflow function's calls (function-timeline.ts): its workflow and version from a kept step
+ *   job's payload, and while the run is active each `ctx` call of its history by name.
  */
 import { utf8 } from '../../bytes.js';
 import type { ObjectStore } from '../../objects/object-store.js';
@@ -28,6 +30,7 @@ import { userHeaders } from '../steps/step-headers.js';
 import type { TerminalStatus } from '../runs/terminal-hook.js';
 import { validateRunId } from '../validation.js';
 import { readFinishedRun } from './finished-runs.js';
+import { readFunctionTimeline, type FunctionTimeline } from './function-timeline.js';
 
 /** A run-query source that can also list a queue's jobs by state (`Queue` and `QueueReader` both can). */
 export interface RunTimelineSource extends WorkflowReadSource {
@@ -131,6 +134,12 @@ export interface RunTimeline {
   readonly steps: readonly TimelineStep[];
   readonly memo: readonly TimelineMemoEntry[];
   readonly terminal: TimelineTerminal | null;
+  /**
+   * Set for a run of a workflow function (`defineWorkflow`): its workflow, version and, while the
+   * run is active, the `ctx` calls of its history by name (its `steps` are then its executions:
+   * one per durable sleep or signal wait, not the workflow's steps). Null for a StepRunner run.
+   */
+  readonly workflowFunction: FunctionTimeline | null;
   /** When the run terminated, from its finished-run record or the memo-retention marker (null when neither is kept). */
   readonly terminatedAtMs: number | null;
   /** A scan stopped at `scanLimit`: older traces may be missing. */
@@ -286,6 +295,8 @@ export async function getRunTimeline(source: RunTimelineSource, queueName: strin
     steps.push({ step, jobs: timelineJobs, signal: await signalOf(source, runId, step, jobs[0], outcomes.get(step - 1)), outcome: outcomes.get(step) ?? null });
   }
 
+  const fn = await readFunctionTimeline(source, queueName, runId, active, found.jobs, limit);
+
   let terminal: TimelineTerminal | null = null;
   const notificationOutcome = notification && notification.payloadError === undefined ? decodeRunOutcome(notification.payload) : undefined;
   // While the id is active again, a record is its earlier run's ending: not this run's outcome.
@@ -314,7 +325,8 @@ export async function getRunTimeline(source: RunTimelineSource, queueName: strin
     steps,
     memo,
     terminal,
+    workflowFunction: fn.timeline,
     terminatedAtMs: record?.endedAtMs ?? markers.at,
-    truncated: found.truncated || markers.truncated,
+    truncated: found.truncated || markers.truncated || fn.truncated,
   };
 }

@@ -1,12 +1,14 @@
 /**
- * One tab of the test app: starts the app worker (app-worker.ts) on the store named in the query
- * string, connects to it, and exposes `window.__tab` (`TabApi`) for the browser commands of
- * test/setup/browser-tabs.ts, which drive it with `page.evaluate`. Only JSON crosses that way:
- * bytes are UTF-8 text here.
+ * One tab of the test app: starts the app worker (app-worker.ts, or with `worker=fn` the workflow
+ * functions' fn-worker.ts) on the store named in the query string, connects to it, and exposes
+ * `window.__tab` (`TabApi`) for the browser commands of test/setup/browser-tabs.ts, which drive it
+ * with `page.evaluate`. Only JSON crosses that way: bytes are UTF-8 text here.
  */
 import { connect, type HostEvent } from '../../../../src/browser/index.js';
 import { greet } from './app-jobs.js';
 import type { WorkerConfig } from './app-worker.js';
+import type { FnWorkerConfig } from './fn-worker.js';
+import { review, type Decision } from './fn-workflows.js';
 
 const params = new URLSearchParams(location.search);
 // A fresh id per page load, so a reloaded tab is told apart from its earlier self.
@@ -19,7 +21,15 @@ const config: WorkerConfig = {
   log: params.get('log') ?? 'taquba-test-log',
   ...(scheduler === null ? {} : { schedulerIntervalMs: Number(scheduler) }),
 };
-const worker = new Worker(new URL('./app-worker.ts', import.meta.url), { type: 'module', name: JSON.stringify(config) });
+// `hold=draft`: the fn worker holds the draft step on this tab's first load only (a reload then finishes it).
+const holdKey = `taquba-test-held:${config.name}`;
+const holdDraft = params.get('hold') === 'draft' && sessionStorage.getItem(holdKey) === null;
+if (holdDraft) sessionStorage.setItem(holdKey, '1');
+const fnConfig: FnWorkerConfig = { store: config.store, name: config.name, hostId, holdDraft };
+const worker =
+  params.get('worker') === 'fn'
+    ? new Worker(new URL('./fn-worker.ts', import.meta.url), { type: 'module', name: JSON.stringify(fnConfig) })
+    : new Worker(new URL('./app-worker.ts', import.meta.url), { type: 'module', name: JSON.stringify(config) });
 const client = connect(worker);
 const events: HostEvent[] = [];
 client.subscribe((e) => events.push(e));
@@ -73,6 +83,22 @@ const tab = {
     if (wait) return (await handle.result()).greeting;
     const stored = await handle.fetchResult();
     return stored === null ? null : stored.ok ? stored.value.greeting : `failed:${stored.error.reason}`;
+  },
+  /** Starts the `review` workflow function (fn worker); its steps report on `log`. */
+  async startReview(topic: string, log: string, runId: string) {
+    const run = await client.start(review, { topic, log }, { runId });
+    return { runId: run.runId, newlySubmitted: run.newlySubmitted };
+  },
+  async reviewState(runId: string) {
+    return (await client.workflowRun(review, runId).status())?.state ?? null;
+  },
+  approve(runId: string, decision: Decision) {
+    return client.signal(runId, 'approve', decision);
+  },
+  /** The review's typed result, its Date as ISO text. */
+  async reviewResult(runId: string) {
+    const result = await client.workflowRun(review, runId).result();
+    return { ...result, at: result.at.toISOString() };
   },
   close() {
     return client.close();

@@ -35,6 +35,10 @@ export function callLine(call: FunctionCall, v: ViewContext): string {
       if (call.status === 'timed-out') return `signal ${call.name}: ${c.yellow('timed out')}${call.untilMs === null ? '' : ` at ${when(call.untilMs, v)}`}`;
       return `signal ${call.name}: ${c.green('received')}${valueOf(call)}`;
     }
+    case 'invoke':
+      if (call.status === 'waiting') return `${c.yellow('waiting')} for child ${call.name}`;
+      if (call.status === 'failed') return `child ${call.name}: ${c.red(call.error ?? 'failed')}`;
+      return `child ${call.name}: ${c.green('done')}${valueOf(call)}`;
     default:
       return `${call.kind}${valueOf(call)}`;
   }

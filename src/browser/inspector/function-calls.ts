@@ -24,7 +24,7 @@ export interface CallView {
   readonly value: Uint8Array | null;
 }
 
-const DONE_TEXT: Readonly<Record<string, string>> = { step: 'done', sleep: 'slept', wait: 'received', now: 'recorded', random: 'recorded', uuid: 'recorded' };
+const DONE_TEXT: Readonly<Record<string, string>> = { step: 'done', sleep: 'slept', wait: 'received', invoke: 'done', now: 'recorded', random: 'recorded', uuid: 'recorded' };
 
 function until(untilMs: number | null, now: number): string | null {
   if (untilMs === null) return null;
@@ -34,15 +34,16 @@ function until(untilMs: number | null, now: number): string | null {
 /** The calls of `fn` in history order, described for display at time `now`. */
 export function describeCalls(fn: FunctionTimeline, now: number): CallView[] {
   return fn.calls.map((call) => {
-    const title = call.kind === 'step' ? `step ${call.name}` : call.kind === 'wait' ? `signal ${call.name}` : call.kind;
+    const title = call.kind === 'step' ? `step ${call.name}` : call.kind === 'wait' ? `signal ${call.name}` : call.kind === 'invoke' ? `child ${call.name}` : call.kind;
     const base = { position: call.position, title, status: call.status, value: call.value, failed: false };
     switch (call.status) {
       case 'failed':
+        if (call.kind === 'invoke') return { ...base, failed: true, text: 'failed', facts: call.error };
         return { ...base, failed: true, text: `failed after ${call.attempts ?? '?'} attempt${call.attempts === 1 ? '' : 's'}`, facts: call.error };
       case 'sleeping':
         return { ...base, text: 'sleeping', facts: until(call.untilMs, now) };
       case 'waiting':
-        return { ...base, text: 'waiting for the signal', facts: until(call.untilMs, now) };
+        return { ...base, text: call.kind === 'invoke' ? 'waiting for the child' : 'waiting for the signal', facts: until(call.untilMs, now) };
       case 'timed-out':
         return { ...base, text: 'timed out without the signal', facts: call.untilMs === null ? null : `at ${describeTime(call.untilMs, now)}` };
       case 'done':

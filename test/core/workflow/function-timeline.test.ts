@@ -67,8 +67,33 @@ describe('getRunTimeline: workflow functions', () => {
 
     await w.advance(1_000);
     expect(await resultOf(run)).toMatchObject({ a: { n: 1 }, go: { timedOut: false, value: 'yes' }, late: true });
-    // Ended: its history is gone with it, and no kept step job names the workflow.
-    expect((await runtime.getRunTimeline('f1')).workflowFunction).toBeNull();
+    // Ended: its history is gone with it; the finished-run record's headers still name the workflow.
+    expect((await runtime.getRunTimeline('f1')).workflowFunction).toEqual({ name: 'flow', version: 3, calls: [] });
+    expect((await runtime.result('f1')).headers).toEqual({ 'taquba-workflow': 'flow@3' });
+  });
+
+  it('an invoked child: waiting while it runs, then done with its value, or failed with its error', async () => {
+    const w = await fnWorld(factory);
+    const kid = defineWorkflow({ name: 'kid', run: async (ctx, n: number) => (n < 0 ? Promise.reject(new Error('negative')) : ctx.waitForSignal<number>('more').then((r) => (r.timedOut ? n : n + r.value))) });
+    const caller = defineWorkflow({
+      name: 'caller',
+      async run(ctx, n: number) {
+        const first = await ctx.invoke(kid, n);
+        await ctx.invoke(kid, -1).catch(() => 'failed');
+        await ctx.waitForSignal('hold');
+        return first;
+      },
+    });
+    const runtime = w.start([caller, kid]);
+    await runtime.start(caller, 2, { runId: 'inv' });
+    await waitingForSignal(runtime, 'inv-c0');
+    expect(await statuses(runtime, 'inv')).toEqual(['invoke:kid (inv-c0):waiting']);
+    await runtime.signal('inv-c0', 'more', 5);
+    await runState(runtime, 'inv', (d) => d.state === 'waiting-for-signal' && (d.waitingFor as { correlationKey?: string } | undefined)?.correlationKey === 'inv#hold', 'the parent to wait for hold');
+    const calls = (await runtime.getRunTimeline('inv')).workflowFunction!.calls;
+    expect(calls.map((c) => `${c.kind}:${c.name}:${c.status}`)).toEqual(['invoke:kid (inv-c0):done', 'invoke:kid (inv-c1):failed', 'wait:hold:waiting']);
+    expect(calls[0]!.value).toEqual(encodeValue(7));
+    expect(calls[1]!.error).toContain('failed: Error: negative');
   });
 
   it('a wait that timed out, while the run is still active', async () => {

@@ -14,6 +14,15 @@ import { RunFailedError } from './errors.js';
 import type { AnyWorkflow, WorkflowRegistry } from './define.js';
 import { decodeEnvelope, encodeEnvelope } from './envelope.js';
 
+/** The header of a workflow function's run naming its workflow: `<name>@<version>`. */
+export const WORKFLOW_HEADER = 'taquba-workflow';
+
+/** The workflow a run's headers name (`WORKFLOW_HEADER`), or undefined. */
+export function workflowOfHeaders(headers: Readonly<Record<string, string>>): { name: string; version: number } | undefined {
+  const match = /^(.+)@(\d+)$/.exec(headers[WORKFLOW_HEADER] ?? '');
+  return match ? { name: match[1]!, version: Number(match[2]) } : undefined;
+}
+
 /** Options of `runtime.start`: the `RunSpec` fields that make sense for a typed input. */
 export interface StartOptions {
   /** 1..128 characters of `[A-Za-z0-9_-]`; default a fresh time-ordered id. Starting the same id and input again is answered with the run already there. */
@@ -82,7 +91,9 @@ export function startSpec(workflow: AnyWorkflow, input: unknown, options: StartO
     throw new InvalidArgumentError(`workflow ${workflow.name} input cannot be stored: ${e instanceof Error ? e.message : String(e)}`, { reason: 'unstorable_input', workflow: workflow.name });
   }
   const { commandId: _commandId, ...spec } = options;
-  return { ...spec, input: encodeEnvelope({ name: workflow.name, version: workflow.version, input: encoded }) };
+  // The header names the workflow wherever the run's headers go: the finished-run record, hooks, webhooks.
+  const headers = { ...spec.headers, [WORKFLOW_HEADER]: `${workflow.name}@${workflow.version}` };
+  return { ...spec, headers, input: encodeEnvelope({ name: workflow.name, version: workflow.version, input: encoded }) };
 }
 
 /**

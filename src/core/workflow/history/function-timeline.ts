@@ -16,15 +16,18 @@ import { HEADER_RUN_ID } from '../constants.js';
 import { decodeSignalValue } from '../functions/context.js';
 import { decodeEnvelope, type Envelope } from '../functions/envelope.js';
 import { decodeEvent, historyPrefix, type Event } from '../functions/history.js';
+import type { ChildOutcome } from '../functions/children.js';
+import { workflowOfHeaders } from '../functions/workflow-run.js';
 import type { RunDetails, WorkflowReadSource } from './inspection.js';
 
 /** What a `ctx` call was. */
 export type FunctionCallKind = Event['kind'];
 
 /**
- * `done`: a step's value is recorded, a sleep is over, a signal arrived, a value was drawn;
- * `failed`: a step ran out of attempts; `sleeping`: the run waits for this sleep to end;
- * `waiting`: no signal yet; `timed-out`: the wait ended without a signal.
+ * `done`: a step's value is recorded, a sleep is over, a signal arrived, a child succeeded, a
+ * value was drawn; `failed`: a step ran out of attempts, a child failed or was cancelled;
+ * `sleeping`: the run waits for this sleep to end; `waiting`: no signal (or child outcome) yet;
+ * `timed-out`: the wait ended without a signal.
  */
 export type FunctionCallStatus = 'done' | 'failed' | 'sleeping' | 'waiting' | 'timed-out';
 
@@ -33,7 +36,7 @@ export interface FunctionCall {
   /** The call's place in the history (0 for the function's first `ctx` call). */
   readonly position: number;
   readonly kind: FunctionCallKind;
-  /** The step's or the signal's name; empty for sleep, now, random and uuid. */
+  /** The step's or the signal's name, `<workflow> (<child run id>)` for an invoke; empty for sleep, now, random and uuid. */
   readonly name: string;
   readonly status: FunctionCallStatus;
   /** The value in the value codec's encoding (`decodeValue`): a step's result, a signal's value, what now/random/uuid drew; else null. */
@@ -95,9 +98,23 @@ function callOf(position: number, e: Event, sleeping: number | undefined): Funct
     case 'wait':
       if (e.value === undefined) return { ...base, status: 'waiting', untilMs: e.untilMs };
       return e.value === null ? { ...base, status: 'timed-out', untilMs: e.untilMs } : { ...base, status: 'done', untilMs: e.untilMs, value: signalValue(e.value) };
+    case 'invoke': {
+      // The child's run id shows as the value while it runs; its outcome once it ended.
+      const child = { ...base, name: `${e.name} (${e.childRunId})` };
+      if (e.value === undefined) return { ...child, status: 'waiting' };
+      const outcome = decodeSignalValue(e.value) as ChildOutcome;
+      if (outcome.status === 'succeeded') return { ...child, status: 'done', value: outcome.result };
+      return { ...child, status: 'failed', error: outcome.error === null ? outcome.status : `${outcome.status}: ${outcome.error}` };
+    }
     default:
       return { ...base, status: 'done', value: encodeValue(e.value) };
   }
+}
+
+/** The workflow a run's headers name (runs started by `start`), without calls; null for other runs. */
+export function namedByHeaders(headers: Readonly<Record<string, string>>): FunctionTimeline | null {
+  const workflow = workflowOfHeaders(headers);
+  return workflow ? { ...workflow, calls: [] } : null;
 }
 
 /** Up to `limit` events of one history generation, by position. */

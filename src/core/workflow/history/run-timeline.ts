@@ -30,7 +30,7 @@ import { userHeaders } from '../steps/step-headers.js';
 import type { TerminalStatus } from '../runs/terminal-hook.js';
 import { validateRunId } from '../validation.js';
 import { readFinishedRun } from './finished-runs.js';
-import { readFunctionTimeline, type FunctionTimeline } from './function-timeline.js';
+import { namedByHeaders, readFunctionTimeline, type FunctionTimeline } from './function-timeline.js';
 
 /** A run-query source that can also list a queue's jobs by state (`Queue` and `QueueReader` both can). */
 export interface RunTimelineSource extends WorkflowReadSource {
@@ -325,7 +325,8 @@ export async function getRunTimeline(source: RunTimelineSource, queueName: strin
     steps,
     memo,
     terminal,
-    workflowFunction: fn.timeline,
+    // An ended run whose step jobs are gone is still named by its headers (the finished-run record keeps them).
+    workflowFunction: fn.timeline ?? namedByHeaders(headersFrom),
     terminatedAtMs: record?.endedAtMs ?? markers.at,
     truncated: found.truncated || markers.truncated || fn.truncated,
   };

@@ -17,12 +17,13 @@ import queueDrain from './queue-drain.js';
 import queueSteady from './queue-steady.js';
 import workflowChain from './workflow-chain.js';
 import workflowLatency from './workflow-latency.js';
+import workflowFn from './workflow-fn.js';
 import jobsRoundtrip from './jobs-roundtrip.js';
 import browserChain from './browser-chain.js';
 import demoResume from './demo-resume.js';
 import packageSize from './package-size.js';
 
-const registry: Benchmark[] = [...kvCommit, ...kvScan, ...kvMemory, ...kvOpen, ...queueDrain, ...queueSteady, ...workflowChain, ...workflowLatency, ...jobsRoundtrip, ...browserChain, ...demoResume, ...packageSize];
+const registry: Benchmark[] = [...kvCommit, ...kvScan, ...kvMemory, ...kvOpen, ...queueDrain, ...queueSteady, ...workflowChain, ...workflowLatency, ...workflowFn, ...jobsRoundtrip, ...browserChain, ...demoResume, ...packageSize];
 registry.push(...(await import('./s3-chain.js')).default); // s3.chain: the workflow chain over the S3 test server (issue 6)
 registry.push(...(await import('./cluster.js')).default); // cluster.chain: member processes sharing 16 shards on the S3 test server (issue 20)
 registry.push(...(await import('./bulk.js')).default); // bulk.items: bulk pipelines against the bare runtime (issue 16)

@@ -135,6 +135,8 @@ export interface ExecutionInit {
 
 const NEVER: Promise<never> = new Promise<never>(() => undefined);
 
+const NO_OPTIONS: StepOptions = Object.freeze({});
+
 /** Longest signal wait when none is given: about 100 years, within the queue's timestamp range. */
 const NO_TIMEOUT_MS = 100 * 365 * 24 * 3600_000;
 
@@ -199,10 +201,11 @@ export class Execution implements WorkflowContext {
     while (this.pendingWrites.size > 0) await Promise.all([...this.pendingWrites]);
   }
 
-  async step<T>(name: string, fn: (attempt: StepAttempt) => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+  async step<T>(name: string, fn: (attempt: StepAttempt) => T | Promise<T>, options: StepOptions = NO_OPTIONS): Promise<T> {
     checkName(name, 'step');
     if (typeof fn !== 'function') throw new InvalidArgumentError(`ctx.step needs a function. step=${JSON.stringify(name)} fn=${show(fn)}`, { reason: 'invalid_step', step: name });
-    checkStepOptions(options, `step ${JSON.stringify(name)} options`);
+    // Most steps pass no options: skip the check (and its message) for the shared default.
+    if (options !== NO_OPTIONS) checkStepOptions(options, `step ${JSON.stringify(name)} options`);
     const position = this.position++;
     const recorded = this.recorded(position, 'step', name);
     if (recorded?.kind === 'step') return 'failed' in recorded ? Promise.reject(new StepFailedError(name, recorded.failed.attempts, recorded.failed.message)) : (decodeValue(recorded.value) as T);

@@ -108,7 +108,7 @@ export class FunctionRunner implements StepRunnerObject {
       end = await Promise.race([settled, exec.halted]);
     } finally {
       exec.close();
-      stopLease.abort();
+      stopLease.abort(DELIVERY_DONE);
     }
     if (end.type === 'broken') throw end.error;
     await exec.flush();
@@ -144,6 +144,9 @@ const INFRASTRUCTURE = new Set(['CLOSED', 'FENCED', 'CLAIM_LOST', 'CONFLICT', 'S
 function isInfrastructure(e: unknown): boolean {
   return isTaqubaError(e) && INFRASTRUCTURE.has(e.code);
 }
+
+/** The keeper's stop reason: one shared value (an abort without one builds a DOMException per delivery). */
+const DELIVERY_DONE = Object.freeze({ reason: 'delivery done' });
 
 /** Renews the step's lease every third of the queue's lease while the function runs. */
 function keepLease(step: Step, ctx: RuntimeContext, exec: Execution): AbortController {

@@ -21,7 +21,7 @@ import { describeBytes, describeDuration, describeSeconds, describeTime, describ
 import { describeCalls, signalLabel, type CallView } from './function-calls.js';
 import { ACTIVE, FILTERS, RunReads, STATE_TEXT, type InspectorClient, type InspectorOptions, type RunDetailView, type RunRow, type RunState } from './run-reads.js';
 import { INSPECTOR_CSS } from './styles.js';
-import { buildTimeline, RunObserver, type RunDescription, type TimelineStep } from './timeline.js';
+import { buildTimeline, RunObserver, type RunDescription, type StepRow } from './timeline.js';
 
 export type { InspectorClient, InspectorOptions } from './run-reads.js';
 
@@ -44,9 +44,9 @@ export const RUN_SELECT_EVENT = 'taquba-inspector-select';
 const DEAD_PAGE = 100;
 
 /** How a workflow function's call is drawn (the step styles). */
-const CALL_PHASE: Readonly<Record<CallView['status'], TimelineStep['phase']>> = { done: 'done', failed: 'failed', sleeping: 'scheduled', waiting: 'waiting', 'timed-out': 'done' };
+const CALL_PHASE: Readonly<Record<CallView['status'], StepRow['phase']>> = { done: 'done', failed: 'failed', sleeping: 'scheduled', waiting: 'waiting', 'timed-out': 'done' };
 
-const PHASE_TEXT: Readonly<Record<TimelineStep['phase'], string>> = {
+const PHASE_TEXT: Readonly<Record<StepRow['phase'], string>> = {
   done: 'done',
   running: 'running',
   waiting: 'waiting',
@@ -462,7 +462,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       );
     }
 
-    private renderStep(step: TimelineStep, now: number, runId: string, fn: FunctionTimeline | null): HTMLElement {
+    private renderStep(step: StepRow, now: number, runId: string, fn: FunctionTimeline | null): HTMLElement {
       const name = fn ? `Execution ${step.stepNumber + 1}` : `Step ${step.stepNumber + 1}${step.name ? `: ${step.name}` : ''}`;
       const attempts = step.attempts.map((a) => {
         const times = [a.startedAt === null ? null : `started ${describeTime(a.startedAt, now)}`, a.startedAt !== null && a.endedAt !== null ? `took ${describeDuration(a.endedAt - a.startedAt)}` : null];

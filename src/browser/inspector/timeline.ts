@@ -143,7 +143,7 @@ export interface TimelineAttempt {
   readonly error: string | null;
 }
 
-export interface TimelineStep {
+export interface StepRow {
   readonly stepNumber: number;
   readonly name: string | null;
   readonly note: string | null;
@@ -239,13 +239,13 @@ export interface TimelineInput {
 }
 
 /** Steps 0..n of the run: done, the current one, and those still to come when the app named them. */
-export function buildTimeline(input: TimelineInput): TimelineStep[] {
+export function buildTimeline(input: TimelineInput): StepRow[] {
   const { details, observer, description, ending, runId, stored } = input;
   const seen = observer.seen(runId);
   const named = description?.steps ?? [];
   const current = details?.currentStep ?? ending?.finalStep ?? (seen.size > 0 ? Math.max(...seen.keys()) : named.length > 0 ? 0 : -1);
   const last = Math.max(current, ending ? current : named.length - 1, ...seen.keys());
-  const steps: TimelineStep[] = [];
+  const steps: StepRow[] = [];
   for (let n = 0; n <= last; n++) {
     const about = named[n];
     const base = { stepNumber: n, name: about?.name ?? null, note: about?.note ?? null };

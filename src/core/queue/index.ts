@@ -47,7 +47,7 @@ export {
   type RunWorkerOptions,
 } from './workers/worker.js';
 export type { QueueConfig, QueueOptions, ResolvedQueueConfig } from './queue-options.js';
-export { retryBackoffMs } from './queue-options.js';
+export { retryBackoffMs } from './transitions/retry-backoff.js';
 export type { JobRecord, JobStatus, PayloadError } from './records/job-record.js';
 export type { JobAttempt, AttemptOutcome } from './records/attempt-history.js';
 export type { EnqueueOptions, EnqueueRequest, EnqueueResult } from './transitions/enqueue.js';

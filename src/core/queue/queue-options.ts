@@ -220,14 +220,6 @@ export class QueueConfigs {
   }
 }
 
-/** Nack backoff after attempt `attempts`: min(base·2^(attempts−1), max); 0 when base is 0. */
-export function retryBackoffMs(config: ResolvedQueueConfig, attempts: number): number {
-  if (config.retryBackoffBaseMs === 0) return 0;
-  const exponent = Math.max(0, attempts - 1);
-  // 2^exponent overflows to Infinity for huge attempt counts; the cap handles it.
-  return Math.min(config.retryBackoffBaseMs * 2 ** exponent, config.retryBackoffMaxMs);
-}
-
 /** Applies defaults and validates. Throws INVALID_CONFIG. */
 export function resolveQueueOptions(path: string, options: QueueOptions = {}): ResolvedQueueOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidConfigError(`queue options must be an object. options=${show(options)}`, { value: show(options) });

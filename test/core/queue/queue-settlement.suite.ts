@@ -3,7 +3,8 @@
  * reusable suite over any store factory.
  */
 import { describe, expect, it } from 'vitest';
-import { retryBackoffMs, BUILTIN_QUEUE_CONFIG } from '../../../src/core/queue/queue-options.js';
+import { BUILTIN_QUEUE_CONFIG } from '../../../src/core/queue/queue-options.js';
+import { retryBackoffMs } from '../../../src/core/queue/transitions/retry-backoff.js';
 import { b, makeHarness, until, type StoreFactory } from './harness.js';
 
 export function defineQueueSettlementSuite(name: string, factory: StoreFactory): void {

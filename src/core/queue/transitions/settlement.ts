@@ -20,7 +20,7 @@ import { withChanges, type JobRecord } from '../records/job-record.js';
 import { claimedKey, historyKey, jobIndexKey } from '../records/keys.js';
 import { claimLostError } from '../leases/lease-handle.js';
 import { notePendingInserts, type QueueContext } from '../queue-context.js';
-import { retryBackoffMs } from '../queue-options.js';
+import { retryBackoffMs } from './retry-backoff.js';
 import { isAmbiguousCommitError, runTransaction, type StagedTxn } from '../storage/staged-txn.js';
 import { validateDuration } from '../records/validation.js';
 

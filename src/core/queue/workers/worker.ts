@@ -31,7 +31,7 @@ import type { LoopSettlement, Queue } from '../queue.js';
 import { validateCount, validateDuration, validateQueueName } from '../records/validation.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { errorFields } from '../../logger.js';
-import { retryBackoffMs } from '../queue-options.js';
+import { retryBackoffMs } from '../transitions/retry-backoff.js';
 import { checkOptions, optionNames } from '../../options.js';
 
 /** Thrown by a handler: dead-letter the job now, whatever attempts remain. */

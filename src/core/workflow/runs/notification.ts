@@ -8,7 +8,7 @@
 import { isTaqubaError } from '../../errors.js';
 import { errorFields } from '../../logger.js';
 import type { Claim } from '../../queue/index.js';
-import { retryBackoffMs } from '../../queue/queue-options.js';
+import { retryBackoffMs } from '../../queue/transitions/retry-backoff.js';
 import type { RuntimeContext } from '../context.js';
 import { TerminalEffects } from '../steps/effects-handle.js';
 import { decodeRunOutcome } from '../records.js';

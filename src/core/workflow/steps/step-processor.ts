@@ -28,7 +28,7 @@
 import { utf8 } from '../../bytes.js';
 import { errorFields } from '../../logger.js';
 import type { Claim, EnqueueOptions } from '../../queue/index.js';
-import { retryBackoffMs } from '../../queue/queue-options.js';
+import { retryBackoffMs } from '../../queue/transitions/retry-backoff.js';
 import type { RuntimeContext } from '../context.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT, HEADER_TERMINAL } from '../constants.js';
 import { DeliveredStep } from './delivered-step.js';

@@ -72,10 +72,12 @@ describe('taquba CLI beside a live writer (filesystem store)', () => {
     const doc = json(await cliHere(at('run', 'approval-1', '--json')));
     const run = doc.run;
     expect(Object.keys(run).sort()).toEqual(
-      ['currentStep', 'headers', 'queue', 'runId', 'runMemo', 'state', 'status', 'steps', 'submittedAtMs', 'terminal', 'terminatedAtMs', 'truncated', 'waitingFor'].sort(),
+      ['currentStep', 'headers', 'queue', 'runId', 'runMemo', 'state', 'status', 'steps', 'submittedAtMs', 'terminal', 'terminatedAtMs', 'truncated', 'waitingFor', 'workflowFunction'].sort(),
     );
     expect(doc.queue).toBe('workflow-steps');
     expect(run).toMatchObject({ runId: 'approval-1', queue: 'workflow-steps', status: 'active', state: 'waiting-for-signal', currentStep: 1, headers: { team: 'cli-tests' }, terminal: null });
+    // A StepRunner run: no workflow function to name.
+    expect(run.workflowFunction).toBeNull();
     const [step0, step1] = run.steps;
     expect(step0.jobs).toHaveLength(1);
     expect(step0.jobs[0]).toMatchObject({ status: 'done', attempts: 1 });

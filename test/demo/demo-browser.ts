@@ -102,6 +102,22 @@ export const inspectorDeadLetters = (page: Page): Locator => inspector(page).get
 /** The run's button in the inspector's run list. */
 export const runInList = (page: Page, topic: string): Locator => page.getByRole('list', { name: 'Runs' }).getByRole('button', { name: new RegExp(topic) });
 
+/** A step in the run panel's list of steps, by its label (`research 1 of 3`, `draft`, ...). */
+export const stepItem = (page: Page, label: string): Locator =>
+  runDetail(page)
+    .getByRole('list', { name: 'Steps', exact: true })
+    .getByRole('listitem')
+    .filter({ hasText: new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `) });
+
+/** The inspector's list of the selected workflow run's calls (`step research 1`, `signal approve`, ...). */
+export const inspectorCalls = (page: Page): Locator => inspectorTimeline(page).getByRole('list', { name: 'Workflow calls' });
+
+/** One call in the inspector's list, by its title (`step research 1`). */
+export const inspectorCall = (page: Page, title: string): Locator => inspectorCalls(page).getByRole('listitem').filter({ has: page.getByText(title, { exact: true }) });
+
+/** The inspector's run-list entry of the run titled `topic`. */
+export const listedRun = (page: Page, topic: string): Locator => inspectorRuns(page).getByRole('button', { name: new RegExp(topic) });
+
 /** Waits until the selected run shows `status` (its badge text). */
 export async function expectStatus(page: Page, status: string | RegExp): Promise<void> {
   await runDetail(page).locator('.run-title').getByText(status).waitFor();
@@ -110,7 +126,7 @@ export async function expectStatus(page: Page, status: string | RegExp): Promise
 /** The header's model-call counter: real calls, memo hits, repeated calls. */
 export async function modelCallCounter(page: Page): Promise<{ real: number; memoHits: number; repeated: number }> {
   const text = (await page.locator('#model-calls').textContent()) ?? '';
-  const match = /(\d+) real · (\d+) memo hits · (\d+) repeated/.exec(text);
+  const match = /(\d+) real · (\d+) memo hits? · (\d+) repeated/.exec(text);
   if (!match) throw new Error(`model-call counter not readable: ${text}`);
   return { real: Number(match[1]), memoHits: Number(match[2]), repeated: Number(match[3]) };
 }

@@ -1,21 +1,24 @@
 /**
  * The demo, end to end, in real Chromium on a persistent profile: what a person sees when they
- * start an agent task, reload in the middle of it, approve or reject it from another tab, close
- * the tab that executes it, or go offline. Each test reads visible text and roles only.
+ * start the agent's workflow, reload in the middle of a step, approve or reject it from another
+ * tab (also before the run reaches the approval), close the tab that executes it, let the approval
+ * time out, hit a rate limit or an outage, or go offline. Each test reads visible text and roles only.
  */
 import { copyFile, mkdir } from 'node:fs/promises';
 import { afterEach, beforeEach, expect, inject, test } from 'vitest';
 import {
   connected,
   expectStatus,
-  inspectorDeadLetters,
+  inspectorCall,
   inspectorRuns,
   inspectorTimeline,
   launchDemo,
+  listedRun,
   modelCallCounter,
   runDetail,
   runInList,
   startTask,
+  stepItem,
   tabRole,
   type DemoBrowser,
 } from './demo-browser.js';
@@ -31,35 +34,47 @@ afterEach(async () => {
   await browser.close();
 });
 
-test('a reload during research loses no completed model call; the run finishes after approval', async () => {
+test('a reload mid-step loses no completed model call: recorded steps come from history, the cut-off one runs again', async () => {
   const page = await browser.open();
   expect(await connected(page)).toBe('leader');
-  await startTask(page, { topic: 'reload during research', researchCalls: 3, tokenDelayMs: 40 });
+  await startTask(page, { topic: 'reload during research', researchCalls: 3, tokenDelayMs: 80 });
 
-  // The first call has completed (counted once its answer is memoized) and its step is filing
-  // notes: reload now, before the step's settlement commits.
-  await page.getByText(/^1 real/).waitFor();
+  // Research 1 is recorded in the run's history and research 2 is under way: reload now.
+  await stepItem(page, 'research 1 of 3').getByText('done', { exact: true }).waitFor();
+  await stepItem(page, 'research 2 of 3').getByText('running', { exact: true }).waitFor();
   await page.reload();
   expect(await connected(page)).toBe('leader');
-  await expectStatus(page, 'Waiting for approval');
 
+  // The run is where it was: research 1 answered from the history (a memo hit, no model call),
+  // research 2 cut off by the reload and run again.
+  await stepItem(page, 'research 1 of 3').getByText(/1 memo hit \(answer read from the run's history/).waitFor();
+  await stepItem(page, 'research 2 of 3').getByText(/2 attempts · 1 interrupted/).waitFor();
+  await stepItem(page, 'research 2 of 3').getByText(/interrupted by a reload, crash or closed tab after \d+\.\d–\d+\.\d s/).waitFor();
+  await expectStatus(page, 'Waiting for a signal');
   const detail = runDetail(page);
-  await expect.poll(() => detail.getByText(/memo hit \(model not called again\)/).count()).toBeGreaterThanOrEqual(1);
-  await inspectorTimeline(page).getByText(/memo hit: the model was not called again/).waitFor();
+  await detail.getByText(/^Waiting for the signal "approve": your decision on the draft below, until .* \(in \d+ min( \d+ s)?\); without one it escalates once\.$/).waitFor();
+  // The draft the decision is about is in view, not folded away.
+  await detail.getByRole('heading', { name: 'Draft to approve' }).waitFor();
+  expect(await detail.locator('blockquote.draft').isVisible()).toBe(true);
+  // The panel and the inspector say the same.
+  await listedRun(page, 'reload during research').getByText('Waiting for a signal').waitFor();
+  await inspectorCall(page, 'signal approve').getByText('waiting for the signal').waitFor();
+  await inspectorCall(page, 'step research 1').getByText('done', { exact: true }).waitFor();
 
   // The README's screenshot: the run waiting for approval, the inspector's timeline under it.
   await mkdir('test-results', { recursive: true });
-  await page.setViewportSize({ width: 1280, height: 1100 });
+  await page.setViewportSize({ width: 1280, height: 1700 });
   await page.screenshot({ path: 'test-results/demo.png' });
   if (process.env.UPDATE_DEMO_SCREENSHOT) await copyFile('test-results/demo.png', 'docs/images/demo.png');
-  await detail.getByRole('button', { name: 'Approve' }).click();
+
+  await detail.getByRole('button', { name: 'Approve', exact: true }).click();
   await expectStatus(page, 'Succeeded');
   await detail.getByText('Published brief').waitFor();
-
-  // 3 research calls + 1 draft, each made once for real; the interrupted one was read back.
+  // 3 research calls + 1 draft, each made once; the cut-off call never completed, so it is not counted.
   const calls = await modelCallCounter(page);
-  expect(calls).toEqual({ real: 4, memoHits: 1, repeated: 0 });
-
+  expect(calls.real).toBe(4);
+  expect(calls.repeated).toBe(0);
+  expect(calls.memoHits).toBeGreaterThanOrEqual(1);
   expect(browser.errors).toEqual([]);
 });
 
@@ -72,8 +87,15 @@ test('a decision sent from a second tab before the run reaches approval is not l
   const second = await browser.open();
   expect(await connected(second)).toBe('follower');
   await runInList(second, 'approve from another tab').click();
-  await runDetail(second).getByRole('button', { name: 'Approve' }).click();
+  await runDetail(second).getByText(/has not reached the approval step yet/).waitFor();
+  await runDetail(second).getByRole('button', { name: 'Approve in advance' }).click();
   await runDetail(second).getByText('Approval recorded: the run will read it when it reaches the approval step.').waitFor();
+  // Decided: no button invites another decision, "in advance" or not, in either tab.
+  for (const page of [second, first]) {
+    await expect.poll(() => runDetail(page).getByRole('button', { name: /in advance/ }).count(), { timeout: 10_000 }).toBe(0);
+    expect(await runDetail(page).getByRole('button', { name: 'Approve', exact: true }).isDisabled()).toBe(true);
+  }
+  await runDetail(first).getByText(/A decision was sent before the run reached the approval step/).waitFor();
 
   // The first tab executes every step; the run never stops at the approval step.
   await expectStatus(first, 'Succeeded');
@@ -84,17 +106,27 @@ test('a decision sent from a second tab before the run reaches approval is not l
 
 test('closing the executing tab hands the run to the other tab', async () => {
   const first = await browser.open();
-  await startTask(first, { topic: 'close the leader', researchCalls: 3, tokenDelayMs: 60 });
+  // Research steps of ~3 s: the tab is closed in the middle of one.
+  await startTask(first, { topic: 'close the leader', researchCalls: 3, tokenDelayMs: 100 });
   await inspectorTimeline(first).getByText(/attempt 1 of \d+: running/).waitFor();
 
   const second = await browser.open();
   expect(await connected(second)).toBe('follower');
+  await runDetail(first).getByRole('list', { name: 'Steps', exact: true }).getByText('running', { exact: true }).waitFor();
   await first.close();
 
   await tabRole(second).getByText('executes the steps').waitFor();
   await runInList(second, 'close the leader').click();
-  await expectStatus(second, 'Waiting for approval');
-  await runDetail(second).getByRole('button', { name: 'Approve' }).click();
+  // The step the closed tab was running shows that it was cut off (after as long as it ran, not
+  // until this tab took over), then done by this tab.
+  const steps = runDetail(second).getByRole('list', { name: 'Steps', exact: true });
+  await steps.getByText(/2 attempts · 1 interrupted/).first().waitFor();
+  const cutOff = (await steps.locator('.attempts li.interrupted').first().textContent()) ?? '';
+  const ran = /after (\d+\.\d)–(\d+\.\d) s/.exec(cutOff);
+  expect(ran, cutOff).not.toBeNull();
+  expect(Number(ran![2])).toBeLessThanOrEqual(3.5);
+  await expectStatus(second, 'Waiting for a signal');
+  await runDetail(second).getByRole('button', { name: 'Approve', exact: true }).click();
   await expectStatus(second, 'Succeeded');
   expect((await modelCallCounter(second)).repeated).toBe(0);
   expect(browser.errors).toEqual([]);
@@ -112,8 +144,8 @@ test('after the first visit the app loads and runs offline', async () => {
   await page.getByRole('heading', { name: 'Durable agent' }).waitFor();
 
   await startTask(page, { topic: 'offline run', researchCalls: 1 });
-  await expectStatus(page, 'Waiting for approval');
-  await runDetail(page).getByRole('button', { name: 'Approve' }).click();
+  await expectStatus(page, 'Waiting for a signal');
+  await runDetail(page).getByRole('button', { name: 'Approve', exact: true }).click();
   await expectStatus(page, 'Succeeded');
   expect(browser.errors).toEqual([]);
 });
@@ -121,19 +153,23 @@ test('after the first visit the app loads and runs offline', async () => {
 test('a rejection fails the run with its reason; cancelling stops a running step', async () => {
   const page = await browser.open();
   await startTask(page, { topic: 'to be rejected', researchCalls: 1 });
-  await expectStatus(page, 'Waiting for approval');
+  await expectStatus(page, 'Waiting for a signal');
   const detail = runDetail(page);
   await detail.getByLabel('Reason').fill('numbers are missing');
-  await detail.getByRole('button', { name: 'Reject' }).click();
+  await detail.getByRole('button', { name: 'Reject', exact: true }).click();
   await expectStatus(page, 'Failed');
   await detail.getByText('Reason: rejected: numbers are missing').waitFor();
+  await listedRun(page, 'to be rejected').getByText('Failed').waitFor();
+  // After a decision nothing reads "in advance".
+  expect(await detail.getByRole('button', { name: /in advance/ }).count()).toBe(0);
 
   await startTask(page, { topic: 'to be cancelled', researchCalls: 3, tokenDelayMs: 200 });
-  await inspectorTimeline(page).getByText(/attempt 1 of \d+: running/).waitFor();
+  await stepItem(page, 'research 1 of 3').getByText('running', { exact: true }).waitFor();
   await detail.getByRole('button', { name: 'Cancel run' }).click();
   await expectStatus(page, 'Cancelled');
   await detail.getByText('Cancelled on request.').waitFor();
-  await expect.poll(() => detail.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+  await stepItem(page, 'research 1 of 3').getByText('cancelled', { exact: true }).waitFor();
+  await expect.poll(() => detail.getByRole('button', { name: 'Approve', exact: true }).isDisabled(), { timeout: 10_000 }).toBe(true);
   // Once the run ended, nothing invites a decision: the reason field is read-only too.
   expect(await detail.getByLabel('Reason').isDisabled()).toBe(true);
   // A cancel is a cancel: not an attempt that "failed", and no internal job id.
@@ -144,51 +180,68 @@ test('a rejection fails the run with its reason; cancelling stops a running step
   expect(browser.errors).toEqual([]);
 });
 
-test('a rate-limited call is retried; a model outage ends in the dead letters', async () => {
+test('a rate-limited call is retried after its backoff; an outage waits for Retry, which ends it', async () => {
   const page = await browser.open();
-  await startTask(page, { topic: 'flaky model', researchCalls: 2, flaky: true });
   const detail = runDetail(page);
-  await inspectorTimeline(page).getByText(/attempt 1( of \d+)?: failed.*rate limited/).waitFor();
-  await expectStatus(page, 'Waiting for approval');
+  await startTask(page, { topic: 'flaky model', researchCalls: 2, flaky: true });
+  await stepItem(page, 'research 2 of 2').getByText(/failed after \d+ ms: model rate limited \(simulated 429\) · retried after 500 ms/).waitFor();
+  await expectStatus(page, 'Waiting for a signal');
+  await stepItem(page, 'research 2 of 2').getByText(/2 attempts · 1 failed/).waitFor();
 
   await startTask(page, { topic: 'model outage', researchCalls: 1, outage: true });
-  await expectStatus(page, 'Failed');
-  await inspectorDeadLetters(page).getByRole('listitem').filter({ hasText: 'model unavailable' }).getByText(/5 of 5 attempts/).waitFor();
-  // The runtime's default logger reports the dead letter this test provokes, and nothing else errs.
-  expect(browser.errors).toEqual([expect.stringMatching(/^console: \[taquba\] .*dead-lettered.*reason="model unavailable \(simulated outage\)"/)]);
+  // While the step retries, the panel shows the error (the run itself is running, as the inspector says).
+  await detail.locator('.run-title').getByText('retrying after an error').waitFor();
+  await detail.getByText(/^research 1 of 1: the last attempt failed: model unavailable \(simulated outage\)\. Next attempt /).waitFor();
+  await listedRun(page, 'model outage').getByText('Running').waitFor();
+  // Out of attempts: the run waits for a person.
+  await expectStatus(page, 'Waiting for a signal');
+  await detail.getByText(/^Step research 1 failed after 5 attempts: Error: model unavailable \(simulated outage\)\. Waiting for the signal "retry"/).waitFor();
+  await inspectorCall(page, 'step research 1').getByText('failed after 5 attempts').waitFor();
+  await inspectorCall(page, 'signal retry').getByText('waiting for the signal').waitFor();
+  await detail.getByRole('button', { name: 'Retry step' }).click();
+  await detail.getByText('Retry sent: the step runs again, and the simulated outage is over.').waitFor();
+  await expectStatus(page, 'Waiting for a signal');
+  await stepItem(page, 'research 1 of 1').getByText(/^research 1 of 1 done · 6 attempts · 5 failed/).waitFor();
+  await detail.getByRole('button', { name: 'Approve', exact: true }).click();
+  await expectStatus(page, 'Succeeded');
+  expect(browser.errors).toEqual([]);
 });
 
 test('an unanswered approval escalates once, then fails the run', async () => {
   const page = await browser.open();
-  await startTask(page, { topic: 'nobody answers', researchCalls: 1, approvalTimeoutS: 2 });
-  await expectStatus(page, 'Waiting for approval (escalated)');
-  // The long badge wraps below the title instead of squeezing it to a letter.
+  await startTask(page, { topic: 'nobody answers', researchCalls: 1, approvalTimeoutS: 3 });
+  const detail = runDetail(page);
+  await detail.locator('.run-title').getByText('escalated').waitFor();
+  await detail.getByText(/^Escalated: no decision came in time\. Waiting for the signal "approve" again/).waitFor();
+  await stepItem(page, 'escalate').getByText(/No decision within 3 s: escalated to the team lead/).waitFor();
+  // The inspector shows the first wait timed out (the run's calls are kept while it is active).
+  await inspectorCall(page, 'signal approve').first().getByText('timed out without the signal').waitFor();
+  // The badges wrap below the title instead of squeezing it to a letter.
   await page.setViewportSize({ width: 900, height: 800 });
-  const title = await runDetail(page).locator('.run-title strong').boundingBox();
+  const title = await detail.locator('.run-title strong').boundingBox();
   expect(title?.width).toBeGreaterThan(80);
   const listedTitle = inspectorRuns(page).getByText('nobody answers', { exact: true });
   await listedTitle.waitFor();
   const listed = await listedTitle.boundingBox();
   expect(listed?.width).toBeGreaterThan(80);
-  await inspectorTimeline(page).getByText(/Approval \(escalated\)/).waitFor();
   await expectStatus(page, 'Failed');
-  await runDetail(page).getByText('Reason: no decision after escalation').waitFor();
+  await detail.getByText('Reason: no decision after escalation').waitFor();
   expect(browser.errors).toEqual([]);
 });
 
 test('the same agent runs on OPFS when chosen, with its own runs', async () => {
   const page = await browser.open();
   await startTask(page, { topic: 'on indexeddb', researchCalls: 1 });
-  await expectStatus(page, 'Waiting for approval');
+  await expectStatus(page, 'Waiting for a signal');
 
   await Promise.all([page.waitForEvent('load'), page.getByLabel('Storage').selectOption('opfs')]);
   expect(await connected(page)).toBe('leader');
   await inspectorRuns(page).getByText('No runs yet.').waitFor();
   await startTask(page, { topic: 'on opfs', researchCalls: 2 });
-  await expectStatus(page, 'Waiting for approval');
+  await expectStatus(page, 'Waiting for a signal');
   await page.reload();
   await runInList(page, 'on opfs').click();
-  await runDetail(page).getByRole('button', { name: 'Approve' }).click();
+  await runDetail(page).getByRole('button', { name: 'Approve', exact: true }).click();
   await expectStatus(page, 'Succeeded');
   expect(await page.getByRole('list', { name: 'Runs' }).getByText('on indexeddb').count()).toBe(0);
   expect(browser.errors).toEqual([]);

@@ -2,10 +2,10 @@
  * The demo's forms and status line as a person meets them: validation messages that name the
  * fields by their labels, next to the form; endpoint fields only for an endpoint model, with a
  * confirmation on save; the page saying when it is offline and which tab executes; checkboxes
- * large enough to hit.
+ * large enough to hit; on a phone-sized screen, the run a task starts in view.
  */
 import { afterEach, beforeEach, expect, inject, test } from 'vitest';
-import { connected, launchDemo, tabRole, type DemoBrowser } from './demo-browser.js';
+import { connected, launchDemo, runDetail, startTask, tabRole, type DemoBrowser } from './demo-browser.js';
 
 const url = inject('demoUrl');
 let browser: DemoBrowser;
@@ -69,5 +69,28 @@ test('the page says when it is offline and which tab executes the steps', async 
   await page.getByText('offline (runs carry on here)').waitFor();
   await browser.context.setOffline(false);
   await page.getByText('online', { exact: true }).waitFor();
+  expect(browser.errors).toEqual([]);
+});
+
+test('on a 390 px wide screen the run panel follows the task form and comes into view when a task starts', async () => {
+  const page = await browser.open();
+  await page.setViewportSize({ width: 390, height: 844 });
+  const form = page.getByRole('region', { name: 'New task' });
+  const run = runDetail(page);
+  // One column: the task form, then the run, then the inspector; the model settings last.
+  const [formBox, runBox, modelBox] = await Promise.all([form.boundingBox(), run.boundingBox(), page.getByRole('region', { name: 'Model', exact: true }).boundingBox()]);
+  expect(runBox!.y).toBeGreaterThan(formBox!.y);
+  expect(modelBox!.y).toBeGreaterThan(runBox!.y);
+  expect(runBox!.width).toBeLessThanOrEqual(390);
+
+  await startTask(page, { topic: 'on a phone', researchCalls: 1 });
+  await expect
+    .poll(async () => {
+      const box = await run.getByRole('heading', { name: 'Run', exact: true }).boundingBox();
+      return box !== null && box.y >= 0 && box.y < 844 / 2;
+    }, { timeout: 5_000 })
+    .toBe(true);
+  // Nothing is wider than the screen.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   expect(browser.errors).toEqual([]);
 });

@@ -1,21 +1,25 @@
 /**
  * `<taquba-inspector>` in the demo, in real Chromium on a persistent profile: what a person sees
- * of a run after a reload (its steps, attempts, what it waits for, memo and KV values), a dead
- * letter retried and discarded from the inspector, and a second tab that follows a run live.
- * Each test reads visible text and roles only (Playwright's locators reach into shadow DOM).
+ * of the agent's workflow run after a reload (its calls by name with their values, its executions
+ * with their tries, the signal it waits for), a decision sent before the run waits, a step out of
+ * attempts that the panel and the inspector show alike until Retry, and a second tab that follows
+ * a run live. Each test reads visible text and roles only (Playwright's locators reach into shadow DOM).
  */
 import { afterEach, beforeEach, expect, inject, test } from 'vitest';
 import {
   connected,
   expectStatus,
   inspector,
+  inspectorCall,
+  inspectorCalls,
   inspectorDeadLetters,
-  inspectorRuns,
   inspectorTimeline,
   launchDemo,
+  listedRun,
   runDetail,
   runInList,
   startTask,
+  stepItem,
   type DemoBrowser,
 } from './demo-browser.js';
 
@@ -30,41 +34,31 @@ afterEach(async () => {
   await browser.close();
 });
 
-/** The runtime's default logger reports each dead letter an outage provokes on the console. */
-const unexpectedErrors = (errors: readonly string[]): string[] => errors.filter((e) => !/^console: \[taquba\] .*dead-lettered.*model unavailable/.test(e));
-
-test("after a reload the inspector shows the run's timeline: steps done, the current one, those to come, memo and KV values", async () => {
+test("after a reload the inspector shows the workflow's calls by name with their values, and its executions", async () => {
   const page = await browser.open();
-  await startTask(page, { topic: 'timeline after reload', researchCalls: 3, tokenDelayMs: 40 });
+  await startTask(page, { topic: 'timeline after reload', researchCalls: 3, tokenDelayMs: 60 });
   const timeline = inspectorTimeline(page);
-  await timeline.getByText(/Step 2: Research 2\/3/).waitFor();
-  await timeline.getByRole('listitem').filter({ hasText: 'Step 1: Research 1/3' }).getByText('done', { exact: true }).waitFor();
+  await inspectorCall(page, 'step research 1').getByText('done', { exact: true }).waitFor();
 
   await page.reload();
   expect(await connected(page)).toBe('leader');
   // The selected run comes back from the URL; everything below is read from the store.
   await timeline.getByText('timeline after reload', { exact: true }).waitFor();
-  const step1 = timeline.getByRole('listitem').filter({ hasText: 'Step 1: Research 1/3' });
-  await step1.getByText('done', { exact: true }).waitFor();
-  await step1.getByText(/model called/).waitFor();
-  // Its try comes from the step job the store kept (this page saw none of it happen).
-  await step1.getByText(/attempt 1 of 5: completed · started .* · took /).waitFor();
-  // The approval and publish steps are named before the run reaches them.
-  await timeline.getByRole('listitem').filter({ hasText: 'Step 6: Publish' }).getByText('still to come').waitFor();
+  await timeline.getByRole('heading', { name: 'Workflow research-agent@1' }).waitFor();
+  const research1 = inspectorCall(page, 'step research 1');
+  await research1.getByText('done', { exact: true }).waitFor();
+  // Its value, decoded: the model's answer to the first research question.
+  await research1.getByText(/Value · .*What is timeline after reload/).waitFor();
+  // The execution the reload cut off shows the interruption, then runs on in this tab.
+  await timeline.getByRole('list', { name: 'Executions' }).getByText(/interrupted by a reload, crash or closed tab/).waitFor();
 
-  // Memo entries that exist, by name and readable; KV values decoded, not byte counts.
-  await timeline.getByText(/Memo \([1-9]\)/).waitFor();
-  await timeline.getByText('step 1 · model-call', { exact: true }).waitFor();
-  const runRecord = timeline.getByRole('listitem').filter({ hasText: /^demo\/runs\/run-/ });
-  await runRecord.locator('summary').getByText(/"topic": "timeline after reload"/).waitFor();
-  await runRecord.locator('summary').click();
-  await runRecord.locator('pre').getByText(/"researchCalls": 3/).waitFor();
-
-  // The run waits for its approval: the step says for which signal and until when, with its attempt.
-  await expectStatus(page, 'Waiting for approval');
-  const approval = timeline.getByRole('listitem').filter({ hasText: 'Step 5: Approval' });
-  await approval.getByText(/waiting for signal "approval:run-.*" · times out/).waitFor();
-  await timeline.getByRole('listitem').filter({ hasText: 'Step 4: Draft' }).getByText(/attempt 1 of 5: completed · started .* · took /).waitFor();
+  // The run waits for its approval: the call says for which signal and until when.
+  await expectStatus(page, 'Waiting for a signal');
+  await listedRun(page, 'timeline after reload').getByText('Waiting for a signal').waitFor();
+  await inspectorCall(page, 'signal approve').getByText('waiting for the signal').waitFor();
+  await inspectorCall(page, 'signal approve').getByText(/^until .* \(in \d+ min/).waitFor();
+  await inspectorCall(page, 'step draft').getByText('done', { exact: true }).waitFor();
+  expect(await inspectorCalls(page).getByRole('listitem').filter({ hasText: /^step / }).count()).toBe(4);
   await timeline.getByText(/waited for, not sent yet/).waitFor();
   expect(browser.errors).toEqual([]);
 });
@@ -83,54 +77,55 @@ test('a signal sent before the run waits shows as buffered; approving early says
   await detail.getByRole('heading', { name: 'approve early' }).waitFor();
   expect(await detail.locator('pre').count()).toBe(0);
   expect(await detail.locator('article ol li').count()).toBe(3);
+  // The run's value, as the store kept it.
+  await inspectorTimeline(page).getByText(/Result · .*# approve early/).waitFor();
   expect(browser.errors).toEqual([]);
 });
 
-test('a dead letter is retried from the inspector, runs again, and can then be discarded', async () => {
+test('a step out of attempts: the panel and the inspector show the same state and error until Retry ends the outage', async () => {
   const page = await browser.open();
   await startTask(page, { topic: 'outage to retry', researchCalls: 1, outage: true });
-  await expectStatus(page, 'Failed');
-  const dead = inspectorDeadLetters(page);
-  const letter = dead.getByRole('listitem').filter({ hasText: 'outage to retry' });
-  await letter.getByText(/5 of 5 attempts/).waitFor();
-  await letter.getByText('model unavailable (simulated outage)').waitFor();
-  const failedAttempts = await inspectorTimeline(page).getByText(/: failed/).count();
+  const detail = runDetail(page);
+  await expectStatus(page, 'Waiting for a signal');
+  await listedRun(page, 'outage to retry').getByText('Waiting for a signal').waitFor();
+  const failed = inspectorCall(page, 'step research 1');
+  await failed.getByText('failed after 5 attempts').waitFor();
+  await failed.getByText('Error: model unavailable (simulated outage)').waitFor();
+  await inspectorCall(page, 'signal retry').getByText('no timeout').waitFor();
+  await stepItem(page, 'research 1 of 1').getByText(/^research 1 of 1 failed · 5 attempts · 5 failed/).waitFor();
+  // Not a dead letter: the workflow caught the step's failure and asks.
+  await inspectorDeadLetters(page).getByRole('heading', { name: 'Dead letters (0)' }).waitFor();
 
-  await letter.getByRole('button', { name: 'Retry step 1 of outage to retry' }).click();
-  await inspector(page).getByRole('status').getByText('Retried: step 1 of outage to retry runs again.').waitFor();
-  // The step runs again (five more tries, seen live), and lands in the dead letters again.
-  await expect.poll(() => inspectorTimeline(page).getByText(/: failed/).count(), { timeout: 60_000 }).toBeGreaterThan(failedAttempts);
-  await letter.getByText(/5 of 5 attempts/).waitFor({ timeout: 60_000 });
-
-  // Discarding asks first; keyboard focus lands on the confirmation.
-  await letter.getByRole('button', { name: 'Discard step 1 of outage to retry' }).click();
-  const confirm = letter.getByRole('button', { name: 'Yes, discard' });
-  await expect.poll(() => confirm.evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el)).toBe(true);
-  await page.keyboard.press('Enter');
-  await dead.getByRole('heading', { name: 'Dead letters (0)' }).waitFor();
-  await inspector(page).getByRole('region', { name: 'Queues' }).getByRole('row', { name: /workflow-steps/ }).getByRole('cell').nth(3).getByText('0', { exact: true }).waitFor();
-  expect(unexpectedErrors(browser.errors)).toEqual([]);
+  await detail.getByRole('button', { name: 'Retry step' }).click();
+  await inspectorCall(page, 'step research 1').last().getByText('done', { exact: true }).waitFor();
+  await inspectorCall(page, 'signal retry').getByText('received').waitFor();
+  await expectStatus(page, 'Waiting for a signal');
+  await detail.getByRole('button', { name: 'Approve', exact: true }).click();
+  await expectStatus(page, 'Succeeded');
+  await listedRun(page, 'outage to retry').getByText('Succeeded').waitFor();
+  expect(browser.errors).toEqual([]);
 });
 
-test('a second tab follows a run live: its running step, each new step, the end', async () => {
+test('a second tab follows a run live: its running execution, each call, the end', async () => {
   const first = await browser.open();
   expect(await connected(first)).toBe('leader');
   const second = await browser.open();
   expect(await connected(second)).toBe('follower');
 
   await startTask(first, { topic: 'watched from another tab', researchCalls: 3, tokenDelayMs: 30 });
-  // No reload in the second tab: the run appears in its list and its steps advance there.
+  // No reload in the second tab: the run appears in its list and its calls advance there.
   await runInList(second, 'watched from another tab').click();
   const timeline = inspectorTimeline(second);
-  // A follower draws the step the leader runs as running (not as a grey "pending").
-  await timeline.getByRole('listitem').filter({ hasText: /Step \d: Research/ }).getByText('running', { exact: true }).first().waitFor();
-  await timeline.getByRole('listitem').filter({ hasText: 'Step 1: Research 1/3' }).getByText('done', { exact: true }).waitFor();
-  await inspectorRuns(second).getByRole('button', { name: /watched from another tab/ }).getByText('Waiting for a signal').waitFor();
+  // A follower draws the execution the leader runs as running (not as a grey "pending").
+  await timeline.getByRole('list', { name: 'Executions' }).getByText('running', { exact: true }).first().waitFor();
+  await inspectorCall(second, 'step research 1').getByText('done', { exact: true }).waitFor();
+  await stepItem(second, 'research 1 of 3').getByText('done', { exact: true }).waitFor();
+  await listedRun(second, 'watched from another tab').getByText('Waiting for a signal').waitFor();
 
-  await expectStatus(first, 'Waiting for approval');
+  await expectStatus(first, 'Waiting for a signal');
   await runDetail(first).getByRole('button', { name: 'Approve', exact: true }).click();
-  await inspectorRuns(second).getByRole('button', { name: /watched from another tab/ }).getByText('Succeeded').waitFor();
-  await timeline.getByRole('listitem').filter({ hasText: 'Step 6: Publish' }).getByText('done', { exact: true }).waitFor();
+  await listedRun(second, 'watched from another tab').getByText('Succeeded').waitFor();
   await expectStatus(second, 'Succeeded');
+  await inspector(second).getByText(/Calls not kept: a run deletes its history when it ends/).waitFor();
   expect(browser.errors).toEqual([]);
 });

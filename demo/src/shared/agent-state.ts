@@ -1,7 +1,7 @@
 /**
- * What the page and the agent's worker agree on: the shape of a task, the state a run carries
- * from step to step, the approval signal, and the caller-KV keys the demo keeps its own records
- * under. Everything is JSON so it reads the same on both sides of the worker boundary.
+ * What the page and the agent's worker agree on: the task a person starts, the names of the
+ * workflow's steps and signals, the decisions sent to it, what it returns, and the messages the
+ * executing worker streams to every tab. Plain data, the same on both sides of the worker boundary.
  */
 
 /** The stores the demo can run on; both live in this browser's origin. */
@@ -10,97 +10,67 @@ export type StoreKind = 'indexeddb' | 'opfs';
 /** Name of the runtime's store (and of its Web Lock and BroadcastChannel). */
 export const STORE_NAME = 'agent-demo';
 
-/** What the user asks for when starting a task. */
+/** What the user asks for when starting a task: the workflow's input. */
 export interface TaskSpec {
   readonly topic: string;
-  /** Research model calls, one per step. */
+  /** Research model calls, one step each. */
   readonly researchCalls: number;
   /** How long the run waits for a decision before escalating (and then as long again before it gives up). */
   readonly approvalTimeoutMs: number;
   /** Delay of the simulated model between words. */
   readonly tokenDelayMs: number;
-  /** The second research call is rate limited on its first attempt (shows a scheduled retry). */
+  /** The second research call is rate limited on its first attempt (the step retries it after a backoff). */
   readonly flaky: boolean;
-  /** Every research call fails: the step runs out of attempts and lands in the dead letters. */
+  /** Every research call fails until the person presses Retry: the step runs out of attempts. */
   readonly outage: boolean;
 }
 
-export type Phase = 'research' | 'draft' | 'decide' | 'publish';
+/** The steps of the workflow, by the names `ctx.step` records (and the inspector shows). */
+export const STEPS = {
+  research: (index: number): string => `research ${index + 1}`,
+  draft: 'draft',
+  escalate: 'escalate',
+  publish: 'publish',
+} as const;
 
-/** The payload of every step: the task plus what the agent has produced so far. */
-export interface AgentState {
-  readonly task: TaskSpec;
-  readonly phase: Phase;
-  /** Index of the research call (phase `research`). */
-  readonly index: number;
-  readonly notes: readonly string[];
-  readonly draft: string | null;
-  /** Set once the approval wait timed out and the run was escalated. */
-  readonly escalated: boolean;
-}
+/** The signals the run waits for (`client.signal(runId, name, value)`). */
+export const SIGNALS = {
+  /** A `Decision` on the draft. */
+  approve: 'approve',
+  /** A `RetryDecision` after a research step ran out of attempts. */
+  retry: 'retry',
+} as const;
 
-/** The decision a person sends as the approval signal. */
+/** The decision a person sends as the `approve` signal. */
 export interface Decision {
   readonly decision: 'approve' | 'reject';
   readonly reason: string;
 }
 
-/** What the demo stores about one finished step (a KV write staged by the step itself). */
-export interface StepRecord {
-  readonly stepNumber: number;
-  readonly label: string;
-  readonly attempt: number;
-  /** The model call was served from the step's memo (it completed before a crash). */
-  readonly memoHit: boolean;
-  readonly usedModel: boolean;
-  readonly durationMs: number;
-  readonly finishedAt: number;
-  readonly output: string;
+/** What a person sends as the `retry` signal: run the failed step again (the simulated outage is over), or fail the run. */
+export type RetryDecision = 'retry' | 'give-up';
+
+/** What a succeeded run returns. */
+export interface AgentResult {
+  /** The published brief, Markdown. */
+  readonly article: string;
+  readonly draft: string;
+  readonly notes: readonly string[];
 }
 
-/** What the terminal hook stores about a finished run. */
-export interface OutcomeRecord {
-  readonly status: 'succeeded' | 'failed' | 'cancelled';
-  readonly error: string | null;
-  readonly finalStep: number;
-  readonly finishedAt: number;
-  readonly article: string | null;
+/** Attempts of a model step (`retries: 4`) and the backoff before each retry, as the workflow sets them. */
+export const MODEL_STEP_POLICY = { attempts: 5, backoff: { initialMs: 500, factor: 2, maxMs: 4_000 } } as const;
+
+/** A running attempt's "last seen" time is saved this often: one cut off ran at most this much longer. */
+export const HEARTBEAT_MS = 500;
+
+/** The delay the step waits before attempt `attempt + 1` (the library's exponential backoff with the policy above). */
+export function retryDelayAfter(attempt: number): number {
+  const { initialMs, factor, maxMs } = MODEL_STEP_POLICY.backoff;
+  return Math.min(maxMs, initialMs * factor ** (attempt - 1));
 }
 
-/** Stored with the submission, in the same transaction as the run's first step. */
-export interface RunMeta {
-  readonly topic: string;
-  readonly createdAt: number;
-  readonly researchCalls: number;
-}
-
-export const keys = {
-  runsPrefix: 'demo/runs/',
-  run: (runId: string) => `demo/runs/${runId}`,
-  outcome: (runId: string) => `demo/outcome/${runId}`,
-  stepsPrefix: (runId: string) => `demo/steps/${runId}/`,
-  step: (runId: string, stepNumber: number) => `demo/steps/${runId}/${String(stepNumber).padStart(4, '0')}`,
-  escalation: (runId: string) => `demo/escalated/${runId}`,
-} as const;
-
-/** The correlation key the run's approval step waits on. */
-export const approvalKey = (runId: string): string => `approval:${runId}`;
-
-/** The memo key of a step's model call. */
-export const MODEL_MEMO_KEY = 'model-call';
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-export function encodeJson(value: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify(value));
-}
-
-export function decodeJson<T>(bytes: Uint8Array): T {
-  return JSON.parse(decoder.decode(bytes)) as T;
-}
-
-/** The research questions of a topic, in order (deterministic, so a redelivered step asks the same). */
+/** The research questions of a topic, in order (deterministic: a replay asks the same). */
 export function researchQuestions(topic: string, count: number): string[] {
   const angles = [
     `What is ${topic}, in two sentences?`,
@@ -113,18 +83,9 @@ export function researchQuestions(topic: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) => angles[i % angles.length]!);
 }
 
-/** A human-readable name for the step that runs `state`. */
-export function stepLabel(state: Pick<AgentState, 'phase' | 'index' | 'task' | 'escalated'>): string {
-  switch (state.phase) {
-    case 'research':
-      return `Research ${state.index + 1}/${state.task.researchCalls}`;
-    case 'draft':
-      return 'Draft';
-    case 'decide':
-      return state.escalated ? 'Approval (escalated)' : 'Approval';
-    case 'publish':
-      return 'Publish';
-  }
+/** A step's name for a person: `research 2 of 3`, `draft`, ... */
+export function stepLabel(step: string, researchCalls: number | null): string {
+  return researchCalls !== null && /^research \d+$/.test(step) ? `${step} of ${researchCalls}` : step;
 }
 
 export const LIMITS = {
@@ -132,9 +93,11 @@ export const LIMITS = {
   researchCallsMax: 6,
 } as const;
 
-/** Channel on which the executing worker streams model output and reports model calls. */
+/** Channel on which the executing worker streams model output and says when its logs changed. */
 export const liveChannelName = (store: StoreKind): string => `taquba-demo:live:${store}`;
 
 export type LiveMessage =
-  | { readonly type: 'tokens'; readonly runId: string; readonly stepNumber: number; readonly text: string }
-  | { readonly type: 'model-call'; readonly runId: string; readonly stepNumber: number; readonly memoHit: boolean };
+  /** The text a step's model call produced so far. */
+  | { readonly type: 'tokens'; readonly runId: string; readonly step: string; readonly text: string }
+  /** An attempt started or ended, or a model call was logged: re-read the demo's logs. */
+  | { readonly type: 'log'; readonly runId: string };

@@ -1,32 +1,31 @@
 /**
- * The demo page: connects to its tab's worker, shows the selected run's agent view (decisions,
- * streamed output, notes, the brief) next to `<taquba-inspector>` (runs, timelines, memo, KV,
- * dead letters, queues), and turns buttons into runtime calls. Everything it shows is read back
- * from the store, so a reload (or another tab) shows the same thing.
+ * The demo page: connects to its tab's worker, starts the agent's workflow (`client.start(agent,
+ * task)`), shows the selected run's agent view (what it does or waits for, the draft, every step
+ * with its attempts, the brief) next to `<taquba-inspector>` (runs, the workflow's calls,
+ * executions, signals, dead letters, queues), and turns buttons into runtime calls (`client.signal`,
+ * `client.cancel`). The run's state is read from the runtime, as the inspector reads it; what the
+ * runtime does not keep (outputs, every attempt) comes from the demo's own log (demo-db.ts). A
+ * reload, or another tab, shows the same thing.
  */
 import { connect, type HostEvent, type RunEvent, type WorkflowClient } from 'taquba-workflow/browser';
 import { defineTaqubaInspector, RUN_SELECT_EVENT, type RunDescription } from 'taquba-workflow/browser/inspector';
+import { agent } from '../agent/agent-workflow.js';
+import { LIMITS, liveChannelName, SIGNALS, type Decision, type LiveMessage, type RetryDecision, type StoreKind, type TaskSpec } from '../shared/agent-state.js';
 import {
-  approvalKey,
-  decodeJson,
-  encodeJson,
-  keys,
-  LIMITS,
-  liveChannelName,
-  MODEL_MEMO_KEY,
-  type AgentState,
-  type Decision,
-  type LiveMessage,
-  type OutcomeRecord,
-  type RunMeta,
-  type StepRecord,
-  type StoreKind,
-  type TaskSpec,
-} from '../shared/agent-state.js';
-import { loadModelSettings, modelCalls, saveModelSettings, summarize, type ModelCallRecord, type ModelSettings } from '../shared/demo-db.js';
+  attemptsOf,
+  loadModelSettings,
+  modelCalls,
+  recordRun,
+  runsOf,
+  saveModelSettings,
+  summarize,
+  type ModelCallRecord,
+  type ModelSettings,
+  type RunRecord,
+} from '../shared/demo-db.js';
 import { byId as $ } from './dom.js';
-import { labelForStep, plannedSteps, type RunRow } from './run-model.js';
-import { renderModelCalls, renderRunDetail, type Activity } from './views.js';
+import type { RunSnapshot } from './run-model.js';
+import { renderModelCalls, renderRunDetail, type Streaming } from './views.js';
 
 const STORE_SETTING = 'taquba-demo:store';
 const POLL_MS = 2_000;
@@ -38,21 +37,19 @@ const client: WorkflowClient = connect(worker);
 defineTaqubaInspector();
 const inspector = $('inspector') as HTMLElementTagNameMap['taquba-inspector'];
 
-/** What the demo's own KV records say about a run (stored with its submission and at its end). */
-interface RunRecords {
-  readonly meta: RunMeta;
-  readonly outcome: OutcomeRecord | null;
-  readonly escalated: boolean;
-}
-
-const records = new Map<string, RunRecords>();
+/** The runs this browser started, newest first (demo-db.ts). */
+let records = new Map<string, RunRecord>();
 let selected: string | null = new URL(location.href).searchParams.get('run');
-let selectedRow: RunRow | undefined;
-let stepRecords: StepRecord[] = [];
-/** What the running step streams, per run (cleared when the step finishes). */
-const streaming = new Map<string, { stepNumber: number; text: string }>();
+let snapshot: RunSnapshot | undefined;
+/** Results of succeeded runs, read once each. */
+const results = new Map<string, RunSnapshot['result']>();
+/** What the running step streams, per run. */
+const streaming = new Map<string, Streaming>();
 /** The model-call log of this store (demo-db.ts), for the header's counter and per run. */
 let callLog: ModelCallRecord[] = [];
+/** The tab that executes runs now (its host id). */
+let leader: string | null = null;
+let sending = false;
 let refreshing: Promise<void> | undefined;
 let refreshAgain = false;
 let firstStepEventSeen = false;
@@ -70,24 +67,22 @@ function clearError(): void {
   $('alert').hidden = true;
 }
 
-async function allKv(prefix: string): Promise<[string, Uint8Array][]> {
-  const out: [string, Uint8Array][] = [];
-  const decoder = new TextDecoder();
-  let cursor: Uint8Array | undefined;
-  do {
-    const page = await client.kvScan(prefix, { cursor, limit: 200 });
-    for (const [k, v] of page.entries) out.push([decoder.decode(k), v]);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return out;
+/** Everything the panel shows about `runId`, read now. */
+async function loadSnapshot(runId: string): Promise<RunSnapshot> {
+  const [timeline, attempts, buffered] = await Promise.all([client.runTimeline(runId), attemptsOf(store, runId), client.bufferedSignal(`${runId}#${SIGNALS.approve}`)]);
+  let result = results.get(runId) ?? null;
+  if (result === null && !timeline.active && timeline.terminal?.status === 'succeeded') {
+    // The workflow's value, decoded on this page by the definition's codec (null if the store did not keep it).
+    result = await client
+      .workflowRun(agent, runId)
+      .result()
+      .catch(() => null);
+    results.set(runId, result);
+  }
+  return { runId, record: records.get(runId), timeline, attempts, calls: callLog.filter((c) => c.runId === runId), approvalBuffered: buffered !== null, leader, result };
 }
 
-async function loadRecords(runId: string, meta: RunMeta): Promise<RunRecords> {
-  const [outcome, escalated] = await Promise.all([client.kvGet(keys.outcome(runId)), client.kvGet(keys.escalation(runId))]);
-  return { meta, outcome: outcome ? decodeJson<OutcomeRecord>(outcome) : null, escalated: escalated !== null };
-}
-
-/** Reads the demo's records and the selected run's state. Calls while one runs coalesce into one more. */
+/** Reads the runs and the selected run's state. Calls while one runs coalesce into one more. */
 function refresh(): Promise<void> {
   if (refreshing) {
     refreshAgain = true;
@@ -97,22 +92,19 @@ function refresh(): Promise<void> {
     try {
       do {
         refreshAgain = false;
-        const metas = await allKv(keys.runsPrefix);
-        const loaded = await Promise.all(metas.map(async ([key, value]) => [key.slice(keys.runsPrefix.length), await loadRecords(key.slice(keys.runsPrefix.length), decodeJson<RunMeta>(value))] as const));
-        records.clear();
-        for (const [runId, r] of loaded.sort((a, b) => b[1].meta.createdAt - a[1].meta.createdAt)) records.set(runId, r);
-        if (selected === null || !records.has(selected)) {
+        const runs = await runsOf(store);
+        records = new Map(runs.sort((a, b) => b.createdAt - a.createdAt).map((r) => [r.runId, r]));
+        if (selected === null && records.size > 0) {
           selected = records.keys().next().value ?? null;
           inspector.selectRun(selected);
         }
-        const r = selected ? records.get(selected) : undefined;
-        if (selected && r) {
-          const view = r.outcome ? null : await client.status(selected);
-          selectedRow = { runId: selected, meta: r.meta, outcome: r.outcome, view, escalated: r.escalated };
-          stepRecords = (await allKv(keys.stepsPrefix(selected))).map(([, v]) => decodeJson<StepRecord>(v));
-        } else {
-          selectedRow = undefined;
-          stepRecords = [];
+        snapshot = selected === null ? undefined : await loadSnapshot(selected);
+        if (snapshot && !records.has(snapshot.runId) && snapshot.timeline.status === 'unknown') {
+          // A run of the other store (the URL kept it across the switch), or one long gone.
+          selected = records.keys().next().value ?? null;
+          inspector.selectRun(selected);
+          refreshAgain = true;
+          continue;
         }
         renderDetail();
       } while (refreshAgain);
@@ -133,32 +125,18 @@ function refreshSoon(): void {
 
 // ---- rendering ----
 
-function activityOf(row: RunRow | undefined): Activity | null {
-  const now = row ? streaming.get(row.runId) : undefined;
-  return row && now ? { label: labelForStep(row.meta, now.stepNumber, row.escalated), text: now.text } : null;
-}
-
 function renderDetail(): void {
-  const row = selected === selectedRow?.runId ? selectedRow : undefined;
-  renderRunDetail(row, stepRecords, activityOf(row), summarize(callLog, row?.runId));
+  const s = snapshot?.runId === selected ? snapshot : undefined;
+  renderRunDetail(s, s ? streaming.get(s.runId) : undefined, summarize(callLog, s?.runId), { sending, noteShown: !$('decision-note').hidden });
 }
 
-/** What the inspector shows about a run beyond what the runtime stores: names, the plan, how it ended. */
+/** What the inspector shows about a run beyond what the runtime stores: its title, start and the signal it reads. */
 function describeRun(runId: string): RunDescription | undefined {
   const r = records.get(runId);
-  if (!r) return undefined;
-  const done = runId === selected ? new Map(stepRecords.map((s) => [s.stepNumber, s])) : new Map<number, StepRecord>();
   return {
-    title: r.meta.topic,
-    submittedAtMs: r.meta.createdAt,
-    steps: plannedSteps(r.meta, r.escalated).map((name, n) => {
-      const step = done.get(n);
-      // The output itself is in the agent panel; the timeline says whether the model was paid for.
-      return step?.usedModel ? { name, note: step.memoHit ? 'memo hit: the model was not called again' : 'model called' } : { name };
-    }),
-    ...(r.outcome ? { ended: { status: r.outcome.status, error: r.outcome.status === 'cancelled' ? null : r.outcome.error, finalStep: r.outcome.finalStep, at: r.outcome.finishedAt } } : {}),
-    signalKeys: [approvalKey(runId)],
-    kvPrefixes: [keys.run(runId), keys.stepsPrefix(runId), keys.escalation(runId), keys.outcome(runId)],
+    ...(r ? { title: r.topic, submittedAtMs: r.createdAt } : {}),
+    // A decision sent before the run waits for it shows as buffered.
+    signalKeys: [`${runId}#${SIGNALS.approve}`],
   };
 }
 
@@ -168,14 +146,21 @@ async function loadModelCalls(): Promise<void> {
 }
 
 function select(runId: string): void {
+  if (runId !== selected) $('decision-note').hidden = true;
   selected = runId;
   const url = new URL(location.href);
   url.searchParams.set('run', runId);
   history.replaceState(null, '', url);
-  $('decision-note').hidden = true;
   inspector.selectRun(runId);
   renderDetail();
   void refresh();
+}
+
+/** Brings the run panel into view (on a narrow screen it is below the fold after starting a task). */
+function showRunPanel(): void {
+  const panel = $('run-panel');
+  const top = panel.getBoundingClientRect().top;
+  if (top < 0 || top > window.innerHeight * 0.6) panel.scrollIntoView({ block: 'start', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
 }
 
 // ---- actions ----
@@ -235,11 +220,6 @@ function readTask(form: HTMLFormElement): TaskSpec {
   };
 }
 
-function newRunId(): string {
-  const random = crypto.getRandomValues(new Uint8Array(4));
-  return `run-${Date.now().toString(36)}-${[...random].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
-}
-
 async function startTask(event: SubmitEvent): Promise<void> {
   event.preventDefault();
   clearError();
@@ -247,37 +227,52 @@ async function startTask(event: SubmitEvent): Promise<void> {
   fieldError('task', null);
   try {
     const task = readTask(form);
-    const runId = newRunId();
-    const state: AgentState = { task, phase: 'research', index: 0, notes: [], draft: null, escalated: false };
-    const meta: RunMeta = { topic: task.topic, createdAt: Date.now(), researchCalls: task.researchCalls };
-    // The run's listing record commits with its first step: a run is never listed without existing, nor the reverse.
-    await client.submit({ runId, input: encodeJson(state), kvWrites: [[keys.run(runId), encodeJson(meta)]] });
-    select(runId);
+    const createdAt = Date.now();
+    const run = await client.start(agent, task);
+    // This browser's list of its runs (the store lists active runs, and finished ones for 30 days).
+    await recordRun({ store, runId: run.runId, topic: task.topic, createdAt, researchCalls: task.researchCalls, approvalTimeoutMs: task.approvalTimeoutMs, outage: task.outage });
+    select(run.runId);
+    showRunPanel();
   } catch (e) {
     if (e instanceof FieldError) fieldError('task', e);
     else showError(e);
   }
 }
 
-async function decide(decision: Decision['decision']): Promise<void> {
+/** Sends a signal to the selected run and says what became of it. */
+async function send(name: string, value: Decision | RetryDecision, says: (outcome: 'delivered' | 'buffered') => string): Promise<void> {
   if (!selected) return;
   clearError();
-  const reasonInput = $<HTMLInputElement>('reject-reason');
-  const payload: Decision = { decision, reason: decision === 'reject' ? reasonInput.value : '' };
+  sending = true;
+  renderDetail();
   try {
-    const outcome = await client.signal(approvalKey(selected), encodeJson(payload));
+    const outcome = await client.signal(selected, name, value);
     const note = $('decision-note');
+    note.textContent = says(outcome);
     note.hidden = false;
-    const what = decision === 'approve' ? 'Approval' : 'Rejection';
-    note.textContent =
-      outcome === 'delivered'
-        ? `${what} delivered to the waiting step.`
-        : `${what} recorded: the run will read it when it reaches the approval step.`;
-    if (decision === 'reject') reasonInput.value = '';
-    refreshSoon();
   } catch (e) {
     showError(e);
+  } finally {
+    sending = false;
   }
+  await refresh();
+}
+
+function decide(decision: Decision['decision']): Promise<void> {
+  const reasonInput = $<HTMLInputElement>('reject-reason');
+  const value: Decision = { decision, reason: decision === 'reject' ? reasonInput.value : '' };
+  if (decision === 'reject') reasonInput.value = '';
+  const what = decision === 'approve' ? 'Approval' : 'Rejection';
+  return send(SIGNALS.approve, value, (outcome) =>
+    outcome === 'delivered' ? `${what} delivered to the waiting run.` : `${what} recorded: the run will read it when it reaches the approval step.`,
+  );
+}
+
+function retryStep(value: RetryDecision): Promise<void> {
+  const outage = selected !== null && records.get(selected)?.outage === true;
+  return send(SIGNALS.retry, value, () =>
+    value === 'give-up' ? "Giving up: the run fails with the step's error." : `Retry sent: the step runs again${outage ? ', and the simulated outage is over' : ''}.`,
+  );
 }
 
 async function cancelRun(): Promise<void> {
@@ -352,6 +347,7 @@ function onEvent(event: HostEvent): void {
     else if (event.role === 'failed') role.textContent = `failed: ${event.error?.message ?? 'unknown error'}`;
     else role.textContent = event.role === 'starting' ? 'connecting…' : event.role;
     role.dataset.role = event.role;
+    leader = event.leader;
     // The tab strip tells which of several tabs executes.
     document.title = event.role === 'leader' ? `▶ Executing · ${storeTitle}` : storeTitle;
     if (event.role === 'leader' || event.role === 'follower') refreshSoon();
@@ -366,19 +362,19 @@ function onRunEvent(event: RunEvent): void {
     // Read by the demo.resume benchmark: navigation start to the first step event after a load.
     performance.mark('demo:first-step-event');
   }
-  if (event.type === 'step-started' || event.type === 'terminal' || (event.type === 'step-finished' && streaming.get(event.runId)?.stepNumber === event.stepNumber)) {
-    streaming.delete(event.runId);
-  }
-  if (event.runId === selected) renderDetail();
+  leader = event.executor;
+  if (event.type === 'terminal') streaming.delete(event.runId);
   refreshSoon();
 }
 
 function onLive(message: LiveMessage): void {
   if (message.type === 'tokens') {
-    streaming.set(message.runId, { stepNumber: message.stepNumber, text: message.text });
+    streaming.set(message.runId, { step: message.step, text: message.text });
     if (message.runId === selected) renderDetail();
   } else {
-    void loadModelCalls().then(() => message.runId === selected && renderDetail());
+    // An attempt started or ended: what it streamed is in the log now (or was cut off).
+    streaming.delete(message.runId);
+    void loadModelCalls().then(() => message.runId === selected && refreshSoon());
   }
 }
 
@@ -406,13 +402,15 @@ function boot(): void {
   });
   $('approve').addEventListener('click', () => void decide('approve'));
   $('reject').addEventListener('click', () => void decide('reject'));
+  $('retry-step').addEventListener('click', () => void retryStep('retry'));
+  $('give-up').addEventListener('click', () => void retryStep('give-up'));
   $('cancel').addEventListener('click', () => void cancelRun());
   $('crash').addEventListener('click', () => location.reload());
   addEventListener('online', showNetwork);
   addEventListener('offline', showNetwork);
   showNetwork();
 
-  inspector.options = { describeRun, knownRuns: () => [...records.keys()], memoKeys: [MODEL_MEMO_KEY], pollMs: POLL_MS };
+  inspector.options = { describeRun, knownRuns: () => [...records.keys()], pollMs: POLL_MS };
   inspector.client = client;
   if (selected) inspector.selectRun(selected);
   inspector.addEventListener(RUN_SELECT_EVENT, (e) => select((e as CustomEvent<{ runId: string }>).detail.runId));
@@ -427,6 +425,7 @@ function boot(): void {
   void loadModelForm();
   void refresh();
   setInterval(() => {
+    // Also for an ended run: a dead letter retried from the inspector revives its run.
     if (document.visibilityState === 'visible') void refresh();
   }, POLL_MS);
 

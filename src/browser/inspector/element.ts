@@ -17,8 +17,8 @@ import type { QueueStats } from '../../core/queue/index.js';
 import type { DeadStepView, HostEvent } from '../protocol.js';
 import { h, replaceKeepingFocus } from './dom.js';
 import type { FunctionTimeline } from '../../core/workflow/index.js';
-import { describeBytes, describeDuration, describeSeconds, describeTime, describeValue } from './format.js';
-import { describeCalls, signalLabel, type CallView } from './function-calls.js';
+import { describeBytes, describeDuration, describeTime, describeValue } from './format.js';
+import { describeCalls, signalLabel, waitLimit, type CallView } from './function-calls.js';
 import { ACTIVE, FILTERS, RunReads, STATE_TEXT, type InspectorClient, type InspectorOptions, type RunDetailView, type RunRow, type RunState } from './run-reads.js';
 import { INSPECTOR_CSS } from './styles.js';
 import { buildTimeline, RunObserver, type RunDescription, type StepRow } from './timeline.js';
@@ -475,8 +475,8 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
         wait === null
           ? null
           : wait.type === 'signal'
-            ? `waiting for signal "${signalLabel(runId, wait.correlationKey, fn)}" · times out ${describeTime(wait.timeoutAt, now)}`
-            : `${wait.reason === 'retry' ? 'retry' : 'resumes'} ${describeTime(wait.at, now)} (${describeSeconds(Math.max(0, Math.ceil((wait.at - now) / 1000)))} from now)`;
+            ? `waiting for signal "${signalLabel(runId, wait.correlationKey, fn)}" · ${waitLimit(wait.timeoutAt, now)}`
+            : `${wait.reason === 'retry' ? 'retry' : 'resumes'} ${describeTime(wait.at, now)}`;
       return h(
         'li',
         { class: `step ${step.phase}`, part: `step step-${step.phase}` },

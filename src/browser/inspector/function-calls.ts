@@ -9,6 +9,11 @@ import { describeTime } from './format.js';
 /** A wait this far off had no timeout (`waitForSignal` without `timeoutMs` waits about 100 years). */
 const NO_TIMEOUT_AFTER_MS = 50 * 365 * 24 * 3600_000;
 
+/** A signal wait's limit: "times out <when>", or "no timeout" for the decades-long default. */
+export function waitLimit(timeoutAt: number, now: number): string {
+  return timeoutAt - now > NO_TIMEOUT_AFTER_MS ? 'no timeout' : `times out ${describeTime(timeoutAt, now)}`;
+}
+
 export interface CallView {
   /** The call's history position (stable across re-renders). */
   readonly position: number;

@@ -22,6 +22,7 @@ import type { LogSink } from '../../logger.js';
 import { MAX_KV_VALUE_SIZE, type Queue } from '../../queue/index.js';
 import { show } from '../../show.js';
 import { NonDeterminismError, RunFailedError, StepFailedError } from './errors.js';
+import { StepError } from '../steps/step-error.js';
 import { childRunIdOf, childSignalName, parentTag, type ChildOutcome, type ChildStarter } from './children.js';
 import type { Workflow } from './define.js';
 import { validateRunId } from '../validation.js';
@@ -68,7 +69,8 @@ export interface WorkflowContext {
   /**
    * Runs `fn` until it succeeds once for this run and this call, and returns its value; on every
    * later execution the recorded value is returned without running `fn`. A throw is retried
-   * (`options`, else the workflow's step defaults: 2 retries with backoff); out of attempts the
+   * (`options`, else the workflow's step defaults: 2 retries with backoff), except a
+   * `StepError.permanent` or an INVALID_ARGUMENT, which end the step at once; out of attempts the
    * step throws `StepFailedError` (STEP_FAILED), which the workflow may catch. The value must be
    * storable by the value codec (JSON-like data, Map, Set, Date, BigInt, typed arrays) and at
    * most 256 KiB encoded, else INVALID_ARGUMENT. Two steps running at once must have different names.
@@ -232,7 +234,9 @@ export class Execution implements WorkflowContext {
     // crash must not hand a step's side effect (an idempotency key) a value the run then forgets.
     await this.flush();
     let lastError = '';
+    let attempts = 0;
     for (let attempt = 1; attempt <= policy.attempts; attempt++) {
+      attempts = attempt;
       if (attempt > 1) await this.init.clock.sleep(retryDelay(policy, attempt), this.signal);
       if (this.closed) return NEVER;
       this.signal.throwIfAborted();
@@ -242,17 +246,19 @@ export class Execution implements WorkflowContext {
       } catch (e) {
         if (this.signal.aborted) throw e;
         lastError = errorText(e);
-        const last = attempt === policy.attempts;
+        // A permanent error (`StepError.permanent`, a 401, bad input) would fail every attempt the same way.
+        const last = attempt === policy.attempts || isPermanent(e);
         this.log.warn(last ? `step ${JSON.stringify(name)} failed, out of attempts` : `step ${JSON.stringify(name)} failed, retrying`, { attempt, error: lastError });
+        if (last) break;
         continue;
       }
       const stored = await this.record(position, { kind: 'step', name, value: encodeStepValue(name, value) });
       if (stored.kind === 'step' && 'failed' in stored) throw new StepFailedError(name, stored.failed.attempts, stored.failed.message);
       return decodeValue((stored as { value: Uint8Array }).value) as T;
     }
-    const stored = await this.record(position, { kind: 'step', name, failed: { message: lastError, attempts: policy.attempts } });
+    const stored = await this.record(position, { kind: 'step', name, failed: { message: lastError, attempts } });
     if (stored.kind === 'step' && !('failed' in stored)) return decodeValue(stored.value) as T;
-    throw new StepFailedError(name, policy.attempts, lastError);
+    throw new StepFailedError(name, attempts, lastError);
   }
 
   /** One attempt, aborted by the run's cancellation or the attempt's timeout. */
@@ -482,6 +488,11 @@ function checkName(name: unknown, what: string): asserts name is string {
   if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
     throw new InvalidArgumentError(`a ${what} name must be a string of 1..200 characters. name=${show(name)}`, { reason: `invalid_${what}_name` });
   }
+}
+
+/** Whether a step's error says retrying cannot help: a permanent `StepError`, or the library's own refusals of bad input. */
+function isPermanent(e: unknown): boolean {
+  return (e instanceof StepError && e.kind === 'permanent') || isTaqubaError(e, 'INVALID_ARGUMENT');
 }
 
 function encodeStepValue(name: string, value: unknown): Uint8Array {

@@ -1,11 +1,13 @@
 /**
- * Runs the CLI from source as a child process (node + tsx, as `npx taquba` runs the built file)
+ * Runs the CLI from source as a child process (the sources bundled once, see
+ * test/support/node-script.ts, and run by node, as `npx taquba` runs the built file)
  * or, for the many read calls of a test, in this process through `runCli` (same program, no
  * process start per call), and starts the live writer of test/cli/live-writer.ts beside it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/cli/program.js';
+import { nodeScript } from '../support/node-script.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -28,13 +30,13 @@ export function plainEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-function tsx(script: string, args: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+function node(script: string, args: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [...nodeScript(script), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 /** One CLI invocation to its end. */
 export function cli(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()): Promise<CliResult> {
-  const child = tsx(MAIN, args, env);
+  const child = node(MAIN, args, env);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
@@ -56,8 +58,13 @@ export async function cliHere(args: readonly string[], env: NodeJS.ProcessEnv = 
 
 /** A CLI invocation that keeps running (`watch`): its stdout lines as they come, and a way to stop it. */
 export function cliProcess(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()) {
-  const child = tsx(MAIN, args, env);
+  const child = node(MAIN, args, env);
   return { child, ...lineReader(child) };
+}
+
+/** Whether the child has exited: with a code, or killed by a signal (then `exitCode` stays null). */
+function ended(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
 }
 
 function lineReader(child: ChildProcess) {
@@ -78,9 +85,12 @@ function lineReader(child: ChildProcess) {
   async function waitForLine(match: (line: string) => boolean, timeoutMs = 60_000, from = 0): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      // Once the child ended, its last lines are read when its stdout closes (`exited`).
+      const over = ended(child);
+      if (over) await exited;
       const found = lines.slice(from).find(match);
       if (found !== undefined) return found;
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no matching line; stdout=${lines.join('\n')} stderr=${stderr}`);
+      if (over || Date.now() > deadline) throw new Error(`no matching line; stdout=${lines.join('\n')} stderr=${stderr}`);
       // Woken by the next stdout chunk; the timer only rechecks the deadline and the child's exit.
       await new Promise<void>((r) => {
         waiters.push(r);
@@ -93,21 +103,21 @@ function lineReader(child: ChildProcess) {
 
 /** The live writer on `args` (`fs <root>` or `s3 <endpoint> <bucket> <prefix>`), once it printed `ready`. */
 export async function startWriter(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()) {
-  const child = tsx(WRITER, args, env);
+  const child = node(WRITER, args, env);
   const reader = lineReader(child);
   await reader.waitForLine((l) => l === 'ready', 90_000);
   return {
     pid: child.pid!,
     /** SIGTERM and wait for the clean close (lock released, closing heartbeat written). */
     async stop(): Promise<void> {
-      if (child.exitCode !== null) return;
+      if (ended(child)) return;
       child.kill('SIGTERM');
       await reader.waitForLine((l) => l === 'closed', 30_000).catch(() => undefined);
       await reader.exited;
     },
     /** SIGKILL: no clean close, no closing heartbeat (a crash). */
     async kill(): Promise<void> {
-      if (child.exitCode !== null) return;
+      if (ended(child)) return;
       child.kill('SIGKILL');
       await reader.exited;
     },

@@ -9,6 +9,7 @@ import { ClusterLayout } from '../../src/core/cluster/layout.js';
 import type { ObjectStore } from '../../src/core/objects/object-store.js';
 import { QueueReader } from '../../src/core/queue/index.js';
 import type { Config } from './cluster-member.js';
+import { nodeScript } from '../support/node-script.js';
 
 const memberScript = fileURLToPath(new URL('./cluster-member.ts', import.meta.url));
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -30,7 +31,7 @@ export class MemberProc {
   readonly exited: Promise<void>;
 
   constructor(readonly config: Config) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', memberScript, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [...nodeScript(memberScript), JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.exited = new Promise((r) => this.child.once('exit', () => r()));
     let buffer = '';
     this.child.stdout!.on('data', (chunk: Buffer) => {

@@ -1,17 +1,18 @@
 /**
- * Runs examples/fanout-jobs.ts as a real process (`node --import tsx`) and checks what it prints:
+ * Runs examples/fanout-jobs.ts as a real process (bundled: test/support/node-script.ts) and checks what it prints:
  * one typed job per URL of its local server, the joined aggregate, and a retried step that finds
  * the aggregate in its memo instead of fanning out again (the server answers three requests).
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { nodeScript } from '../support/node-script.js';
 
 const example = fileURLToPath(new URL('../../examples/fanout-jobs.ts', import.meta.url));
 
 function runExample(): Promise<{ lines: string[]; code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', example], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...nodeScript(example)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);

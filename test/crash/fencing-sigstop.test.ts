@@ -6,44 +6,61 @@
  * that was overtaken ends with FENCED (not another error, not more acknowledgements that vanish).
  * Run with the process lock (the stopped holder's lock goes stale and is taken over) and without
  * it (three writers, the first two stopped).
+ *
+ * Every writer of a trial is started up front and told `go` when it is due (fencing-writer.ts),
+ * so process starts overlap instead of lying on the trial's path; the trials of a test run at
+ * once (each on its own store), as they spend most of their time waiting for a lock to go stale.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, type OnTestFinishedHandler } from 'vitest';
 import { fromUtf8, utf8 } from '../../src/core/bytes.js';
 import { KvDb } from '../../src/core/kv/index.js';
 import { FileSystemObjectStore } from '../../src/node/index.js';
+import { nodeScript } from '../support/node-script.js';
 
 const writerScript = fileURLToPath(new URL('./fencing-writer.ts', import.meta.url));
+/** The writer lock's staleMs: the smallest the store allows (process-lock.ts). */
 const STALE_MS = 2000;
+/** How long a writer keeps retrying an open refused with LOCKED (the stopped holder's lock goes stale within STALE_MS of its last refresh). */
+const LOCK_WAIT_MS = 30_000;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Writer {
   readonly name: string;
   readonly child: ChildProcess;
+  /** Lets the started writer open the store and write (it waits for this). */
+  go(): void;
   readonly acked: string[];
   /** The last line that ended it: FENCED, `error ...`, or undefined while it runs. */
   final: string | undefined;
-  /** It printed `open` (its engine opened). */
+  /** It printed `open <tries>` (its engine opened, after that many tries). */
   opened: boolean;
   readonly exited: Promise<void>;
   stderr: string;
 }
 
-const children: ChildProcess[] = [];
 const roots: string[] = [];
 
 type Wal = 'log' | 'objects';
+/** Cleanup of one test (its context's `onTestFinished`). */
+type Cleanup = (fn: OnTestFinishedHandler) => void;
 
-function startWriter(root: string, name: string, lock: boolean, wal: Wal): Writer {
-  const child = spawn(process.execPath, ['--import', 'tsx', writerScript, root, name, lock ? 'lock' : 'nolock', String(STALE_MS), wal], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** Starts a writer process; it opens the store when told `go()`. */
+function startWriter(cleanup: Cleanup, root: string, name: string, lock: boolean, wal: Wal): Writer {
+  const child = spawn(process.execPath, [...nodeScript(writerScript), root, name, lock ? 'lock' : 'nolock', String(STALE_MS), wal, String(lock ? LOCK_WAIT_MS : 0)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  children.push(child);
-  const writer: Writer = { name, child, acked: [], final: undefined, opened: false, exited: new Promise((r) => child.once('exit', () => r())), stderr: '' };
+  cleanup(() => {
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+  });
+  const go = () => void child.stdin!.write('go\n');
+  child.stdin!.on('error', () => undefined); // a writer that already exited
+  const writer: Writer = { name, child, go, acked: [], final: undefined, opened: false, exited: new Promise((r) => child.once('exit', () => r())), stderr: '' };
   let buffer = '';
   child.stdout!.on('data', (chunk: Buffer) => {
     buffer += chunk.toString();
@@ -51,7 +68,7 @@ function startWriter(root: string, name: string, lock: boolean, wal: Wal): Write
     buffer = lines.pop() ?? '';
     for (const line of lines) {
       if (line.startsWith('ack ')) writer.acked.push(line.slice(4));
-      else if (line === 'open') writer.opened = true;
+      else if (line.startsWith('open ')) writer.opened = true;
       else if (line === 'FENCED' || line.startsWith('error ')) writer.final = line;
     }
   });
@@ -70,7 +87,7 @@ async function waitUntil(what: string | (() => string), cond: () => boolean, ms:
 
 /**
  * Waits until `writer` has `count` acknowledged keys (failing early if it stopped). Generous: a
- * new writer is a `tsx` process start plus an open, on a machine busy with other test files.
+ * new writer may wait for a stale lock, and opens on a machine busy with other test files.
  */
 async function waitAcks(writer: Writer, count: number): Promise<void> {
   const state = () => `${writer.name} acknowledging ${count} keys (has ${writer.acked.length}, opened=${writer.opened}, final=${writer.final}, stderr=${writer.stderr.slice(0, 300)})`;
@@ -78,22 +95,6 @@ async function waitAcks(writer: Writer, count: number): Promise<void> {
     if (writer.final !== undefined) throw new Error(`${writer.name} stopped early: ${writer.final} ${writer.stderr.slice(0, 300)}`);
     return writer.acked.length >= count;
   }, 40_000);
-}
-
-/**
- * Starts a writer that takes the lock; while the old holder's lock is not stale yet (LOCKED), tries
- * again until a generous deadline. The stale-lock takeover needs time to pass; this waits for it
- * to have happened rather than sleeping a guessed margin.
- */
-async function startLockedWriter(root: string, name: string, wal: Wal): Promise<Writer> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const w = startWriter(root, name, true, wal);
-    await waitUntil(`${name} starting`, () => w.final !== undefined || w.acked.length > 0, 15_000);
-    if (w.final === undefined || !w.final.startsWith('error LOCKED') || Date.now() > deadline) return w;
-    await w.exited;
-    await sleep(100); // pacing between attempts (each one is a process start), not a wait for work
-  }
 }
 
 /** The WAL object and log segment keys now in the store at `root`. */
@@ -143,24 +144,17 @@ async function newRoot(): Promise<string> {
   return root;
 }
 
-afterEach(() => {
-  for (const c of children.splice(0)) {
-    c.kill('SIGCONT');
-    c.kill('SIGKILL');
-  }
-});
 afterAll(async () => {
   for (const r of roots.splice(0)) await rm(r, { recursive: true, force: true });
 });
 
 /**
- * Runs `trial(i)` for i < count, `parallel` at a time. A round takes ~10 s here; the tests'
- * timeouts leave room for a machine several times slower (each wait inside has its own deadline).
+ * Runs `trial(i)` for i < count, all at once (each on its own store). A trial takes a few seconds
+ * here, most of it waiting for a stopped holder's lock to go stale; the tests' timeouts leave room
+ * for a machine several times slower (each wait inside has its own deadline).
  */
-async function trials(count: number, parallel: number, trial: (i: number) => Promise<void>): Promise<void> {
-  for (let i = 0; i < count; i += parallel) {
-    await Promise.all(Array.from({ length: Math.min(parallel, count - i) }, (_, j) => trial(i + j)));
-  }
+async function trials(count: number, trial: (i: number) => Promise<void>): Promise<void> {
+  await Promise.all(Array.from({ length: count }, (_, i) => trial(i)));
 }
 
 // The append-log WAL (the default) gets every trial; WAL objects, kept for stores without logs, half.
@@ -168,14 +162,17 @@ describe.each([
   ['log', 6],
   ['objects', 3],
 ] as const)('fencing across real processes on the filesystem store (SIGSTOP / SIGCONT), %s WAL', (wal, count) => {
-  it('with the process lock: a stopped holder whose lock went stale is fenced on SIGCONT, and nothing acknowledged is lost', async () => {
-    await trials(count, 3, async (t) => {
+  it('with the process lock: a stopped holder whose lock went stale is fenced on SIGCONT, and nothing acknowledged is lost', async ({ onTestFinished }) => {
+    await trials(count, async (t) => {
       const root = await newRoot();
-      const first = startWriter(root, `L${t}-first`, true, wal);
+      const first = startWriter(onTestFinished, root, `L${t}-first`, true, wal);
+      const second = startWriter(onTestFinished, root, `L${t}-second`, true, wal);
+      first.go();
       await waitAcks(first, 20 + t * 15);
       first.child.kill('SIGSTOP');
       const walAtStop = await walKeys(root);
-      const second = await startLockedWriter(root, `L${t}-second`, wal);
+      // Refused (LOCKED) while the stopped holder's lock is fresh; it retries until the lock is stale.
+      second.go();
       await waitAcks(second, 250);
       await waitWalCollected(root, walAtStop, `L${t}: the second writer's GC deleting WAL objects its flushes retired`);
       await expectFencedAfterContinue(first);
@@ -188,17 +185,18 @@ describe.each([
     });
   }, 300_000);
 
-  it('without the lock: two stopped writers are fenced on SIGCONT by a third, and nothing acknowledged is lost', async () => {
-    await trials(count, 2, async (t) => {
+  it('without the lock: two stopped writers are fenced on SIGCONT by a third, and nothing acknowledged is lost', async ({ onTestFinished }) => {
+    await trials(count, async (t) => {
       const root = await newRoot();
-      const first = startWriter(root, `N${t}-first`, false, wal);
+      const [first, second, third] = ['first', 'second', 'third'].map((n) => startWriter(onTestFinished, root, `N${t}-${n}`, false, wal));
+      first.go();
       await waitAcks(first, 20 + t * 10);
       first.child.kill('SIGSTOP');
-      const second = startWriter(root, `N${t}-second`, false, wal);
+      second.go();
       await waitAcks(second, 120);
       second.child.kill('SIGSTOP');
       const walAtStop = await walKeys(root);
-      const third = startWriter(root, `N${t}-third`, false, wal);
+      third.go();
       await waitAcks(third, 250);
       await waitWalCollected(root, walAtStop, `N${t}: the third writer's GC deleting WAL objects its flushes retired`);
       await Promise.all([expectFencedAfterContinue(first), expectFencedAfterContinue(second)]);

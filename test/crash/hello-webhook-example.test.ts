@@ -6,12 +6,13 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { nodeScript } from '../support/node-script.js';
 
 const script = fileURLToPath(new URL('../../examples/hello-webhook.ts', import.meta.url));
 
 function run(): Promise<{ lines: string[]; code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...nodeScript(script)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let stderr = '';
     const timer = setTimeout(() => proc.kill('SIGKILL'), 60_000);

@@ -13,6 +13,7 @@ import { Queue } from '../../src/core/queue/index.js';
 import { JobRunner } from '../../src/core/jobs/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
 import { squareJob } from './jobs-crash-job.js';
+import { nodeScript } from '../support/node-script.js';
 
 const child = fileURLToPath(new URL('./jobs-crash-worker.ts', import.meta.url));
 const dirs: string[] = [];
@@ -23,7 +24,7 @@ afterAll(async () => {
 /** Runs the child until `killAt(lines)` holds, then SIGKILLs it. Returns its stdout lines. */
 function runChild(root: string, mode: string, inputs: number[], killAt: (lines: string[]) => boolean): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, root, mode, ...inputs.map(String)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...nodeScript(child), root, mode, ...inputs.map(String)], { stdio: ['ignore', 'pipe', 'pipe'] });
     const lines: string[] = [];
     let buffer = '';
     let stderr = '';

@@ -13,6 +13,7 @@ import { fromUtf8, utf8 } from '../../src/core/bytes.js';
 import { KvDb } from '../../src/core/kv/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
 import { randomInt, seededRandom } from '../support/random.js';
+import { nodeScript } from '../support/node-script.js';
 
 const writer = fileURLToPath(new URL('./kv-crash-writer.ts', import.meta.url));
 
@@ -20,7 +21,7 @@ type Wal = 'log' | 'objects';
 
 function runAndKill(root: string, start: number, killAfterMs: number, wal: Wal): Promise<number[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', writer, root, String(start), wal], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeScript(writer), root, String(start), wal], { stdio: ['ignore', 'pipe', 'pipe'] });
     const acked: number[] = [];
     let buffer = '';
     let stderr = '';

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { utf8 } from '../../src/core/bytes.js';
 import { Queue } from '../../src/core/queue/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
+import { nodeScript } from '../support/node-script.js';
 
 const child = fileURLToPath(new URL('./queue-crash-worker.ts', import.meta.url));
 const quiet = { warn: () => undefined };
@@ -24,7 +25,7 @@ interface ChildReport {
 /** Runs the child in `mode`; kills it `killAfterMs` after it prints `ready`. */
 function runAndKill(root: string, args: string[], killAfterMs: number): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, root, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...nodeScript(child), root, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     const report: ChildReport = { claimed: [], acked: [] };
     let buffer = '';
     let stderr = '';

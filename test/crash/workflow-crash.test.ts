@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fromUtf8, utf8 } from '../../src/core/bytes.js';
 import { Queue } from '../../src/core/queue/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
+import { nodeScript } from '../support/node-script.js';
 
 const child = fileURLToPath(new URL('./workflow-crash-worker.ts', import.meta.url));
 const RUNS = 12;
@@ -27,7 +28,7 @@ interface Round {
 
 function runChild(root: string, mode: 'submit' | 'work' | 'finish', kill?: { afterReadyMs?: number; onLine?: (line: string) => boolean }): Promise<Round> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, root, mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...nodeScript(child), root, mode], { stdio: ['ignore', 'pipe', 'pipe'] });
     const lines: string[] = [];
     let buffer = '';
     let stderr = '';

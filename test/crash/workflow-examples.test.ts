@@ -1,7 +1,9 @@
 /**
- * Runs every workflow example as a real process (`node --import tsx examples/<name>.ts`) and checks
- * what it prints, including the kill-and-resume of crash_resume and the three decision paths of
- * durable_approvals across separate processes on one filesystem store.
+ * Runs every workflow example as a real process and checks what it prints, including the
+ * kill-and-resume of crash_resume and the three decision paths of durable_approvals across
+ * separate processes on one filesystem store per test. single_step runs through `node --import tsx`, as
+ * `npm run example:*` runs them; the others from a bundle of the example (node-script.ts), which
+ * starts without the loader's work.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,8 +15,8 @@ import { runScript, type ScriptRun } from '../support/run-script.js';
 const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
 
 /** Runs an example; `killOn` sends `killWith` to it at the first line that matches. */
-function runExample(name: string, args: string[], env: Record<string, string>, kill?: { on: (line: string) => boolean; with: NodeJS.Signals }): Promise<ScriptRun> {
-  return runScript(join(examples, `${name}.ts`), args, { env, signal: kill, timeoutMs: 60_000 });
+function runExample(name: string, args: string[], env: Record<string, string>, kill?: { on: (line: string) => boolean; with: NodeJS.Signals }, tsx = false): Promise<ScriptRun> {
+  return runScript(join(examples, `${name}.ts`), args, { env, signal: kill, timeoutMs: 60_000, tsx });
 }
 
 const dirs: string[] = [];
@@ -28,32 +30,13 @@ afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-describe('workflow examples', () => {
-  it('single_step prints one outcome line and exits', async () => {
-    const run = await runExample('single-step', [], {});
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.lines).toHaveLength(1);
-    expect(run.lines[0]).toMatch(/^run [0-9A-Z]{26} -> succeeded: hello, world$/);
-  }, 60_000);
-
-  it('multi_step counts 0/5 to 5 in five steps and reports the trace header', async () => {
-    const run = await runExample('multi-step', [], {});
-    expect(run.code, run.stderr).toBe(0);
-    const id = /^submitted run ([0-9A-Z]{26})$/.exec(run.lines[0])?.[1];
-    expect(id).toBeDefined();
-    expect(run.lines.slice(1)).toEqual([
-      ...[0, 1, 2, 3, 4].map((n) => `step ${n} for run ${id}: ${n} -> ${n + 1} (target 5)`),
-      `completion: run=${id} status=succeeded final_step=4 result="reached 5" trace=demo-trace`,
-    ]);
-  }, 60_000);
-
-  it('kv_effects maintains the order status row through submission and both steps', async () => {
-    const run = await runExample('kv-effects', [], {});
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.lines).toEqual(['submitted: status = received', 'run terminated: succeeded', 'final: status = fulfilled', 'final: pending marker present = false']);
-  }, 60_000);
-
-  it('crash_resume resumes after a kill: committed stages skipped, finished units served from the memo', async () => {
+// Each test runs its own processes on its own store (or a memory store), and much of their time
+// is the examples' own waits (durable_approvals watches its queue for 2 s; a signal timeout must
+// pass): they run side by side.
+describe.concurrent('workflow examples', () => {
+  // Alone, before the others: its Ctrl-C case needs the SIGINT to land within the last stage's
+  // 0.6 s of work, which the CPU the other examples use beside it would make a race.
+  it.sequential('crash_resume resumes after a kill: committed stages skipped, finished units served from the memo', async () => {
     const dir = await tempStore();
     const env = { TAQUBA_DIR: dir, CRASH_RESUME_UNIT_MS: '300' };
     const first = await runExample('crash-resume', [], env, { on: (l) => l.startsWith('[transform] unit 1: working'), with: 'SIGKILL' });
@@ -82,6 +65,30 @@ describe('workflow examples', () => {
     expect(fourth.lines.some((l) => l.includes('working'))).toBe(false);
     expect(fourth.lines).toContain('run crash-resume-demo succeeded after 3 steps, result: fetch,transform,publish');
   }, 120_000);
+
+  it('single_step prints one outcome line and exits', async () => {
+    const run = await runExample('single-step', [], {}, undefined, true);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.lines).toHaveLength(1);
+    expect(run.lines[0]).toMatch(/^run [0-9A-Z]{26} -> succeeded: hello, world$/);
+  }, 60_000);
+
+  it('multi_step counts 0/5 to 5 in five steps and reports the trace header', async () => {
+    const run = await runExample('multi-step', [], {});
+    expect(run.code, run.stderr).toBe(0);
+    const id = /^submitted run ([0-9A-Z]{26})$/.exec(run.lines[0])?.[1];
+    expect(id).toBeDefined();
+    expect(run.lines.slice(1)).toEqual([
+      ...[0, 1, 2, 3, 4].map((n) => `step ${n} for run ${id}: ${n} -> ${n + 1} (target 5)`),
+      `completion: run=${id} status=succeeded final_step=4 result="reached 5" trace=demo-trace`,
+    ]);
+  }, 60_000);
+
+  it('kv_effects maintains the order status row through submission and both steps', async () => {
+    const run = await runExample('kv-effects', [], {});
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.lines).toEqual(['submitted: status = received', 'run terminated: succeeded', 'final: status = fulfilled', 'final: pending marker present = false']);
+  }, 60_000);
 
   it('durable_approvals: waits and exits, then an approval in a later process finishes the run', async () => {
     const env = { TAQUBA_DIR: await tempStore() };

@@ -9,6 +9,7 @@ import { TEMP_DIRECTORY, TEMP_PREFIX } from '../../src/node/temp-files.js';
 import { FileSystemObjectStore } from '../../src/node/index.js';
 import { toStoreError } from '../../src/node/fs-store.js';
 import { describeObjectStoreConformance, rejectionCode } from '../core/objects/object-store.conformance.js';
+import { nodeScript } from '../support/node-script.js';
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 const fromText = (b: Uint8Array): string => new TextDecoder().decode(b);
@@ -324,7 +325,7 @@ function deadPid(): number {
 function killMidPut(root: string): Promise<{ pid: number; acked: string[] }> {
   const writer = fileURLToPath(new URL('./fs-store-put-writer.ts', import.meta.url));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', writer, root], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeScript(writer), root], { stdio: ['ignore', 'pipe', 'pipe'] });
     const pid = child.pid!;
     const acked: string[] = [];
     let buffer = '';

@@ -9,6 +9,7 @@ import { fromUtf8 } from '../../src/core/bytes.js';
 import { KvDb } from '../../src/core/kv/index.js';
 import { FileSystemObjectStore } from '../../src/node/fs-store.js';
 import { acquireProcessLock, type ProcessLockOptions } from '../../src/node/process-lock.js';
+import { nodeScript } from '../support/node-script.js';
 
 const holder = fileURLToPath(new URL('./process-lock-holder.ts', import.meta.url));
 
@@ -20,7 +21,7 @@ type Cleanup = (fn: OnTestFinishedHandler) => void;
 
 function startHolder(cleanup: Cleanup, root: string, staleMs: number): Promise<{ child: ChildProcess; line: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', holder, root, String(staleMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...nodeScript(holder), root, String(staleMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
     cleanup(() => void child.kill('SIGKILL'));
     child.stdout!.once('data', (d: Buffer) => resolve({ child, line: d.toString().trim() }));
     child.once('error', reject);
@@ -32,7 +33,7 @@ const engineOpener = fileURLToPath(new URL('./engine-lock-holder.ts', import.met
 /** A child that opens the engine at `path` (writes `from-child` durably) and reports `opened` or `error <code> <message>`; `hold` keeps it open. */
 function startEngineOpener(cleanup: Cleanup, root: string, path: string, mode: 'close' | 'hold' = 'close'): Promise<{ child: ChildProcess; line: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', engineOpener, root, path, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...nodeScript(engineOpener), root, path, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
     cleanup(() => void child.kill('SIGKILL'));
     child.stdout!.once('data', (d: Buffer) => resolve({ child, line: d.toString().trim() }));
     child.once('error', reject);

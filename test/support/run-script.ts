@@ -1,9 +1,11 @@
 /**
- * Runs a TypeScript file as a real Node process (`node --import tsx`), collecting its stdout by
- * line, for the crash and example tests. A `signal` rule sends a signal once, at the first line
+ * Runs a TypeScript file as a real Node process (bundled once, see node-script.ts; or through
+ * `node --import tsx` with `tsx: true`), collecting its stdout by line, for the crash and example
+ * tests. A `signal` rule sends a signal once, at the first line
  * (with all lines so far) it accepts; a guard SIGKILLs a process that runs past `timeoutMs`.
  */
 import { spawn } from 'node:child_process';
+import { nodeScript } from './node-script.js';
 
 export interface ScriptRun {
   readonly lines: string[];
@@ -19,11 +21,13 @@ export interface RunScriptOptions {
   readonly env?: Record<string, string>;
   readonly signal?: { readonly on: (line: string, lines: readonly string[]) => boolean; readonly with: NodeJS.Signals };
   readonly timeoutMs?: number;
+  /** Run through `node --import tsx` (as `npm run example:*` does) instead of the bundle. */
+  readonly tsx?: boolean;
 }
 
 export function runScript(script: string, args: readonly string[], options: RunScriptOptions = {}): Promise<ScriptRun> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    const proc = spawn(process.execPath, [...nodeScript(script, { tsx: options.tsx }), ...args], {
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -48,6 +48,12 @@ export interface ClusterWorld {
 export interface ClusterWorldOptions {
   /** Wraps the world's store (e.g. `slowStore`), given the world's clock. */
   readonly wrap?: (inner: ObjectStore, clock: MockClock) => ObjectStore;
+  /**
+   * Registers the world's cleanup (its members halted and left) to run when the test ends.
+   * Concurrent tests pass their context's `onTestFinished`: vitest's global one does not know
+   * which of them is running. Default: the global `onTestFinished`.
+   */
+  readonly onFinished?: (fn: () => Promise<void>) => void;
 }
 
 export function clusterWorld(inner: ObjectStore = new MemoryObjectStore(), options: ClusterWorldOptions = {}): ClusterWorld {
@@ -55,7 +61,7 @@ export function clusterWorld(inner: ObjectStore = new MemoryObjectStore(), optio
   const store = options.wrap ? options.wrap(inner, clock) : inner;
   const hook = new RecordingHook();
   const members: Cluster[] = [];
-  onTestFinished(async () => {
+  (options.onFinished ?? onTestFinished)(async () => {
     for (const m of members) m.halt();
     await Promise.all(members.map((m) => drivePromise(clock, m.leave(), 60_000).catch(() => undefined)));
   });

@@ -3,6 +3,9 @@
  * member id in use is refused with LOCKED, the later of two that met leaves with it, a restart
  * after a crash gets its shards back once their leases expired, and dead members' heartbeats are
  * collected after ten membership timeouts.
+ *
+ * The tests run concurrently: each has its own world (store, MockClock, members) and spends its
+ * real time waiting on timer turns, not on the CPU. Each world's cleanup is registered on its own test.
  */
 import { describe, expect, it } from 'vitest';
 import { openCluster } from '../../../src/core/cluster/index.js';
@@ -23,11 +26,11 @@ async function failure(p: Promise<unknown>): Promise<unknown> {
   );
 }
 
-describe('one live process per member id', () => {
+describe.concurrent('one live process per member id', () => {
   // Before: two live processes with one id each took the other's shards as "ours from an earlier
   // life" (55 takes and drops each in 45 s on S3), with only generic warnings.
-  it('a second process joining with a member id in use is refused with LOCKED naming the id; the first keeps every shard', async () => {
-    const w = clusterWorld();
+  it('a second process joining with a member id in use is refused with LOCKED naming the id; the first keeps every shard', async ({ onTestFinished }) => {
+    const w = clusterWorld(undefined, { onFinished: onTestFinished });
     const log = new EventLog(w.clock);
     const a = await w.open('a', { logger: log.logger('a') });
     const b = await w.open('b');
@@ -43,8 +46,8 @@ describe('one live process per member id', () => {
     expect(a.renewalStats().drops).toBe(0);
   });
 
-  it('two processes starting with one id at the same moment: one of them is refused', async () => {
-    const w = clusterWorld();
+  it('two processes starting with one id at the same moment: one of them is refused', async ({ onTestFinished }) => {
+    const w = clusterWorld(undefined, { onFinished: onTestFinished });
     const options = { name: 'c', shards: SHARDS, runner: twoSteps, memberId: 'same', leaseMs: LEASE_MS, maxClockSkewMs: SKEW_MS, clock: w.clock, logger: quiet };
     const results = await w.drive(Promise.allSettled([openCluster(w.store, options), openCluster(w.store, options)]));
     const refused = results.filter((r) => r.status === 'rejected');
@@ -55,8 +58,8 @@ describe('one live process per member id', () => {
     joined.value.halt();
   });
 
-  it('a member that meets an older process under its id (one it could not see beat when it joined) leaves with LOCKED; its shards move, its heartbeat stays', async () => {
-    const w = clusterWorld();
+  it('a member that meets an older process under its id (one it could not see beat when it joined) leaves with LOCKED; its shards move, its heartbeat stays', async ({ onTestFinished }) => {
+    const w = clusterWorld(undefined, { onFinished: onTestFinished });
     const log = new EventLog(w.clock);
     const a = await w.open('a');
     const b = await w.open('b', { logger: log.logger('b') });
@@ -77,8 +80,8 @@ describe('one live process per member id', () => {
     await w.drive(b.leave()); // already left: resolves
   });
 
-  it('a member that meets a later process under its id keeps it, logs an error, and writes its beat over the other\'s', async () => {
-    const w = clusterWorld();
+  it('a member that meets a later process under its id keeps it, logs an error, and writes its beat over the other\'s', async ({ onTestFinished }) => {
+    const w = clusterWorld(undefined, { onFinished: onTestFinished });
     const log = new EventLog(w.clock);
     const a = await w.open('a', { logger: log.logger('a') });
     await w.until('a runs every shard', () => a.ownedShards().length === SHARDS);
@@ -91,8 +94,8 @@ describe('one live process per member id', () => {
     expect((await w.drive(a.submit({ runId: 'still-works', input: utf8('x') }))).newlySubmitted).toBe(true);
   });
 
-  it('a restart under the same id right after a crash joins after watching one beat interval, and takes its old shards once their leases expired', async () => {
-    const w = clusterWorld();
+  it('a restart under the same id right after a crash joins after watching one beat interval, and takes its old shards once their leases expired', async ({ onTestFinished }) => {
+    const w = clusterWorld(undefined, { onFinished: onTestFinished });
     const a = await w.open('a');
     const b = await w.open('b');
     await w.until('fair ownership', () => fair([a, b]));
@@ -108,9 +111,9 @@ describe('one live process per member id', () => {
   });
 });
 
-describe('dead members\' heartbeats', () => {
-  it(`a dead member's heartbeat is deleted by a live member after ${HEARTBEAT_GC_FACTOR} membership timeouts, not before`, async () => {
-    const w = clusterWorld();
+describe.concurrent('dead members\' heartbeats', () => {
+  it(`a dead member's heartbeat is deleted by a live member after ${HEARTBEAT_GC_FACTOR} membership timeouts, not before`, async ({ onTestFinished }) => {
+    const w = clusterWorld(undefined, { onFinished: onTestFinished });
     const log = new EventLog(w.clock);
     const a = await w.open('a', { logger: log.logger('a') });
     const b = await w.open('b');

@@ -3,6 +3,10 @@
  * late timers keep their shards instead of taking and dropping them in a loop, a member whose
  * opens fail or whose shard was taken from it backs off, and a dead member's shards run
  * elsewhere within a lease plus the skew margin.
+ *
+ * The tests run concurrently: each has its own world (store, MockClock, members), and their real
+ * time is spent waiting on timer turns (every mock-clock step yields a macrotask), not on the CPU,
+ * so one test's waits overlap another's. Each world's cleanup is registered on its own test.
  */
 import { describe, expect, it } from 'vitest';
 import { MockClock, type Clock } from '../../../src/core/clock.js';
@@ -33,15 +37,15 @@ function lateTimers(clock: MockClock, lag: () => number): Clock {
   return { now: () => clock.now(), sleep: (ms, signal) => clock.sleep(ms + lag(), signal) };
 }
 
-describe('members under load keep their shards (issue 25: "shard N was closed while it opened")', () => {
+describe.concurrent('members under load keep their shards (issue 25: "shard N was closed while it opened")', () => {
   // Before: heartbeats were written by the member pass, behind its listings and takes, so a slow
   // store made members miss each other's beats; membership flapped, shards were released and taken
   // back mid-open; renewals ran on one timer that skipped a tick while a put was out, so a slow put
   // lost the lease, and the member took its own shard back at once. Measured on this seed and
   // store over 60 s of mock time: 16 drops, 17 opens cut short, 14 membership changes.
-  it('three members on a store whose round trips reach a third of the lease converge, then drop nothing and change nothing', async () => {
+  it('three members on a store whose round trips reach a third of the lease converge, then drop nothing and change nothing', async ({ onTestFinished }) => {
     const random = createSeededRandom(7);
-    const w = clusterWorld(new MemoryObjectStore(), { wrap: (inner, clock) => slowStore(inner, clock, () => random() * (LEASE_MS / 3)) });
+    const w = clusterWorld(new MemoryObjectStore(), { wrap: (inner, clock) => slowStore(inner, clock, () => random() * (LEASE_MS / 3)), onFinished: onTestFinished });
     const log = new EventLog(w.clock);
     const members: Cluster[] = [];
     for (const id of ['a', 'b', 'c']) members.push(await w.open(id, { logger: log.logger(id) }));
@@ -54,9 +58,9 @@ describe('members under load keep their shards (issue 25: "shard N was closed wh
     for (const m of members) expect(m.renewalStats().drops, log.lines.filter((l) => /dropped/.test(l)).join("\n")).toBe(0);
   }, 120_000);
 
-  it('members whose timers fire up to a fifth of the lease late hold their shards', async () => {
+  it('members whose timers fire up to a fifth of the lease late hold their shards', async ({ onTestFinished }) => {
     const random = createSeededRandom(11);
-    const w = clusterWorld();
+    const w = clusterWorld(undefined, { onFinished: onTestFinished });
     const log = new EventLog(w.clock);
     const clock = lateTimers(w.clock, () => random() * (LEASE_MS / 5));
     const members: Cluster[] = [];
@@ -68,10 +72,10 @@ describe('members under load keep their shards (issue 25: "shard N was closed wh
   }, 120_000);
 });
 
-describe('a member that falls behind steps back', () => {
-  it('a member whose shard engines fail to open backs off instead of taking them again every pass, and takes them once opens work', async () => {
+describe.concurrent('a member that falls behind steps back', () => {
+  it('a member whose shard engines fail to open backs off instead of taking them again every pass, and takes them once opens work', async ({ onTestFinished }) => {
     const faulty = new FaultyObjectStore(new MemoryObjectStore());
-    const w = clusterWorld(faulty);
+    const w = clusterWorld(faulty, { onFinished: onTestFinished });
     const log = new EventLog(w.clock);
     // Every engine open fails (the shards' own objects are unreachable); cluster objects are fine.
     const rule = faulty.addRule({ type: 'fail', keyPrefix: 'c/shards/', count: Infinity });
@@ -87,8 +91,8 @@ describe('a member that falls behind steps back', () => {
     await w.until('a runs every shard once opens work', () => a.ownedShards().length === SHARDS, 30_000);
   }, 120_000);
 
-  it('a shard dropped because its lease was taken from it is not taken again at once: the wait doubles with each drop', async () => {
-    const w = clusterWorld();
+  it('a shard dropped because its lease was taken from it is not taken again at once: the wait doubles with each drop', async ({ onTestFinished }) => {
+    const w = clusterWorld(undefined, { onFinished: onTestFinished });
     const log = new EventLog(w.clock);
     const a = await w.open('a', { logger: log.logger('a') });
     await w.until('a runs every shard', () => a.ownedShards().length === SHARDS);
@@ -121,9 +125,9 @@ describe('a member that falls behind steps back', () => {
     expect(gaps[1]).toBeGreaterThanOrEqual(2 * INTERVAL);
   }, 120_000);
 
-  it('while its keepalive puts are slow, a member takes one shard a pass', async () => {
+  it('while its keepalive puts are slow, a member takes one shard a pass', async ({ onTestFinished }) => {
     let slow = false;
-    const w = clusterWorld(new MemoryObjectStore(), { wrap: (inner, clock) => slowStore(inner, clock, () => (slow ? INTERVAL * 0.6 : 0)) });
+    const w = clusterWorld(new MemoryObjectStore(), { wrap: (inner, clock) => slowStore(inner, clock, () => (slow ? INTERVAL * 0.6 : 0)), onFinished: onTestFinished });
     const log = new EventLog(w.clock);
     const a = await w.open('a', { logger: log.logger('a') });
     const b = await w.open('b', { logger: log.logger('b') });
@@ -140,13 +144,13 @@ describe('a member that falls behind steps back', () => {
   }, 120_000);
 });
 
-describe('failover', () => {
+describe.concurrent('failover', () => {
   // Before: a dead member was noticed at the next regular pass after its heartbeat deadline (which
   // counted from when its last beat was seen, up to a pass late), so its shards moved 4.35-5 s
   // after it stopped (lease 3 s + skew 0.5 s) in this test.
-  it('a dead member\'s shards all run elsewhere within the lease, the skew margin and half a second', async () => {
+  it('a dead member\'s shards all run elsewhere within the lease, the skew margin and half a second', async ({ onTestFinished }) => {
     for (const offset of [0, 333, 777]) {
-      const w = clusterWorld();
+      const w = clusterWorld(undefined, { onFinished: onTestFinished });
       const members = [await w.open('a'), await w.open('b')];
       await w.until('fair ownership', () => fair(members));
       await w.clock.advance(offset);

@@ -136,8 +136,12 @@ export async function makeHarness(factory: StoreFactory, queueOptions: QueueOpti
   return h;
 }
 
-/** Polls `check` (real time) until it returns a truthy value or stops throwing; fails after `timeoutMs`. */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000, what = 'condition'): Promise<T> {
+/**
+ * Polls `check` (real time) until it returns a truthy value or stops throwing; fails after
+ * `timeoutMs` (15 s by default: a deadline, not a wait, so a loaded machine or a browser worker
+ * on OPFS only makes it wait longer, never fail).
+ */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -171,7 +175,7 @@ export class RecordingHook implements TerminalHook {
   }
 
   /** Waits until `n` outcomes were recorded and returns them. */
-  async waitFor(n = 1, timeoutMs = 5000): Promise<RunOutcome[]> {
+  async waitFor(n = 1, timeoutMs = 15_000): Promise<RunOutcome[]> {
     await eventually(() => this.outcomes.length >= n, timeoutMs, `${n} terminal outcome(s)`);
     return this.outcomes;
   }

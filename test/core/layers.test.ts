@@ -23,7 +23,7 @@ const allowed: Record<string, readonly string[]> = {
   'core/operations': ['core', 'core/objects', 'core/queue', 'core/workflow', 'core/jobs', 'core/bulk'],
   stores: ['core', 'core/objects'],
   node: ['core', 'core/objects'],
-  testing: ['core', 'core/objects', 'core/kv'],
+  testing: ['core', 'core/objects', 'core/kv', 'core/workflow'],
 };
 
 function roomOf(file: string): string {

@@ -9,8 +9,7 @@
 import { InvalidArgumentError } from '../core/errors.js';
 import { show } from '../core/show.js';
 import { createRunIdGenerator, type RunSpec, type SignalOutcome, type SubmitOutcome, type TerminalStatus, type Workflow } from '../core/workflow/index.js';
-import { encodeSignalValue } from '../core/workflow/functions/context.js';
-import { functionSignalKey } from '../core/workflow/functions/function-runner.js';
+import { functionSignal } from '../core/workflow/functions/function-runner.js';
 import { startSpec, WorkflowRun } from '../core/workflow/functions/workflow-run.js';
 import { validateRunId } from '../core/workflow/validation.js';
 import type { EventFilter } from './client.js';
@@ -185,7 +184,8 @@ export function createWorkflowClient(calls: WorkflowCalls): WorkflowFunctionsCli
     async signalRun(runId, name, value) {
       validateRunId(runId);
       checkSignalName(name);
-      return calls.signal(functionSignalKey(runId, name), encodeSignalValue(value));
+      const { correlationKey, payload } = functionSignal(runId, name, value);
+      return calls.signal(correlationKey, payload);
     },
   };
 }

@@ -28,8 +28,7 @@ import { MemberLoop, type RenewalStats } from './member-loop.js';
 import { decodeCluster, encodeCluster, } from './records.js';
 import type { Workflow } from '../workflow/functions/define.js';
 import { startSpec, WorkflowRun, type StartOptions, type WorkflowRunSource } from '../workflow/functions/workflow-run.js';
-import { functionSignalKey } from '../workflow/functions/function-runner.js';
-import { encodeSignalValue } from '../workflow/functions/context.js';
+import { signalArguments } from '../workflow/functions/function-runner.js';
 import type { RunResultOptions } from '../workflow/runs/run-result.js';
 
 export type { RenewalStats } from './member-loop.js';
@@ -383,17 +382,7 @@ export class Cluster {
   signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome>;
   signal(runId: string, name: string, value: unknown, options?: CommandOptions): Promise<SignalOutcome>;
   async signal(keyOrRunId: string, payloadOrName: Uint8Array | string, valueOrOptions?: unknown, maybeOptions?: CommandOptions): Promise<SignalOutcome> {
-    let correlationKey = keyOrRunId;
-    let payload: Uint8Array;
-    let options = valueOrOptions as CommandOptions | undefined;
-    if (typeof payloadOrName === 'string') {
-      validateRunId(keyOrRunId);
-      correlationKey = functionSignalKey(keyOrRunId, payloadOrName);
-      payload = encodeSignalValue(valueOrOptions);
-      options = maybeOptions;
-    } else {
-      payload = payloadOrName;
-    }
+    const { correlationKey, payload, options } = signalArguments(keyOrRunId, payloadOrName, valueOrOptions, maybeOptions);
     const shard = this.shardOfCorrelationKey(correlationKey);
     return this.route(shard, { type: 'signal', correlationKey, payload }, options, (rt, once) => rt.signal(correlationKey, payload, once));
   }

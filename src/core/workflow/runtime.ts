@@ -51,10 +51,9 @@ import { runtimeInbox, serveInbox } from './commands/runtime-inbox.js';
 
 import { NoopTerminalHook, type TerminalHook } from './runs/terminal-hook.js';
 import { isWorkflowSet, WorkflowRegistry, type Workflow, type WorkflowSet } from './functions/define.js';
-import { FunctionRunner, functionSignalKey } from './functions/function-runner.js';
+import { FunctionRunner, signalArguments } from './functions/function-runner.js';
 import { ChildOutcomeHook } from './functions/children.js';
 import { functionRunLeftovers } from './functions/history.js';
-import { encodeSignalValue } from './functions/context.js';
 import { checkStartSpec, startSpec, WorkflowRun, type StartOptions } from './functions/workflow-run.js';
 import { spawnRunner, type RunnerHandle } from './runner-handle.js';
 
@@ -335,14 +334,8 @@ export class WorkflowRuntime {
   signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome>;
   signal(runId: string, name: string, value: unknown, options?: CommandOptions): Promise<SignalOutcome>;
   async signal(keyOrRunId: string, payloadOrName: Uint8Array | string, valueOrOptions?: unknown, maybeOptions?: CommandOptions): Promise<SignalOutcome> {
-    if (typeof payloadOrName === 'string') {
-      validateRunId(keyOrRunId);
-      const key = functionSignalKey(keyOrRunId, payloadOrName);
-      const payload = encodeSignalValue(valueOrOptions);
-      return applyCommand(this.ctx.queue, this.ctx.clock, maybeOptions, (record) => sendSignal(this.ctx, key, payload, record));
-    }
-    const options = valueOrOptions as CommandOptions | undefined;
-    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => sendSignal(this.ctx, keyOrRunId, payloadOrName, record));
+    const { correlationKey, payload, options } = signalArguments(keyOrRunId, payloadOrName, valueOrOptions, maybeOptions);
+    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => sendSignal(this.ctx, correlationKey, payload, record));
   }
 
   /**

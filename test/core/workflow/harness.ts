@@ -72,21 +72,24 @@ class GatedStore implements ObjectStore {
   };
 }
 
+/** A queue for runtime tests: the mock clock, no background reaper or scheduler (tests run them), no retry backoff, silent. */
+export function openTestQueue(store: ObjectStore, path: string, clock: MockClock, queueOptions: QueueOptions = {}): Promise<Queue> {
+  return Queue.open(store, path, {
+    clock,
+    reaperIntervalMs: 1e12,
+    schedulerIntervalMs: 1e12,
+    logger: silentLogger,
+    defaultQueueConfig: { retryBackoffBaseMs: 0 },
+    ...queueOptions,
+  });
+}
+
 export async function makeHarness(factory: StoreFactory, queueOptions: QueueOptions = {}): Promise<WorkflowHarness> {
   const gated = new GatedStore(await factory());
   const store: ObjectStore = gated;
   const clock = new MockClock(1_700_000_000_000);
   const path = `workflow-test-${++counter}`;
-  const open = (extra: QueueOptions = {}): Promise<Queue> =>
-    Queue.open(store, path, {
-      clock,
-      reaperIntervalMs: 1e12,
-      schedulerIntervalMs: 1e12,
-      logger: silentLogger,
-      defaultQueueConfig: { retryBackoffBaseMs: 0 },
-      ...queueOptions,
-      ...extra,
-    });
+  const open = (extra: QueueOptions = {}): Promise<Queue> => openTestQueue(store, path, clock, { ...queueOptions, ...extra });
   const handles: { handle: RunnerHandle; stop: AbortController }[] = [];
   const stopAll = async (): Promise<void> => {
     for (const h of handles.splice(0)) await h.handle.shutdown().catch(() => undefined);

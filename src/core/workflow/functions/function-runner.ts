@@ -20,7 +20,9 @@ import { StepOutcome } from '../steps/outcome.js';
 import { StepError } from '../steps/step-error.js';
 import type { Step, StepRunnerObject } from '../steps/step.js';
 import { DeliveredStep } from '../steps/delivered-step.js';
-import { errorText, Execution, type Halt } from './context.js';
+import { encodeSignalValue, errorText, Execution, type Halt } from './context.js';
+import { validateRunId } from '../validation.js';
+import type { CommandOptions } from '../commands/ledger.js';
 import type { WorkflowRegistry } from './define.js';
 import { decodeEnvelope, encodeEnvelope, type Envelope } from './envelope.js';
 import { historyPrefix, loadHistory } from './history.js';
@@ -36,6 +38,23 @@ import { InvalidConfigError } from '../../errors.js';
  * what a cluster routes a signal by, so the signal reaches the shard of the run.
  */
 export const functionSignalKey = (runId: string, name: string): string => `${runId}#${name}`;
+
+/** Signal `name` of run `runId` carrying `value`, as sent. INVALID_ARGUMENT for a bad run id or a value the codec cannot store. */
+export function functionSignal(runId: string, name: string, value: unknown): { readonly correlationKey: string; readonly payload: Uint8Array } {
+  validateRunId(runId);
+  return { correlationKey: functionSignalKey(runId, name), payload: encodeSignalValue(value) };
+}
+
+/** The two forms of `signal`, `(correlationKey, bytes, options?)` and `(runId, name, value, options?)`, as one. */
+export function signalArguments(
+  keyOrRunId: string,
+  payloadOrName: Uint8Array | string,
+  valueOrOptions: unknown,
+  maybeOptions: CommandOptions | undefined,
+): { readonly correlationKey: string; readonly payload: Uint8Array; readonly options: CommandOptions | undefined } {
+  if (typeof payloadOrName === 'string') return { ...functionSignal(keyOrRunId, payloadOrName, valueOrOptions), options: maybeOptions };
+  return { correlationKey: keyOrRunId, payload: payloadOrName, options: valueOrOptions as CommandOptions | undefined };
+}
 
 type Settled = { readonly type: 'done'; readonly value: unknown } | { readonly type: 'threw'; readonly error: unknown };
 

@@ -12,7 +12,7 @@ import type { ObjectStore } from '../../../../src/core/objects/object-store.js';
 import { Queue, type QueueOptions } from '../../../../src/core/queue/index.js';
 import { WorkflowRuntime, type RunDetails, type RunnerHandle, type WorkflowRuntimeOptions } from '../../../../src/core/workflow/index.js';
 import type { AnyWorkflow } from '../../../../src/core/workflow/functions/define.js';
-import { eventually, silentLogger, type StoreFactory } from '../harness.js';
+import { eventually, openTestQueue, silentLogger, type StoreFactory } from '../harness.js';
 
 export { eventually, silentLogger, type StoreFactory };
 
@@ -83,15 +83,7 @@ export async function fnWorld(factory: StoreFactory, queueOptions: QueueOptions 
   const store: ObjectStore = holdable;
   const clock = new MockClock(START_MS);
   const path = `fn-${++counter}`;
-  const open = (): Promise<Queue> =>
-    Queue.open(store, path, {
-      clock,
-      reaperIntervalMs: 1e12,
-      schedulerIntervalMs: 1e12,
-      logger: silentLogger,
-      defaultQueueConfig: { retryBackoffBaseMs: 0 },
-      ...queueOptions,
-    });
+  const open = (): Promise<Queue> => openTestQueue(store, path, clock, queueOptions);
   const workers: { handle: RunnerHandle; stop: AbortController }[] = [];
   const stopAll = async (): Promise<void> => {
     for (const w of workers.splice(0)) await w.handle.shutdown().catch(() => undefined);

@@ -1,7 +1,8 @@
 /**
  * Child process of the cluster crash tests: one cluster member over the S3 test server or a
  * filesystem root. Reads commands from stdin, one per line:
- *   submit <from> <to>   submits runs r<from>..r<to - 1> through this member, then prints `submitted <n>`
+ *   submit <from> <to>   submits runs r<from>..r<to - 1> through this member, printing `accepted <runId>`
+ *                        as each submission is answered, then `submitted <n>`
  *   leave                leaves cleanly, prints `left`, exits
  *   stats                prints `walputs {shard: count}` (with `report`)
  * Prints `owned <shards>` whenever its owned shards change, `term <runId>` per terminal hook call,
@@ -127,6 +128,8 @@ async function submit(from: number, to: number): Promise<void> {
       while (next < ids.length) {
         const id = ids[next++]!;
         await cluster.submit({ runId: id, input: utf8(id) });
+        // Per run, so the parent knows which runs were durably submitted when it kills or pauses a member.
+        say(`accepted ${id}`);
       }
     }),
   );

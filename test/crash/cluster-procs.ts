@@ -20,6 +20,8 @@ export class MemberProc {
   readonly terms: string[] = [];
   readonly warnings: string[] = [];
   submitted = 0;
+  /** Runs whose submission through this member was answered (`accepted <runId>` lines). */
+  readonly accepted: string[] = [];
   /** `ran <shard>` lines (with `report`): steps run per shard, and when the first one of each came. */
   readonly ran = new Map<number, number>();
   readonly firstRanAt = new Map<number, number>();
@@ -52,6 +54,7 @@ export class MemberProc {
     else if (line.startsWith('owned ')) this.owned = line.slice(6) === '' ? [] : line.slice(6).split(',').map(Number);
     else if (line.startsWith('term ')) this.terms.push(line.slice(5));
     else if (line.startsWith('submitted ')) this.submitted += Number(line.slice(10));
+    else if (line.startsWith('accepted ')) this.accepted.push(line.slice(9));
     else if (line.startsWith('warn ')) this.warnings.push(line.slice(5));
     else if (line.startsWith('ran ')) {
       const shard = Number(line.slice(4));

@@ -1,11 +1,14 @@
 /**
  * A cluster of real Node processes on the S3 test server (RFC 0003): 3 members, 16 shards, runs
- * submitted through every member; one member is killed (-9) mid-run and its shards move to the
+ * submitted through every member; one member is killed (-9) once a fifth of the runs have ended,
+ * runs in flight and submissions still coming in through the others, and its shards move to the
  * others; every run terminates and every step and terminal effect commits exactly once. Then a
- * member joins and gets its share, and a member paused (SIGSTOP) past its lease loses its shards
- * and, continued, commits nothing it ran after the stop.
+ * member joins and gets its share, and a member paused (SIGSTOP) past its lease, again with runs
+ * in flight, loses its shards and, continued, commits nothing it ran after the stop. The runs in
+ * flight at the kill and at the stop are counted from the committed effects and must be > 0.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shardOfText } from '../../src/core/cluster/layout.js';
 import { S3ObjectStore } from '../../src/stores/s3/index.js';
 import { startS3TestServer, type S3TestServer } from '../setup/s3-server.js';
 import { committedEffects, effectMember, effectTime, fairlyOwned, MemberProc, waitUntil, waitWhileProgressing } from './cluster-procs.js';
@@ -13,8 +16,15 @@ import type { Config } from './cluster-member.js';
 
 const SHARDS = 16;
 const RUNS = Number(process.env.CLUSTER_TEST_RUNS ?? 1000);
-const EXTRA_RUNS = 100;
+/** Runs submitted through the member that is killed, all answered before the kill. */
+const KILLED_MEMBER_RUNS = Math.ceil(RUNS / 10);
+const EXTRA_RUNS = 200;
 const STEPS = 2;
+/**
+ * How long a step takes. With 2 ms steps a run ended within a few hundred ms of its submission:
+ * about 5 runs were in flight at the kill and none on the paused member's shards at the stop.
+ */
+const STEP_MS = 1000;
 /**
  * Renewals run every leaseMs / 3 and a member gives a shard up leaseMs / 5 before expiry, so a
  * renewal round trip must stay under about 0.47 x leaseMs. On this 2-core machine with the CPU
@@ -61,7 +71,8 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
       leaseMs: LEASE_MS,
       maxClockSkewMs: SKEW_MS,
       steps: STEPS,
-      stepDelayMs: 2,
+      // Steps that take a while, so the kill and the stop land with steps running and runs in flight.
+      stepDelayMs: STEP_MS,
     });
     const start = (id: string) => {
       const p = new MemberProc(config(id));
@@ -76,26 +87,31 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     await waitUntil('3 members own a fair share', () => fairlyOwned(live, SHARDS), MEMBERSHIP_MS, live);
 
     phase('started');
-    // Runs submitted through every member; most go through other members' inboxes.
-    const per = Math.ceil(RUNS / 3);
-    live.forEach((m, i) => m.send(`submit ${i * per} ${Math.min(RUNS, (i + 1) * per)}`));
+    // Runs submitted through every member; most go through other members' inboxes. The member to
+    // be killed submits a small share that is answered before the kill (a submission cut off by
+    // the kill may or may not have been applied); the others keep submitting through the kill.
+    c.send(`submit 0 ${KILLED_MEMBER_RUNS}`);
+    const half = Math.ceil((RUNS - KILLED_MEMBER_RUNS) / 2);
+    a.send(`submit ${KILLED_MEMBER_RUNS} ${KILLED_MEMBER_RUNS + half}`);
+    b.send(`submit ${KILLED_MEMBER_RUNS + half} ${RUNS}`);
     const terminated = () => new Set(procs.flatMap((p) => p.terms)).size;
-    const submitted = () => live.reduce((n, m) => n + m.submitted, 0);
-    // Submissions answered and runs ended both count as progress: a member answers its batch at once.
-    const work = () => submitted() + terminated();
-    await waitWhileProgressing('every submission answered', () => submitted() === RUNS, work, STALL_MS, live);
-    await waitWhileProgressing('some runs done', () => terminated() >= RUNS / 5, work, STALL_MS, live);
+    const accepted = () => new Set(procs.flatMap((p) => p.accepted));
+    // Submissions answered and runs ended both count as progress.
+    const work = () => procs.reduce((n, p) => n + p.accepted.length + p.terms.length, 0);
+    await waitWhileProgressing('the killed member\'s submissions answered and a fifth of the runs ended', () => c.submitted === KILLED_MEMBER_RUNS && terminated() >= RUNS / 5, work, STALL_MS, live);
 
-    phase('submitted');
-    // kill -9 one member mid-run.
+    phase('a fifth ended');
+    // kill -9 one member mid-run, submissions still coming in through the others.
     const killedShards = [...c.owned];
+    const atKill = { acceptedRuns: accepted(), ended: terminated(), pending: RUNS - accepted().size };
+    const killedAt = Date.now();
     c.child.kill('SIGKILL');
     await c.exited;
     live = [a, b];
     const failoverMs = await waitUntil('the killed member\'s shards move', () => fairlyOwned(live, SHARDS), MEMBERSHIP_MS, live);
     expect(killedShards.length).toBeGreaterThan(0);
     console.log(`[cluster-s3] failover of ${killedShards.length} shards after kill -9: ${failoverMs} ms (lease ${LEASE_MS} ms + skew ${SKEW_MS} ms)`);
-    await waitWhileProgressing(`all ${RUNS} runs terminated`, () => terminated() >= RUNS, terminated, STALL_MS, live);
+    await waitWhileProgressing(`all ${RUNS} runs submitted and terminated`, () => a.submitted + b.submitted === RUNS - KILLED_MEMBER_RUNS && terminated() >= RUNS, work, STALL_MS, live);
 
     phase('failed over');
     // A member joining later gets its share.
@@ -105,21 +121,28 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     expect(d.owned.length).toBeGreaterThanOrEqual(5);
 
     phase('joined');
-    // A member paused past its lease: its shards move; continued, it commits nothing it ran after the stop.
-    a.send(`submit ${RUNS} ${RUNS + EXTRA_RUNS}`);
-    await waitWhileProgressing('extra runs submitted', () => a.submitted >= per + EXTRA_RUNS, () => a.submitted + terminated(), STALL_MS, live);
+    // A member paused past its lease mid-run, submissions still coming in through the others: its
+    // shards move; continued, it commits nothing it ran after the stop.
+    const extraHalf = Math.ceil(EXTRA_RUNS / 2);
+    a.send(`submit ${RUNS} ${RUNS + extraHalf}`);
+    d.send(`submit ${RUNS + extraHalf} ${RUNS + EXTRA_RUNS}`);
+    await waitWhileProgressing('a fifth of the extra runs ended', () => terminated() >= RUNS + EXTRA_RUNS / 5, work, STALL_MS, live);
     const pausedShards = [...b.owned];
-    b.child.kill('SIGSTOP');
+    const atStop = { acceptedRuns: accepted(), ended: terminated(), pending: RUNS + EXTRA_RUNS - accepted().size };
     const stoppedAt = Date.now();
+    b.child.kill('SIGSTOP');
     live = [a, d];
     // b's own view is frozen: judge by the others owning every shard.
     await waitUntil('the paused member\'s shards move', () => a.owned.length + d.owned.length === SHARDS && new Set([...a.owned, ...d.owned]).size === SHARDS, MEMBERSHIP_MS, live);
     phase('paused member replaced');
+    // Every run ends before b continues: once continued, b may take shards again and legitimately
+    // run steps, so with nothing left to run any effect of b's after the stop is one it ran paused.
+    await waitWhileProgressing(`all ${RUNS + EXTRA_RUNS} runs submitted and terminated`, () => accepted().size === RUNS + EXTRA_RUNS && terminated() >= RUNS + EXTRA_RUNS, work, STALL_MS, live);
+    phase('all terminated');
     b.child.kill('SIGCONT');
     await waitUntil('the continued member drops its shards', () => b.owned.length === 0 || !b.owned.some((s) => pausedShards.includes(s)) || b.warnings.some((w) => w.includes('dropped')), 30_000, [b]);
-    await waitWhileProgressing(`all ${RUNS + EXTRA_RUNS} runs terminated`, () => terminated() >= RUNS + EXTRA_RUNS, terminated, STALL_MS, [a, b, d]);
 
-    phase('all terminated');
+    phase('paused member dropped');
     // Exactly once: one committed effect per step and per run, nothing b ran after its stop.
     const reader = new S3ObjectStore({ bucket: server.bucket, prefix, clientConfig: { region: server.region, endpoint: server.endpoint, forcePathStyle: true, credentials: server.credentials } });
     // Hook effects commit with their notification's ack, just after the hook call printed `term`.
@@ -132,6 +155,13 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     reader.destroy();
     if (!effects) throw new Error('no effects read');
     const total = RUNS + EXTRA_RUNS;
+    // In flight at the kill and at the stop: submitted before it, terminal effect committed by a
+    // hook called after it (see inFlight). Judged from the committed times, not from output lines
+    // that may still have been in the pipes; logged before the checks, to read beside a failure.
+    const kill = inFlight(effects, atKill.acceptedRuns, killedAt, killedShards, 'c');
+    const stop = inFlight(effects, atStop.acceptedRuns, stoppedAt, pausedShards, 'b');
+    console.log(`[cluster-s3] at the kill -9: ${atKill.ended} of ${RUNS} runs ended, ${atKill.pending} submissions not yet answered; in flight ${kill.runs} runs (${kill.onShards} on the killed member's ${killedShards.length} shards, ${kill.startedThere} of them with a step committed by the killed member)`);
+    console.log(`[cluster-s3] at the SIGSTOP: ${atStop.ended} of ${total} runs ended, ${atStop.pending} submissions not yet answered; in flight ${stop.runs} runs (${stop.onShards} on the paused member's ${pausedShards.length} shards, ${stop.startedThere} of them with a step committed by the paused member)`);
     const dupSteps = [...effects.steps].filter(([, v]) => v.length !== 1);
     const dupTerms = [...effects.terms].filter(([, v]) => v.length !== 1);
     expect(effects.terms.size).toBe(total);
@@ -142,12 +172,31 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     expect(lateFromPaused, 'effects the paused member ran after its stop').toEqual([]);
     const hookCalls = procs.flatMap((p) => p.terms);
     expect(new Set(hookCalls).size).toBe(total);
+
+    expect(kill.runs, 'runs in flight at the kill').toBeGreaterThan(0);
+    expect(kill.onShards, 'runs in flight on the killed member\'s shards at the kill').toBeGreaterThan(0);
+    expect(stop.runs, 'runs in flight at the SIGSTOP').toBeGreaterThan(0);
+    expect(stop.onShards, 'runs in flight on the paused member\'s shards at the SIGSTOP').toBeGreaterThan(0);
     phase('checked');
     console.log(`[cluster-s3] phases: ${phases.join(' | ')}`);
     console.log(`[cluster-s3] ${total} runs, ${hookCalls.length} hook calls (${hookCalls.length - total} repeated after a failover), paused member warnings: ${b.warnings.filter((w) => w.includes('dropped')).length}`);
     console.log(`[cluster-s3] lease renewals (longest gap / round trip / timer lag, ms; lease ${LEASE_MS}):\n${describeRenewals(procs)}`);
   }, 900_000);
 });
+
+/**
+ * Runs in flight at `at`: submitted before it (answered before it, or a step already run: a run
+ * can end before its submission's answer comes back through the inbox) and their terminal effect
+ * from a hook called after it; how many of those are on `shards`, and how many of those `member`
+ * had already committed a step of.
+ */
+function inFlight(effects: Awaited<ReturnType<typeof committedEffects>>, acceptedBefore: ReadonlySet<string>, at: number, shards: readonly number[], member: string): { runs: number; onShards: number; startedThere: number } {
+  const stepsOf = (id: string) => Array.from({ length: STEPS }, (_, n) => effects.steps.get(`${id}/${n}`)?.[0]).filter((e) => e !== undefined);
+  const runs = [...effects.terms.keys()].filter((id) => effectTime(effects.terms.get(id)![0]!) > at && (acceptedBefore.has(id) || stepsOf(id).some((e) => effectTime(e) < at)));
+  const onShards = runs.filter((id) => shards.includes(shardOfText(id, SHARDS)));
+  const startedThere = onShards.filter((id) => stepsOf(id).some((e) => effectMember(e) === member && effectTime(e) < at));
+  return { runs: runs.length, onShards: onShards.length, startedThere: startedThere.length };
+}
 
 function describeRenewals(members: readonly MemberProc[]): string {
   return members.map((m) => `  ${m.id}: ${m.renewal ? `${m.renewal.renewals} renewals, ${m.renewal.maxGapMs} / ${m.renewal.maxRoundTripMs} / ${m.renewal.maxTickLagMs}` : 'none reported'}`).join('\n');

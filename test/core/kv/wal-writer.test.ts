@@ -10,8 +10,9 @@ import { systemClock } from '../../../src/core/clock.js';
 import { WalWriter } from '../../../src/core/kv/wal/wal-writer.js';
 import { CountingObjectStore } from '../../../src/testing/counting-store.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
-import type { ObjectStore, PutOptions } from '../../../src/core/objects/object-store.js';
+import type { ObjectStore } from '../../../src/core/objects/object-store.js';
 import { decodeWalObject, encodeCommit } from '../../../src/core/kv/wal/wal-format.js';
+import { GatedStore } from '../../support/gated-store.js';
 
 let seq = 0;
 /** One encoded commit putting `key`. */
@@ -19,26 +20,6 @@ const bytes = (key: string): Uint8Array => encodeCommit({ seq: ++seq, entries: [
 
 /** Lets every queued microtask and one round of macrotasks run. */
 const turn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
-
-/** Holds every put until `release()`. */
-class HeldStore extends MemoryObjectStore {
-  private gate: Promise<void> | undefined;
-  private open: (() => void) | undefined;
-
-  hold(): void {
-    this.gate ??= new Promise((r) => (this.open = r));
-  }
-
-  release(): void {
-    this.open?.();
-    this.gate = undefined;
-  }
-
-  override async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: string }> {
-    if (this.gate) await this.gate;
-    return super.put(key, data, options);
-  }
-}
 
 function writer(store: ObjectStore, nonDurableFlushMs: number): WalWriter {
   return new WalWriter(store, 'kv', 1, 1, { flushIntervalMs: 0, flushMaxBytes: 1 << 20, nonDurableFlushMs, clock: systemClock }, () => undefined);
@@ -74,7 +55,7 @@ describe('WalWriter put scheduling', () => {
   });
 
   it('non-durable commits made during a put wait for the next durable commit instead of a put of their own', async () => {
-    const inner = new HeldStore();
+    const inner = new GatedStore(new MemoryObjectStore());
     const store = new CountingObjectStore(inner);
     const wal = writer(store, 60_000);
     inner.hold();
@@ -104,7 +85,7 @@ describe('WalWriter put scheduling', () => {
   });
 
   it('a durable commit resolves only after the non-durable commits before it are stored', async () => {
-    const inner = new HeldStore();
+    const inner = new GatedStore(new MemoryObjectStore());
     const wal = writer(inner, 60_000);
     const order: string[] = [];
     inner.hold();

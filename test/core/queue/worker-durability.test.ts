@@ -7,58 +7,15 @@
 import { describe, expect, it } from 'vitest';
 import { MockClock } from '../../../src/core/clock.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
-import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, PutOptions, StoredObject } from '../../../src/core/objects/object-store.js';
+import type { ObjectStore } from '../../../src/core/objects/object-store.js';
 import { Queue } from '../../../src/core/queue/queue.js';
 import { processClaim, runWorkerConcurrent } from '../../../src/core/queue/workers/worker.js';
 import { FaultyObjectStore } from '../../../src/testing/faulty-store.js';
+import { GatedStore } from '../../support/gated-store.js';
 import { b, silentLogger, until } from './harness.js';
 
-/** Holds WAL puts while `held` (they proceed, in order, on `release`). */
-class GatedStore implements ObjectStore {
-  private gate: Promise<void> | undefined;
-  private open: (() => void) | undefined;
-  heldPuts = 0;
-  /** Delay puts outside the engine (offloaded payloads) by this many ms. */
-  slowOtherPuts = 0;
-
-  constructor(readonly inner: MemoryObjectStore) {}
-
-  /** True while WAL puts are held. */
-  get held(): boolean {
-    return this.gate !== undefined;
-  }
-
-  hold(): void {
-    this.gate ??= new Promise((r) => (this.open = r));
-  }
-
-  release(): void {
-    this.open?.();
-    this.gate = undefined;
-  }
-
-  get(key: string, options?: GetOptions): Promise<StoredObject | undefined> {
-    return this.inner.get(key, options);
-  }
-
-  async put(key: string, data: Uint8Array, options?: PutOptions): Promise<{ version: string }> {
-    if (this.gate && key.includes('/wal/')) {
-      this.heldPuts++;
-      await this.gate;
-    }
-    // Real time is the subject: slow store I/O while a settlement is prepared, which visibility must not race.
-    if (this.slowOtherPuts > 0 && !key.startsWith('w/')) await new Promise((r) => setTimeout(r, this.slowOtherPuts));
-    return this.inner.put(key, data, options);
-  }
-
-  delete(key: string): Promise<void> {
-    return this.inner.delete(key);
-  }
-
-  list(prefix: string, options?: ListOptions): AsyncIterable<ObjectInfo> {
-    return this.inner.list(prefix, options);
-  }
-}
+/** Holds the engine's WAL puts while `held` (they proceed, in order, on `release`). */
+const walGated = <S extends ObjectStore>(inner: S): GatedStore<S> => new GatedStore(inner, { holds: (key) => key.includes('/wal/') });
 
 /** What a crash right now would leave: a copy of the stored objects. */
 async function snapshotOf(store: ObjectStore): Promise<MemoryObjectStore> {
@@ -74,7 +31,7 @@ const options = (clock: MockClock) => ({ clock, reaperIntervalMs: 1e12, schedule
 
 describe('worker loop settlement durability', () => {
   it('keeps processing while a WAL put is held, and resolves only once every settlement is durable', async () => {
-    const store = new GatedStore(new MemoryObjectStore());
+    const store = walGated(new MemoryObjectStore());
     const clock = new MockClock(1_700_000_000_000);
     const q = await Queue.open(store, 'w', options(clock));
     await q.enqueueBatch('q', Array.from({ length: 20 }, (_, i) => b(String(i))));
@@ -108,11 +65,13 @@ describe('worker loop settlement durability', () => {
   });
 
   it('a handler sees the settlement of the job before it, even when preparing that settlement does I/O', async () => {
-    const store = new GatedStore(new MemoryObjectStore());
+    const slow = new FaultyObjectStore(new MemoryObjectStore());
+    const store = walGated(slow);
     // Follow-up payloads over 8 bytes go to their own (slow) objects while the settlement is prepared.
     const q = await Queue.open(store, 'w', { ...options(new MockClock(1_700_000_000_000)), payloadOffloadThreshold: 8 });
     const ids = await q.enqueueBatch('q', Array.from({ length: 10 }, (_, i) => b(String(i))));
-    store.slowOtherPuts = 5;
+    // Real time is the subject: slow payload puts while a settlement is prepared, which visibility must not race.
+    const slowPuts = slow.addRule({ type: 'latency', ms: 5, ops: ['put'], keyPrefix: 'w-payloads/' });
     store.hold(); // durability pending throughout: visibility must not depend on it
     const seen: boolean[] = [];
     let previous: string | undefined;
@@ -131,13 +90,14 @@ describe('worker loop settlement durability', () => {
     );
     await until(() => seen.length === ids.length, 'all handled');
     expect(seen.every(Boolean)).toBe(true);
+    expect(slowPuts.matched, 'payload puts slowed').toBeGreaterThan(0);
     store.release();
     await loop;
     await q.close();
   });
 
   it('processClaim resolves only after its ack is durable', async () => {
-    const store = new GatedStore(new MemoryObjectStore());
+    const store = walGated(new MemoryObjectStore());
     const q = await Queue.open(store, 'w', options(new MockClock(1_700_000_000_000)));
     const id = await q.enqueue('q', b('x'));
     const claim = (await q.claim('q', 60_000))!;

@@ -19,6 +19,7 @@ import {
   type TerminalHook,
   type WorkflowRuntimeOptions,
 } from '../../../src/core/workflow/index.js';
+import { GatedStore } from '../../support/gated-store.js';
 
 export type StoreFactory = () => ObjectStore | Promise<ObjectStore>;
 
@@ -55,21 +56,6 @@ export interface WorkflowHarness {
   advance(ms: number): Promise<void>;
   /** Holds every object-store put until the returned function is called (commits stay in flight). */
   holdWrites(): () => void;
-}
-
-/** Passes every call through, except that puts wait while a hold is active. */
-class GatedStore implements ObjectStore {
-  gate: Promise<void> | undefined;
-
-  constructor(private readonly inner: ObjectStore) {}
-
-  get: ObjectStore['get'] = (key, options) => this.inner.get(key, options);
-  delete: ObjectStore['delete'] = (key) => this.inner.delete(key);
-  list: ObjectStore['list'] = (prefix, options) => this.inner.list(prefix, options);
-  put: ObjectStore['put'] = async (key, data, options) => {
-    while (this.gate) await this.gate;
-    return this.inner.put(key, data, options);
-  };
 }
 
 /** A queue for runtime tests: the mock clock, no background reaper or scheduler (tests run them), no retry backoff, silent. */
@@ -120,12 +106,8 @@ export async function makeHarness(factory: StoreFactory, queueOptions: QueueOpti
       return h.queue;
     },
     holdWrites: () => {
-      let release!: () => void;
-      gated.gate = new Promise<void>((r) => (release = r));
-      return () => {
-        gated.gate = undefined;
-        release();
-      };
+      const held = gated.hold();
+      return () => held.release();
     },
     advance: async (ms) => {
       await clock.advance(ms);

@@ -12,6 +12,7 @@ import type { ObjectStore } from '../../../../src/core/objects/object-store.js';
 import { Queue, type QueueOptions } from '../../../../src/core/queue/index.js';
 import { WorkflowRuntime, type RunDetails, type RunnerHandle, type WorkflowRuntimeOptions } from '../../../../src/core/workflow/index.js';
 import type { AnyWorkflow } from '../../../../src/core/workflow/functions/define.js';
+import { GatedStore, type HeldPuts } from '../../../support/gated-store.js';
 import { eventually, openTestQueue, silentLogger, type StoreFactory } from '../harness.js';
 
 export { eventually, silentLogger, type StoreFactory };
@@ -20,38 +21,7 @@ export const START_MS = 1_700_000_000_000;
 const HISTORY = 'workflow/fn/';
 let counter = 0;
 
-/** Puts held by `HoldableStore.hold`: let them through, or fail them (a process that died before they landed). */
-export interface HeldPuts {
-  release(): void;
-  fail(): void;
-}
-
-/** Passes every call through, except that puts wait while a hold is active. */
-class HoldableStore implements ObjectStore {
-  private gate: Promise<boolean> | undefined;
-
-  constructor(private readonly inner: ObjectStore) {}
-
-  get: ObjectStore['get'] = (key, options) => this.inner.get(key, options);
-  delete: ObjectStore['delete'] = (key) => this.inner.delete(key);
-  list: ObjectStore['list'] = (prefix, options) => this.inner.list(prefix, options);
-  put: ObjectStore['put'] = async (key, data, options) => {
-    while (this.gate) {
-      if (!(await this.gate)) throw new Error('the held put failed (the writer died)');
-    }
-    return this.inner.put(key, data, options);
-  };
-
-  hold(): HeldPuts {
-    let open!: (ok: boolean) => void;
-    this.gate = new Promise<boolean>((r) => (open = r));
-    const end = (ok: boolean): void => {
-      this.gate = undefined;
-      open(ok);
-    };
-    return { release: () => end(true), fail: () => end(false) };
-  }
-}
+export type { HeldPuts };
 
 export interface FnWorld {
   readonly store: ObjectStore;
@@ -79,7 +49,7 @@ export interface FnWorld {
 }
 
 export async function fnWorld(factory: StoreFactory, queueOptions: QueueOptions = {}): Promise<FnWorld> {
-  const holdable = new HoldableStore(await factory());
+  const holdable = new GatedStore(await factory());
   const store: ObjectStore = holdable;
   const clock = new MockClock(START_MS);
   const path = `fn-${++counter}`;

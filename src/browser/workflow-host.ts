@@ -25,17 +25,15 @@ import { newCommandId } from '../core/workflow/commands/ledger.js';
 import { ClosedError, InvalidConfigError, isTaqubaError, UnsupportedPlatformError } from '../core/errors.js';
 import type { ObjectStore } from '../core/objects/object-store.js';
 import { Queue, retryBackoffMs, type QueueOptions } from '../core/queue/index.js';
-import { createRunIdGenerator, DEFAULT_QUEUE_NAME, NoopTerminalHook, WorkflowRuntime, type AnyWorkflow, type RunnerHandle, type StepRunner, type StepRunnerObject, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';
+import { createRunIdGenerator, DEFAULT_QUEUE_NAME, NoopTerminalHook, type AnyWorkflow, type RunnerHandle, type StepRunner, type StepRunnerObject, type TerminalHook, type WorkflowRuntimeOptions } from '../core/workflow/index.js';
 import { WorkflowRegistry } from '../core/workflow/functions/define.js';
 import { RUNNER_WRAPPER, type HostRuntimeOptions } from '../core/workflow/runtime-options.js';
 import type { Job, JobRunnerOptions } from '../core/jobs/index.js';
 import type { AnyJob } from '../core/jobs/job.js';
-import { asStepRunnerObject } from '../core/workflow/steps/step.js';
 import { IndexedDbObjectStore } from '../stores/indexeddb/index.js';
 import { OpfsObjectStore } from '../stores/opfs/index.js';
-import { LocalJobOperations } from '../core/operations/local-job-operations.js';
-import { LocalBulkOperations, type HostBulk } from '../core/operations/local-bulk-operations.js';
-import { LocalOperations } from '../core/operations/local-operations.js';
+import type { HostBulk } from '../core/operations/local-bulk-operations.js';
+import { createRuntimeHost, type RuntimeHost } from '../core/operations/runtime-host.js';
 import { isCommand } from '../core/operations/operation-list.js';
 import type { BatchProgressEvent, HostEvent, HostInfo, HostRole, OperationCall, RunEvent, WireError } from './protocol.js';
 import { EventHub, observeHook, observeRunner, terminalEvent } from './run-events.js';
@@ -299,10 +297,8 @@ export class WorkflowHost {
     if (this.closed) return;
     let store: ObjectStore | undefined;
     let queue: Queue | undefined;
-    let handle: RunnerHandle | undefined;
-    let jobs: LocalJobOperations | undefined;
-    let bulk: LocalBulkOperations | undefined;
-    let ops: LocalOperations | undefined;
+    let host: RuntimeHost | undefined;
+    let worker: RunnerHandle | undefined;
     const stopped = new Promise<void>((resolve) => (this.stopLeading = resolve));
     try {
       store = await openStore(this.options.store, this.name);
@@ -313,7 +309,7 @@ export class WorkflowHost {
       const queueName = runtimeOptions.queueName ?? DEFAULT_QUEUE_NAME;
       const clock = runtimeOptions.clock ?? q.clock;
       const seen = new Set<string>();
-      const emit = (event: RunEvent): void => {
+      const emit = (event: RunEvent | BatchProgressEvent): void => {
         this.events.deliver(event);
         this.coordinator.publish(event);
       };
@@ -326,7 +322,7 @@ export class WorkflowHost {
           emit,
         });
       const hook = observeHook(this.options.terminalHook ?? new NoopTerminalHook(), (outcome) => {
-        ops?.noteTerminal(outcome);
+        host?.operations.noteTerminal(outcome);
         // Notifications are delivered at least once: report each termination once per leader.
         const key = `${outcome.runId}:${outcome.finalStep}:${outcome.status}`;
         if (seen.has(key)) return;
@@ -335,44 +331,31 @@ export class WorkflowHost {
         emit(terminalEvent(outcome, this.hostId, clock.now()));
       });
       // Other tabs reach the leader through the tab forwarder; no other process shares a browser store.
-      const runs = this.options.workflows ? { workflows: this.options.workflows } : asStepRunnerObject(this.options.runner);
       const hostOptions: HostRuntimeOptions = { commandPollMs: null, ...runtimeOptions, [RUNNER_WRAPPER]: observe };
-      const runtime = new WorkflowRuntime(q, store, runs, hook, hostOptions);
-      if (this.options.jobs !== undefined && this.options.jobs.length > 0) {
-        jobs = new LocalJobOperations(q, store, this.options.jobs as readonly AnyJob[], {
-          ...(runtimeOptions.clock === undefined ? {} : { clock: runtimeOptions.clock }),
-          ...(runtimeOptions.logger === undefined ? {} : { logger: runtimeOptions.logger }),
-          ...this.options.jobRunnerOptions,
-        });
-      }
-      if (this.options.bulk !== undefined) {
-        bulk = new LocalBulkOperations(q, store, this.options.bulk, () => clock.now(), (update) => {
-          const event: BatchProgressEvent = { type: 'batch-progress', executor: this.hostId, ...update };
-          this.events.deliver(event);
-          this.coordinator.publish(event);
-        });
-      }
-      ops = new LocalOperations(runtime, q, { jobs, bulk, exportBytes: answerBytes });
+      host = createRuntimeHost(q, store, {
+        runner: this.options.workflows ? { workflows: this.options.workflows } : this.options.runner,
+        hook,
+        runtimeOptions: hostOptions,
+        jobs: this.options.jobs as readonly AnyJob[] | undefined,
+        jobRunnerOptions: this.options.jobRunnerOptions,
+        bulk: this.options.bulk,
+        onBatchProgress: (update) => emit({ type: 'batch-progress', executor: this.hostId, ...update }),
+        exportBytes: answerBytes,
+      });
       // Timers that came due while no tab had the store open fire now, not at the next tick.
       await q.promoteScheduledNow().catch(() => undefined);
-      handle = runtime.spawn();
-      const jobsDone = jobs?.spawn().done ?? new Promise<void>(() => undefined);
-      const bulkDone = bulk?.spawn().done ?? new Promise<void>(() => undefined);
-      this.coordinator.lead(ops);
+      worker = host.spawn();
+      this.coordinator.lead(host.operations);
       this.setRole('leader');
-      await Promise.race([stopped, handle.done, jobsDone, bulkDone]);
+      await Promise.race([stopped, worker.done]);
       if (!this.closed) throw new ClosedError('the workflow runtime stopped', { reason: 'runtime_stopped' });
     } catch (e) {
       if (!this.closed) this.fail(e);
     } finally {
       // Run and job waits answer (null) at once, so the requests in flight that `resign` waits for end.
-      ops?.stop();
-      const jobsStopped = jobs?.shutdown().catch(() => undefined);
-      const bulkStopped = bulk?.shutdown().catch(() => undefined);
+      host?.operations.stop();
       await this.coordinator.resign();
-      await handle?.shutdown().catch(() => undefined);
-      await jobsStopped;
-      await bulkStopped;
+      await worker?.shutdown().catch(() => undefined);
       await queue?.close().catch(() => undefined);
       await closeStore(store).catch(() => undefined);
       if (!this.closed && this.role === 'leader') this.setRole('starting');

@@ -2,25 +2,25 @@
  * Typed jobs in a cluster: a job is a single-step run of its shard's `JobRunner` (queue name
  * `jobs`). Submission is routed like any run (inbox.ts); the outcome is a memo object of the
  * shard (`<shard>/jobs-memo/...`), which any member reads straight from the store, so a
- * `ClusterJobHandle` resolves on every member, also one that never owned the shard.
+ * cluster's `JobHandle` resolves on every member, also one that never owned the shard.
  */
 import { equalBytes, toHex, utf8 } from '../bytes.js';
 import type { Clock } from '../clock.js';
-import { InvalidArgumentError, NotFoundError, TaqubaError } from '../errors.js';
+import { InvalidArgumentError } from '../errors.js';
 import { sha256 } from '../hash.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { InputMismatchError } from '../workflow/errors.js';
-import { endedWithoutRecord, jobResultOf, type JobResult, type JobResultOptions } from '../jobs/job-handle.js';
-import { encodeEnvelope, readOutcome } from '../jobs/job-records.js';
-import { JobFailedError, type JobSubmitOptions } from '../jobs/index.js';
+import { endedWithoutRecord, JobHandle, jobNotFound, type JobOutcomeSource, type JobRef } from '../jobs/job-handle.js';
+import { encodeEnvelope, readOutcome, type JobOutcome, type OutcomeRecord } from '../jobs/job-records.js';
+import type { JobSubmitOptions } from '../jobs/index.js';
 import type { AnyJob, Job } from '../jobs/job.js';
 import { MemoStore } from '../workflow/steps/memo.js';
 import type { FinishedRun, RunStatus } from '../workflow/index.js';
 import { show } from '../show.js';
 import { checkOptions, optionNames } from '../options.js';
 
-/** What a handle needs of its member: where outcomes are, and the job's run status. */
-export interface JobSource {
+/** What the cluster's job outcomes need of their member: where outcomes are, the job's run, and its cancel. */
+export interface JobMember {
   readonly store: ObjectStore;
   readonly clock: Clock;
   readonly pollMs: number;
@@ -29,6 +29,8 @@ export interface JobSource {
   status(id: string): Promise<RunStatus | null>;
   /** The job's finished-run record, once it ended (kept `outcomeRetentionMs`), else null. */
   finished(id: string): Promise<FinishedRun | null>;
+  /** `Cluster.cancelJob`. */
+  cancel(id: string): Promise<boolean>;
 }
 
 const SUBMIT_OPTIONS = optionNames<JobSubmitOptions>({ priority: true, runAt: true, maxAttempts: true, headers: true });
@@ -38,68 +40,58 @@ const MAX_RESULT_POLL_MS = 1000;
 /** Every this many empty reads, the handle checks that the job's run still exists. */
 const ACTIVE_CHECK_EVERY = 5;
 
-export class ClusterJobHandle<O, E = never> {
-  /** @internal */
-  constructor(
-    private readonly source: JobSource,
-    private readonly job: AnyJob,
-    /** The job id (= its run id). */
-    readonly id: string,
-    /** False when collapsed onto an earlier submission with the same idempotency key; false for `jobHandle`. */
-    readonly newlySubmitted: boolean,
-  ) {}
+/** The sleep after the empty read of `round` (from 0): `pollMs`, growing by half each time, to 1 s at most. */
+function pollDelay(pollMs: number, round: number): number {
+  let ms = pollMs;
+  for (let i = 0; i < round; i++) {
+    const next = Math.min(Math.round(ms * 1.5), MAX_RESULT_POLL_MS);
+    if (next === ms) break;
+    ms = next;
+  }
+  return ms;
+}
 
-  get jobName(): string {
-    return this.job.name;
+/** A cluster's jobs as a `JobOutcomeSource`: outcomes read from the store by any member, waited for by polling it. */
+export class ClusterJobOutcomes implements JobOutcomeSource {
+  constructor(private readonly member: JobMember) {}
+
+  /** The stored outcome record of job `id`, or null. CORRUPT_DATA for an undecodable one. */
+  record(id: string): Promise<OutcomeRecord | null> {
+    return readOutcome(new MemoStore(this.member.store, this.member.memoPrefix(id)).newRunMemo(id));
   }
 
-  /** The stored outcome, or null while the job runs. From any member. CORRUPT_DATA or store errors. */
-  async fetchResult(): Promise<JobResult<O, E> | null> {
-    const record = await readOutcome(new MemoStore(this.source.store, this.source.memoPrefix(this.id)).newRunMemo(this.id));
-    return record === null ? null : jobResultOf<O, E>(this.job, this.id, record);
+  /** Only the stored outcome: a job that ended without one answers null (`result()` says why). */
+  fetch(job: JobRef): Promise<JobOutcome | null> {
+    return this.record(job.id);
   }
 
-  /**
-   * Waits for the job's outcome (polling the store, backing off to 1 s) and resolves with its
-   * output. Rejects with JOB_FAILED for the job's own failure (reason `cancelled` or
-   * `dead_lettered` when its run ended from outside, as its finished-run record says; `no_outcome` when the run
-   * ended without one, e.g. cancelled), NOT_FOUND for an id with neither a run nor an outcome,
-   * CANCELLED when `options.signal` aborts, or store errors.
-   */
-  async result(options: JobResultOptions = {}): Promise<O> {
-    const signal = options.signal;
-    const cancelled = () => new TaqubaError('CANCELLED', `stopped waiting for the job. jobId=${this.id}`, { details: { jobId: this.id } });
-    const unwrap = (r: JobResult<O, E>): O => {
-      if (r.ok) return r.value;
-      throw r.error;
-    };
-    let waitMs = this.source.pollMs;
-    for (let polls = 1; ; polls++) {
-      if (signal?.aborted) throw cancelled();
-      const stored = await this.fetchResult();
-      if (stored) return unwrap(stored);
-      if (polls % ACTIVE_CHECK_EVERY === 0 && (await this.source.status(this.id)) === null) {
-        const late = await this.fetchResult();
-        if (late) return unwrap(late);
-        // Ended without a job outcome: cancelled or dead-lettered from outside, as its run's record says.
-        const run = await this.source.finished(this.id);
-        const ended = run === null ? undefined : endedWithoutRecord<E>(this.job, this.id, run);
-        if (ended) throw ended;
-        if (this.newlySubmitted) throw new JobFailedError<E>({ jobId: this.id, jobName: this.job.name, reason: 'no_outcome', message: 'the job ended without recording an outcome' });
-        throw new NotFoundError(`no job and no stored outcome under this id. jobId=${this.id}`, { jobId: this.id, reason: 'job_not_found' });
-      }
-      try {
-        await this.source.clock.sleep(waitMs, signal);
-      } catch {
-        throw cancelled();
-      }
-      waitMs = Math.min(Math.round(waitMs * 1.5), MAX_RESULT_POLL_MS);
-    }
+  async wait(job: JobRef, signal: AbortSignal | undefined, round: number): Promise<JobOutcome | null> {
+    const stored = await this.record(job.id);
+    if (stored) return stored;
+    if ((round + 1) % ACTIVE_CHECK_EVERY === 0 && (await this.member.status(job.id)) === null) return this.endedOutcome(job);
+    // An abort ends the sleep early; the handle then says so.
+    await this.member.clock.sleep(pollDelay(this.member.pollMs, round), signal).catch(() => undefined);
+    return null;
   }
 
-  /** The job's run status (pending, running, cancelling), or null once it ended; from any member. See `Cluster.readStatus`. */
-  status(): Promise<RunStatus | null> {
-    return this.source.status(this.id);
+  status(id: string): Promise<RunStatus | null> {
+    return this.member.status(id);
+  }
+
+  cancel(id: string): Promise<boolean> {
+    return this.member.cancel(id);
+  }
+
+  /** The outcome of a job whose run is no longer active. */
+  private async endedOutcome(job: JobRef): Promise<JobOutcome> {
+    const late = await this.record(job.id);
+    if (late) return late;
+    // Ended without a job outcome: cancelled or dead-lettered from outside, as its run's record says.
+    const run = await this.member.finished(job.id);
+    const ended = run === null ? undefined : endedWithoutRecord(run);
+    if (ended) return ended;
+    if (job.newlySubmitted) return { ok: false, reason: 'no_outcome', message: 'the job ended without recording an outcome' };
+    throw jobNotFound(job.id);
   }
 }
 
@@ -145,9 +137,9 @@ export async function prepareJob<I, O, E>(jobs: ReadonlyMap<string, AnyJob>, job
 }
 
 /** An earlier job under the same key that already finished: its handle (INPUT_MISMATCH for another input), or undefined. */
-export async function finishedJob<O, E>(source: JobSource, job: AnyJob, prepared: PreparedJob): Promise<ClusterJobHandle<O, E> | undefined> {
-  const record = await readOutcome(new MemoStore(source.store, source.memoPrefix(prepared.runId)).newRunMemo(prepared.runId));
+export async function finishedJob<O, E>(outcomes: ClusterJobOutcomes, job: AnyJob, prepared: PreparedJob): Promise<JobHandle<O, E> | undefined> {
+  const record = await outcomes.record(prepared.runId);
   if (record === null) return undefined;
   if (!equalBytes(record.inputHash, await sha256(prepared.input))) throw new InputMismatchError(prepared.runId);
-  return new ClusterJobHandle<O, E>(source, job, prepared.runId, false);
+  return new JobHandle<O, E>(outcomes, job, prepared.runId, false);
 }

@@ -18,7 +18,8 @@ import { DEFAULT_QUEUE_NAME } from '../workflow/constants.js';
 import { DEFAULT_JOBS_QUEUE_NAME } from '../jobs/job-runner.js';
 import type { JobSubmitOptions } from '../jobs/index.js';
 import type { Job } from '../jobs/job.js';
-import { ClusterJobHandle, finishedJob, prepareJob, type JobSource } from './cluster-jobs.js';
+import { JobHandle } from '../jobs/job-handle.js';
+import { ClusterJobOutcomes, finishedJob, prepareJob } from './cluster-jobs.js';
 import { resolveClusterOptions, type ClusterOptions, type ResolvedClusterOptions } from './cluster-options.js';
 import { applyInbox, collectOrphanReplies, CommandSender, MAX_BACKOFF_FACTOR } from '../workflow/commands/inbox.js';
 import { submitCommand, type RunCommand } from '../workflow/commands/run-command.js';
@@ -426,8 +427,8 @@ export class Cluster {
     return finished ? reader.getRun(runId, finished) : reader.getRun(runId);
   }
 
-  private get jobSource(): JobSource {
-    return {
+  private get jobOutcomes(): ClusterJobOutcomes {
+    return new ClusterJobOutcomes({
       store: this.store,
       clock: this.options.clock,
       pollMs: this.options.inboxPollMs,
@@ -441,7 +442,8 @@ export class Cluster {
         const run = await this.readRun(shard, id, this.localJobsRuntime(shard), DEFAULT_JOBS_QUEUE_NAME, { includeFinished: true });
         return run !== null && isFinishedRun(run) ? run : null;
       },
-    };
+      cancel: (id) => this.cancelJob(id),
+    });
   }
 
   /**
@@ -450,11 +452,11 @@ export class Cluster {
    * Rejects with INVALID_ARGUMENT (`unregistered_job`, `invalid_job_input`, `invalid_spec`),
    * INPUT_MISMATCH, TIMEOUT, CLOSED or store errors.
    */
-  async submitJob<I, O, E>(job: Job<I, O, E>, input: I, options: JobSubmitOptions & CommandOptions = {}): Promise<ClusterJobHandle<O, E>> {
+  async submitJob<I, O, E>(job: Job<I, O, E>, input: I, options: JobSubmitOptions & CommandOptions = {}): Promise<JobHandle<O, E>> {
     const { commandId, ...jobOptions } = options;
     const prepared = await prepareJob(this.options.jobs, job, input, jobOptions, this.nextRunId);
-    const source = this.jobSource;
-    const done = await finishedJob<O, E>(source, job, prepared);
+    const outcomes = this.jobOutcomes;
+    const done = await finishedJob<O, E>(outcomes, job, prepared);
     if (done) return done;
     const shard = shardOfText(prepared.runId, this.options.shards);
     const spec = { runId: prepared.runId, input: prepared.input, ...prepared.spec };
@@ -465,7 +467,7 @@ export class Cluster {
       if (!jobs) throw new ClosedError(`shard ${shard} has no jobs runtime here`);
       return jobs.submit(spec, once);
     });
-    return new ClusterJobHandle<O, E>(source, job, outcome.runId, outcome.newlySubmitted);
+    return new JobHandle<O, E>(outcomes, job, outcome.runId, outcome.newlySubmitted);
   }
 
   /**
@@ -486,10 +488,10 @@ export class Cluster {
   }
 
   /** A handle on a job submitted earlier (by any member), typed by `job`; no I/O. INVALID_ARGUMENT for an unknown job or a bad id. */
-  jobHandle<I, O, E>(job: Job<I, O, E>, id: string): ClusterJobHandle<O, E> {
+  jobHandle<I, O, E>(job: Job<I, O, E>, id: string): JobHandle<O, E> {
     if (typeof job?.name !== 'string' || this.options.jobs.get(job.name) !== job) throw new InvalidArgumentError(`job is not in this cluster's jobs option. job=${String(job?.name)}`, { reason: 'unregistered_job' });
     validateRunId(id);
-    return new ClusterJobHandle<O, E>(this.jobSource, job, id, false);
+    return new JobHandle<O, E>(this.jobOutcomes, job, id, false);
   }
 
   /**

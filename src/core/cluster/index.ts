@@ -19,5 +19,4 @@
  * notice a second process under one member id).
  */
 export { openCluster, Cluster } from './cluster.js';
-export { ClusterJobHandle } from './cluster-jobs.js';
 export type { ClusterOptions } from './cluster-options.js';

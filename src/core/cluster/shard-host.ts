@@ -1,15 +1,16 @@
 /**
  * One owned shard in one member: its engine opened as writer (fencing any older owner, RFC 0001),
- * its workflow runtime's worker, (the member applies its inbox, inbox.ts). Built when the
- * member takes the shard's lease, closed when it hands the shard over or loses it. Engine opens
- * pass through the member's `OpenGate`, so a failover that hands a member many shards opens them
- * in parallel without every replay competing for the same CPU and store at once.
+ * its runtime host's workers (runtime-host.ts: the runtime, and the jobs when the cluster has
+ * any; the member applies its inbox, inbox.ts). Built when the member takes the shard's lease,
+ * closed when it hands the shard over or loses it. Engine opens pass through the member's
+ * `OpenGate`, so a failover that hands a member many shards opens them in parallel without every
+ * replay competing for the same CPU and store at once.
  */
 import type { ObjectStore } from '../objects/object-store.js';
 import { Queue } from '../queue/index.js';
-import { WorkflowRuntime, type RunnerHandle } from '../workflow/index.js';
+import type { RunnerHandle, WorkflowRuntime } from '../workflow/index.js';
 import { ClosedError } from '../errors.js';
-import { JobRunner } from '../jobs/index.js';
+import { createRuntimeHost, type RuntimeHost } from '../operations/runtime-host.js';
 import type { ClusterLayout } from './layout.js';
 import type { ResolvedClusterOptions } from './cluster-options.js';
 
@@ -69,10 +70,8 @@ export class OpenGate {
 
 export class ShardHost {
   private queue: Queue | undefined;
-  private runtime: WorkflowRuntime | undefined;
+  private host: RuntimeHost | undefined;
   private worker: RunnerHandle | undefined;
-  private jobs: JobRunner | undefined;
-  private jobWorker: RunnerHandle | undefined;
   private readonly stop = new AbortController();
   private closing: Promise<void> | undefined;
   /** Why the shard stopped working (FENCED when a newer owner opened its engine); the member drops it. */
@@ -114,32 +113,29 @@ export class ShardHost {
       throw new ClosedError(`shard ${this.shard} was closed while it opened`);
     }
     this.queue = queue;
-    // Commands reach a shard through the cluster's inbox: no runtime inbox (on S3 it would cost a LIST per poll).
-    this.runtime = new WorkflowRuntime(queue, this.store, o.runner, o.hook, { clock: o.clock, ...o.runtimeOptions, memoPrefix: this.layout.memoPrefix(this.shard), commandPollMs: null });
-    this.worker = this.runtime.spawn(this.stop.signal);
+    this.host = createRuntimeHost(queue, this.store, {
+      runner: o.runner,
+      hook: o.hook,
+      // Commands reach a shard through the cluster's inbox: no runtime inbox (on S3 it would cost a LIST per poll).
+      runtimeOptions: { clock: o.clock, ...o.runtimeOptions, memoPrefix: this.layout.memoPrefix(this.shard), commandPollMs: null },
+      jobs: [...o.jobs.values()],
+      jobRunnerOptions: { memoPrefix: this.layout.jobsMemoPrefix(this.shard), clock: o.clock, logger: o.logger },
+    });
+    this.worker = this.host.spawn();
     this.worker.done.catch((e) => {
       this.failure ??= e;
     });
-    if (o.jobs.size > 0) {
-      const jobs = new JobRunner(queue, this.store, { memoPrefix: this.layout.jobsMemoPrefix(this.shard), clock: o.clock, logger: o.logger });
-      for (const job of o.jobs.values()) jobs.register(job);
-      this.jobs = jobs;
-      this.jobWorker = jobs.spawn(this.stop.signal);
-      this.jobWorker.done.catch((e) => {
-        this.failure ??= e;
-      });
-    }
     this.openedAt = o.clock.now();
   }
 
   /** The shard's runtime once open (undefined while opening or after a failure). */
   get openRuntime(): WorkflowRuntime | undefined {
-    return this.failure === undefined && !this.stop.signal.aborted ? this.runtime : undefined;
+    return this.failure === undefined && !this.stop.signal.aborted ? this.host?.runtime : undefined;
   }
 
   /** The shard's typed-jobs runtime once open (only with `jobs`). */
   get openJobsRuntime(): WorkflowRuntime | undefined {
-    return this.openRuntime === undefined ? undefined : this.jobs?.runtime;
+    return this.openRuntime === undefined ? undefined : this.host?.jobs?.runtime;
   }
 
   /** The shard's queue handle (tests reach the engine through it). */
@@ -147,13 +143,12 @@ export class ShardHost {
     return this.queue;
   }
 
-  /** Stops the worker (in-flight steps finish or fail FENCED), then closes the engine. Safe to call twice. */
+  /** Stops the workers (in-flight steps finish or fail FENCED), then closes the engine. Safe to call twice. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.stop.abort();
       await this.ready.catch(() => undefined);
-      await this.worker?.done.catch(() => undefined);
-      await this.jobWorker?.done.catch(() => undefined);
+      await this.worker?.shutdown().catch(() => undefined);
       await this.queue?.close().catch((e) => this.options.logger.debug('closing a shard engine failed', { shard: this.shard, error: (e as Error)?.message }));
     })();
     return this.closing;

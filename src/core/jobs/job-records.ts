@@ -17,9 +17,17 @@ export interface JobEnvelope {
   readonly input: Uint8Array;
 }
 
-export type OutcomeRecord =
-  | { readonly inputHash: Uint8Array; readonly ok: true; readonly output: Uint8Array }
-  | { readonly inputHash: Uint8Array; readonly ok: false; readonly reason: JobFailureReason; readonly message: string; readonly error: Uint8Array | undefined };
+/**
+ * A job's outcome as a handle decodes it: output and error payload as the bytes of the job's codec.
+ * Also the failure that stands in for a run that ended without one (cancelled, dead-lettered), and
+ * the form an outcome crosses a boundary in (`WireJobOutcome`).
+ */
+export type JobOutcome =
+  | { readonly ok: true; readonly output: Uint8Array }
+  | { readonly ok: false; readonly reason: JobFailureReason; readonly message: string; readonly error?: Uint8Array | undefined };
+
+/** The stored outcome: the job's outcome and the hash of the run input it came from. */
+export type OutcomeRecord = JobOutcome & { readonly inputHash: Uint8Array };
 
 export function encodeEnvelope(envelope: JobEnvelope): Uint8Array {
   return encodeRecord({ n: envelope.name, i: envelope.input });

@@ -1,15 +1,11 @@
 /**
- * The serving side of the bulk operations: a `Bulk` over the serving runtime's queue and store
- * running the pipeline the host was given, the batches it drives, and their progress as updates
- * (throttled per batch; the final snapshot always goes out; the browser host sends them as
- * `batch-progress` events). After a takeover, asking for a batch's progress drives the stored
- * batch again on the new leader.
+ * The serving side of the bulk operations: the host's `Bulk` (runtime-host.ts), the batches it
+ * drives, and their progress as updates (throttled per batch; the final snapshot always goes out;
+ * the browser host sends them as `batch-progress` events). After a takeover, asking for a batch's
+ * progress drives the stored batch again on the new leader.
  */
 import { InvalidArgumentError } from '../errors.js';
-import type { ObjectStore } from '../objects/object-store.js';
-import type { Queue } from '../queue/index.js';
-import type { RunnerHandle } from '../workflow/index.js';
-import { Bulk, type Batch, type BatchProgress, type BatchStatus, type BulkOptions, type Pipeline } from '../bulk/index.js';
+import type { Batch, BatchProgress, BatchStatus, Bulk, BulkOptions, Pipeline } from '../bulk/index.js';
 import type { WireBatchSubmitOptions } from './operations.js';
 
 /** A batch's progress as the serving runtime reports it. */
@@ -20,10 +16,10 @@ export interface BatchProgressUpdate {
   readonly progress: BatchProgress;
 }
 
-/** A pipeline for `WorkflowHostOptions.bulk` (any input and output types). */
-export interface HostBulk {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  readonly pipeline: Pipeline<any, any>;
+/** A bulk pipeline a host runs (a `Bulk` over the host's queue and store), with the `Bulk`'s options. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface HostBulk<I = any, O = any> {
+  readonly pipeline: Pipeline<I, O>;
   readonly options?: BulkOptions;
 }
 
@@ -31,32 +27,17 @@ export interface HostBulk {
 const EVENT_INTERVAL_MS = 100;
 
 export function noBulkError(): InvalidArgumentError {
-  return new InvalidArgumentError('this worker serves no bulk pipeline; pass serveWorkflowRuntime({ bulk: { pipeline } })', { reason: 'bulk_not_configured' });
+  return new InvalidArgumentError('this host serves no bulk pipeline; give it one: { bulk: { pipeline } } (serveWorkflowRuntime, createRuntimeHost)', { reason: 'bulk_not_configured' });
 }
 
 export class LocalBulkOperations {
-  private readonly bulk: Bulk<unknown, unknown>;
   private readonly batches = new Map<string, Batch<unknown>>();
-  private handle: RunnerHandle | undefined;
 
   constructor(
-    queue: Queue,
-    store: ObjectStore,
-    config: HostBulk,
+    private readonly bulk: Bulk<unknown, unknown>,
     private readonly now: () => number,
     private readonly emit: (update: BatchProgressUpdate) => void,
-  ) {
-    this.bulk = new Bulk(queue, store, config.pipeline, config.options);
-  }
-
-  spawn(): RunnerHandle {
-    this.handle ??= this.bulk.spawn();
-    return this.handle;
-  }
-
-  async shutdown(): Promise<void> {
-    await this.handle?.shutdown();
-  }
+  ) {}
 
   async submit(inputs: readonly unknown[], options: WireBatchSubmitOptions = {}): Promise<BatchProgress> {
     if (!Array.isArray(inputs)) throw new InvalidArgumentError('bulk inputs must be an array', { reason: 'invalid_spec' });

@@ -1,47 +1,38 @@
 /**
- * The serving side of the job operations: a `JobRunner` on the serving runtime's queue and store,
- * with the jobs the host registered. Inputs arrive and outcomes leave as the bytes of each job's
- * codec, so the caller decodes them with the same `Job` definition (whose `run` stays here).
- * Waiting is chunked (bounded-wait.ts).
+ * The serving side of the job operations: the host's `JobRunner` (runtime-host.ts) with the jobs
+ * it registered. Inputs arrive and outcomes leave as the bytes of each job's codec, so the caller
+ * decodes them with the same `Job` definition (whose `run` stays here). Waiting is chunked
+ * (bounded-wait.ts).
  */
 import { InvalidArgumentError } from '../errors.js';
-import type { ObjectStore } from '../objects/object-store.js';
-import type { Queue } from '../queue/index.js';
 import type { Clock } from '../clock.js';
-import type { RunnerHandle } from '../workflow/index.js';
-import { JobFailedError, JobRunner, type JobResult, type JobRunnerOptions, type JobSubmitOptions } from '../jobs/index.js';
+import { JobFailedError, type JobResult, type JobRunner, type JobSubmitOptions } from '../jobs/index.js';
 import type { AnyJob } from '../jobs/job.js';
+import type { RunStatus } from '../workflow/index.js';
 import { show } from '../show.js';
 import { waitAtMost } from './bounded-wait.js';
 import type { JobSubmission, WireJobOutcome } from './operations.js';
 
 export class LocalJobOperations {
-  private readonly runner: JobRunner;
   private readonly jobs = new Map<string, AnyJob>();
   private readonly stopping = new AbortController();
   private readonly clock: Clock;
-  private handle: RunnerHandle | undefined;
 
-  /** Throws INVALID_CONFIG / INVALID_ARGUMENT (`invalid_job`, `duplicate_job`) for bad options or jobs. */
-  constructor(queue: Queue, store: ObjectStore, jobs: readonly AnyJob[], options: JobRunnerOptions = {}) {
-    this.runner = new JobRunner(queue, store, options);
-    this.clock = options.clock ?? queue.clock;
+  /** Registers `jobs` with `runner`. Throws INVALID_ARGUMENT (`invalid_job`, `duplicate_job`) for bad jobs. */
+  constructor(
+    private readonly runner: JobRunner,
+    jobs: readonly AnyJob[],
+  ) {
+    this.clock = runner.runtime.clock;
     for (const job of jobs) {
-      this.runner.register(job);
+      runner.register(job);
       this.jobs.set(job.name, job);
     }
   }
 
-  /** Starts executing jobs; `done` settles when the runner stops. */
-  spawn(): RunnerHandle {
-    this.handle = this.runner.spawn();
-    return this.handle;
-  }
-
-  /** Answers every wait (null) and stops claiming; waits for jobs in flight. */
-  async shutdown(): Promise<void> {
+  /** Answers every wait (null) at once from now on, so a stopping host is not held up by waits. */
+  stop(): void {
     this.stopping.abort();
-    await this.handle?.shutdown();
   }
 
   async jobSubmit(name: string, input: Uint8Array, options?: JobSubmitOptions): Promise<JobSubmission> {
@@ -79,6 +70,10 @@ export class LocalJobOperations {
     return result === null ? null : this.wire(job, result);
   }
 
+  jobStatus(id: string): Promise<RunStatus | null> {
+    return this.runner.runtime.readStatus(id);
+  }
+
   jobCancel(id: string): Promise<boolean> {
     return this.runner.cancel(id);
   }
@@ -106,5 +101,5 @@ export class LocalJobOperations {
 
 /** Stands in when the host registered no jobs: every job call is INVALID_ARGUMENT (`unregistered_job`). */
 export function noJobsError(name: unknown): InvalidArgumentError {
-  return new InvalidArgumentError(`no job of this name is registered in the worker. job=${show(name)}`, { reason: 'unregistered_job', job: typeof name === 'string' ? name : null });
+  return new InvalidArgumentError(`no job of this name is registered with this host. job=${show(name)}`, { reason: 'unregistered_job', job: typeof name === 'string' ? name : null });
 }

@@ -8,7 +8,7 @@
  */
 import { InvalidArgumentError } from '../errors.js';
 import type { Queue } from '../queue/index.js';
-import { isFinishedRun, type DurableRunState, type FinishedRun, type RunOutcome, type RunTimeline, type SignalOutcome, type SubmitOutcome, type TerminalStatus, type WorkflowRuntime } from '../workflow/index.js';
+import { isFinishedRun, type DeadStepRetry, type DurableRunState, type FinishedRun, type RunOutcome, type RunStatus, type RunTimeline, type SignalOutcome, type SubmitOutcome, type TerminalStatus, type WorkflowRuntime } from '../workflow/index.js';
 import { show } from '../show.js';
 import { kvKeyBytes, validateRunId } from '../workflow/validation.js';
 import { readBufferedSignal } from '../workflow/history/inspection.js';
@@ -87,9 +87,10 @@ export class LocalOperations implements RuntimeOperations {
     this.out = parts.exportBytes ?? ((bytes) => bytes);
   }
 
-  /** Answers every `runWait` (null) at once from now on, so a stopping host is not held up by waits. */
+  /** Answers every `runWait` and `jobWait` (null) at once from now on, so a stopping host is not held up by waits. */
   stop(): void {
     this.stopping.abort();
+    this.jobs?.stop();
   }
 
   /** Remembers a committed terminal outcome (the newest `TERMINAL_CACHE_SIZE` are kept). */
@@ -220,10 +221,10 @@ export class LocalOperations implements RuntimeOperations {
     return Promise.all(names.map((name) => this.queue.stats(name)));
   }
 
-  /** The runtime's one retry rule (`retryDeadJob`): a step whose run failed with it revives the run. */
-  async retryDeadStep(jobId: string, once?: CommandOptions): Promise<void> {
+  /** The runtime's one retry rule (`retryDeadStep`): a step whose run failed with it revives the run. */
+  async retryDeadStep(jobId: string, once?: CommandOptions): Promise<DeadStepRetry> {
     checkJobId(jobId);
-    await this.runtime.retryDeadJob(jobId, once);
+    return this.runtime.retryDeadStep(jobId, once);
   }
 
   async discardDeadStep(jobId: string): Promise<boolean> {
@@ -248,6 +249,11 @@ export class LocalOperations implements RuntimeOperations {
 
   async jobFetch(name: string, id: string): Promise<WireJobOutcome | null> {
     return this.jobOutcome(await this.jobsFor(name).jobFetch(name, id));
+  }
+
+  async jobStatus(id: string): Promise<RunStatus | null> {
+    if (!this.jobs) return null;
+    return this.jobs.jobStatus(id);
   }
 
   async jobCancel(id: string): Promise<boolean> {

@@ -14,9 +14,19 @@
 import { InvalidArgumentError } from '../errors.js';
 import { show } from '../show.js';
 import type { CommandOptions } from '../workflow/commands/ledger.js';
+import type { CommandRuntime } from '../workflow/commands/run-command.js';
 import type { OperationName, RuntimeOperations } from './operations.js';
 
-export type OperationTraits = { readonly kind: 'read' } | { readonly kind: 'command'; readonly arity: number } | { readonly kind: 'write'; readonly resend: boolean };
+type CommandTraits = { readonly kind: 'command'; readonly arity: number };
+export type OperationTraits = { readonly kind: 'read' } | CommandTraits | { readonly kind: 'write'; readonly resend: boolean };
+
+/**
+ * The operations applied once per command id: the write operations the runtime's command inbox
+ * carries (`CommandRuntime`, in the workflow layer below). The list marks exactly these as
+ * `command` (checked where `OPERATIONS` is declared), and each must be one of `RuntimeOperations`
+ * (checked by `isCommand`).
+ */
+export type CommandName = keyof CommandRuntime;
 
 const READ = { kind: 'read' } as const;
 
@@ -47,19 +57,17 @@ export const OPERATIONS = {
   jobSubmit: { kind: 'write', resend: false },
   jobWait: READ,
   jobFetch: READ,
+  jobStatus: READ,
   // Cancelling an ended job answers false.
   jobCancel: { kind: 'write', resend: true },
   // A carried batch submission always has a batch id (the browser host draws one), so it is idempotent.
   bulkSubmit: { kind: 'write', resend: true },
   bulkProgress: READ,
   bulkStatus: READ,
-} as const satisfies { readonly [M in OperationName]: OperationTraits };
+} as const satisfies { readonly [M in OperationName]: M extends CommandName ? CommandTraits : Exclude<OperationTraits, CommandTraits> };
 
 /** Every operation name, in the list's order. */
 export const OPERATION_NAMES: readonly OperationName[] = Object.keys(OPERATIONS) as OperationName[];
-
-/** The operations applied once per command id. */
-export type CommandName = { [M in OperationName]: (typeof OPERATIONS)[M] extends { kind: 'command' } ? M : never }[OperationName];
 
 /** The traits of `name`; undefined for a name not on the list (a carrier's message from a sender that knows other operations). */
 function traitsOf(name: string): OperationTraits | undefined {
@@ -69,6 +77,17 @@ function traitsOf(name: string): OperationTraits | undefined {
 export function isCommand(name: OperationName): name is CommandName {
   return traitsOf(name)?.kind === 'command';
 }
+
+/** The command names, in the list's order. */
+export const COMMAND_NAMES: readonly CommandName[] = OPERATION_NAMES.filter(isCommand);
+
+/**
+ * The commands as a view that supplies their command options itself offers them: the operations'
+ * own arguments. A `CommandRuntime` is one (its methods take those arguments, then the options,
+ * and answer the same; the operation-list test holds it to that), so a view applies one through
+ * `applyOperation` (the CLI's `signal`, `cancel`, `retry`).
+ */
+export type RuntimeCommands = Pick<RuntimeOperations, CommandName>;
 
 /** Whether a call left unanswered by a runtime that went away may be sent to the next one. */
 export function isResendable(name: OperationName): boolean {
@@ -82,8 +101,11 @@ export function isResendable(name: OperationName): boolean {
  */
 export type OperationCall = { [M in OperationName]: { readonly method: M; readonly args: Parameters<RuntimeOperations[M]>; readonly commandId?: string } }[OperationName];
 
-/** Runs `call` on `ops`, passing a command's id as its command options (after its own arguments, some of which may be omitted). */
-export function applyOperation(ops: RuntimeOperations, call: OperationCall): Promise<unknown> {
+/**
+ * Runs `call` on `ops` (the operations, or those of them the call may name), passing a command's id
+ * as its command options (after its own arguments, some of which may be omitted).
+ */
+export function applyOperation<M extends OperationName>(ops: NoInfer<Pick<RuntimeOperations, M>>, call: OperationCall & { readonly method: M }): Promise<unknown> {
   const traits = traitsOf(call.method);
   const method = traits === undefined ? undefined : (ops[call.method] as (...args: unknown[]) => Promise<unknown>);
   if (traits === undefined || typeof method !== 'function') {

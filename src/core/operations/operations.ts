@@ -8,8 +8,9 @@
  * `WorkflowRuntime`; `OPERATIONS` (operation-list.ts) lists the operations with their kind.
  */
 import type { QueueStats } from '../queue/index.js';
-import type { DeadStep, DurableRunState, FinishedRun, KvKey, MemoEntry, RunDetails, RunSpec, RunState, RunTimeline, SignalOutcome, SubmitOutcome, TerminalStatus } from '../workflow/index.js';
-import type { JobFailureReason, JobSubmitOptions } from '../jobs/index.js';
+import type { DeadStep, DeadStepRetry, DurableRunState, FinishedRun, KvKey, MemoEntry, RunDetails, RunSpec, RunState, RunStatus, RunTimeline, SignalOutcome, SubmitOutcome, TerminalStatus } from '../workflow/index.js';
+import type { JobSubmitOptions } from '../jobs/index.js';
+import type { JobOutcome } from '../jobs/job-records.js';
 import type { BatchProgress, BatchStatus, FailurePolicy } from '../bulk/index.js';
 
 /** A run as `status` reports it. */
@@ -114,9 +115,7 @@ export interface JobSubmission {
  * A job's stored outcome as it crosses a boundary: output and error payload as the bytes of the
  * job's codec, so the caller decodes them with the same definition (and `parse`) it submitted with.
  */
-export type WireJobOutcome =
-  | { readonly ok: true; readonly output: Uint8Array }
-  | { readonly ok: false; readonly reason: JobFailureReason; readonly message: string; readonly error?: Uint8Array };
+export type WireJobOutcome = JobOutcome;
 
 /** A run spec as it crosses a boundary: `kvWrites` as an array (any iterable is accepted by the page client). */
 export type WireRunSpec = Omit<RunSpec, 'kvWrites'> & { readonly kvWrites?: readonly (readonly [KvKey, Uint8Array])[] };
@@ -150,8 +149,9 @@ export interface RuntimeOperations {
   /** Cancels an active run, also one an earlier leader parked (false for an unknown or finished run). CLOSED or STORE_* errors. */
   cancel(runId: string): Promise<boolean>;
   /**
-   * Sends a durable signal (`delivered` or `buffered`). INVALID_ARGUMENT, CLOSED, STORE_*. Sent
-   * again to the next leader when the leader went away before answering (applied once).
+   * Sends a durable signal: `delivered`, `buffered`, or `run-not-active` (a workflow function's
+   * run that is not active; nothing kept). INVALID_ARGUMENT, CLOSED, STORE_*. Sent again to the
+   * next leader when the leader went away before answering (applied once).
    */
   signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome>;
   /** Discards a buffered signal; false when there was none. */
@@ -200,11 +200,12 @@ export interface RuntimeOperations {
   queueCounts(): Promise<readonly QueueCountsView[]>;
   /**
    * Re-enqueues a dead step of this runtime's queue with fresh attempts (its history keeps a
-   * `requeued` marker), by `runtime.retryDeadJob`: a step that failed its run revives the run.
-   * NOT_FOUND when no dead job of this runtime has the id; CONFLICT (`run_resubmitted`) when the
-   * run id was submitted again since; CORRUPT_DATA when its payload object is unreadable.
+   * `requeued` marker), by `runtime.retryDeadStep`: a step that failed its run revives the run.
+   * Resolves with what was requeued. NOT_FOUND when no dead job of this runtime has the id;
+   * CONFLICT (`run_resubmitted`) when the run id was submitted again since; CORRUPT_DATA when its
+   * payload object is unreadable.
    */
-  retryDeadStep(jobId: string): Promise<void>;
+  retryDeadStep(jobId: string): Promise<DeadStepRetry>;
   /** Deletes a dead step of this runtime's queue; false when no dead job of this runtime has the id. */
   discardDeadStep(jobId: string): Promise<boolean>;
   /**
@@ -223,6 +224,8 @@ export interface RuntimeOperations {
   jobWait(name: string, id: string, waitMs: number): Promise<WireJobOutcome | null>;
   /** The job's stored outcome, or null (pending, running, none or swept). Errors as `jobWait`, without NOT_FOUND. */
   jobFetch(name: string, id: string): Promise<WireJobOutcome | null>;
+  /** The job's run status while it is active (`JobRunner`'s `readStatus`), else null. INVALID_ARGUMENT (`invalid_run_id`), CLOSED, STORE_*. */
+  jobStatus(id: string): Promise<RunStatus | null>;
   /** Cancels a pending or running job (`JobRunner.cancel`); false for an unknown or ended one. */
   jobCancel(id: string): Promise<boolean>;
   /**

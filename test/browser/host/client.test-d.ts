@@ -8,7 +8,7 @@ import type { HostApi, HostEvent, RemoteStartOptions, RemoteWorkflowRun, RunEven
 import { defineWorkflow, type FinishedRun, type RunSpec, type SignalOutcome, type SubmitOutcome } from '../../../src/core/workflow/index.js';
 
 // The job operations are on `client.jobs`; `runWait` is carried by `client.result`.
-type Operation = Exclude<keyof HostApi, 'openEvents' | 'close' | 'jobSubmit' | 'jobWait' | 'jobFetch' | 'jobCancel' | 'runWait'>;
+type Operation = Exclude<keyof HostApi, 'openEvents' | 'close' | 'jobSubmit' | 'jobWait' | 'jobFetch' | 'jobStatus' | 'jobCancel' | 'runWait'>;
 
 // Every facade operation is on the client, with the same parameters.
 expectTypeOf<Pick<WorkflowClient, Operation>>().toHaveProperty('memoGet');

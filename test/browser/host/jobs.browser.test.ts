@@ -8,8 +8,8 @@ import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { InvalidArgumentError, isTaqubaError, TaqubaError } from '../../../src/core/errors.js';
 import { defineJob, JobFailedError } from '../../../src/core/jobs/index.js';
 import { fromWireError, toWireError } from '../../../src/browser/index.js';
-import { startHost, TestLog, uniqueName, type TestHost } from './harness.js';
-import { greet, refuse } from './pages/app-jobs.js';
+import { startHost, TestLog, uniqueName, waitFor, type TestHost } from './harness.js';
+import { greet, hang, refuse } from './pages/app-jobs.js';
 
 const started: TestHost[] = [];
 const logs: TestLog[] = [];
@@ -60,6 +60,19 @@ describe('jobs through the worker host', () => {
       expectTypeOf(stored.error.error).toEqualTypeOf<{ readonly code: number; readonly why: string } | undefined>();
       expect(stored.error.error).toEqual({ code: 7, why: 'refused' });
     }
+  });
+
+  it("a page's handle reads the job's status and cancels it: result() then says cancelled", async () => {
+    const a = host(uniqueName('jobs-cancel'));
+    const handle = await a.client.jobs.submit(hang, null);
+    const waiting = handle.result().catch((e: unknown) => e);
+    await waitFor(async () => (await handle.status())?.state === 'running', 'the job to run');
+    expect(await handle.cancel()).toBe(true);
+    expect(await waiting).toMatchObject({ code: 'JOB_FAILED', reason: 'cancelled', jobId: handle.id });
+    expect(await handle.status(), 'no status once the job ended').toBeNull();
+    expect(await handle.cancel(), 'a job no longer active').toBe(false);
+    const fetched = await handle.fetchResult();
+    expect(fetched && !fetched.ok && fetched.error.reason).toBe('cancelled');
   });
 
   it('JobFailedError keeps its class, code, fields and payload through the wire-error records', () => {

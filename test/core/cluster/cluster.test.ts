@@ -450,6 +450,7 @@ describe('typed jobs in a cluster', () => {
     expect(aborted).toEqual([handle.id]);
     expect(await w.drive(seenElsewhere.status()), 'no status once the job ended').toBeNull();
     expect(await w.drive(other.cancelJob(handle.id)), 'a job no longer active').toBe(false);
+    expect(await w.drive(seenElsewhere.cancel()), 'through its handle too').toBe(false);
     // Asked afterwards, on a handle rebuilt from the id elsewhere: the same answer.
     const later = await w.drive(other.jobHandle(hang, handle.id).result().then(() => undefined, (e: unknown) => e));
     expect(isTaqubaError(later, 'JOB_FAILED') && later.details.reason).toBe('cancelled');

@@ -51,7 +51,7 @@ describe('cancelled jobs', () => {
     const handle = await runner.submit(later, 1, { runAt: Date.now() + 3_600_000 });
     const waiting = failure(handle);
     await eventually(async () => (await handle.status())?.state === 'pending');
-    expect(await runner.cancel(handle.id)).toBe(true);
+    expect(await handle.cancel()).toBe(true);
     const first = await waiting;
     expect(first).toMatchObject({ code: 'JOB_FAILED', reason: 'cancelled', jobId: handle.id, details: { reason: 'cancelled', message: 'the job was cancelled' } });
     const again = await failure(handle);

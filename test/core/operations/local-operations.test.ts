@@ -3,9 +3,10 @@
  * one implementation, and the finished-run reads carried through it (listing, one record,
  * `status` from the record, `runWait` awaiting the outcome in bounded chunks).
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { LocalOperations } from '../../../src/core/operations/local-operations.js';
-import { applyOperation, isCommand, isResendable, OPERATION_NAMES, OPERATIONS } from '../../../src/core/operations/operation-list.js';
+import { applyOperation, COMMAND_NAMES, isResendable, OPERATION_NAMES, OPERATIONS, type RuntimeCommands } from '../../../src/core/operations/operation-list.js';
+import type { CommandRuntime } from '../../../src/core/workflow/commands/run-command.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import { Queue } from '../../../src/core/queue/index.js';
 import { utf8 } from '../../../src/core/bytes.js';
@@ -37,7 +38,9 @@ describe('the operation list', () => {
   it('names every operation LocalOperations serves, with its kind', async () => {
     const { ops, close } = await setup({ spawn: false });
     for (const name of OPERATION_NAMES) expect(typeof ops[name], name).toBe('function');
-    expect(OPERATION_NAMES.filter(isCommand)).toEqual(['submit', 'cancel', 'signal', 'retryDeadStep']);
+    expect(COMMAND_NAMES).toEqual(['submit', 'cancel', 'signal', 'retryDeadStep']);
+    // What the runtime's command inbox applies takes each command's arguments and answers the same.
+    expectTypeOf<CommandRuntime>().toExtend<RuntimeCommands>();
     // Only a job submission without a command id is unsafe to send again.
     expect(OPERATION_NAMES.filter((name) => !isResendable(name))).toEqual(['jobSubmit']);
     expect(OPERATIONS.signal).toEqual({ kind: 'command', arity: 2 });

@@ -10,7 +10,7 @@ import { InvalidArgumentError, isTaqubaError, type ErrorCode } from '../../error
 import { decodeKindRecord, encodeKindRecord, malformedField } from '../../kind-records.js';
 import type { RunSpec, SubmitOutcome } from '../runs/submit.js';
 import type { SignalOutcome } from '../runs/signals.js';
-import type { DeadJobRetry } from '../steps/dead-step-retry.js';
+import type { DeadStepRetry } from '../steps/dead-step-retry.js';
 import type { CommandOptions } from './ledger.js';
 import { kvKeyBytes } from '../validation.js';
 
@@ -35,8 +35,8 @@ export type RunCommand = { readonly commandId?: string } & (
   | { readonly type: 'cancel'; readonly runId: string }
   /** Cancels a typed job's run (in the jobs runtime). */
   | { readonly type: 'cancelJob'; readonly runId: string }
-  /** Requeues a dead job of the runtime's queue (`retryDeadJob`). */
-  | { readonly type: 'retryDeadJob'; readonly jobId: string }
+  /** Requeues a dead job of the runtime's queue (`retryDeadStep`). */
+  | { readonly type: 'retryDeadStep'; readonly jobId: string }
 );
 
 /** What a command answers: the operation's value, or the typed error it rejected with. */
@@ -44,22 +44,17 @@ export type CommandReply =
   | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly code: string; readonly message: string; readonly details: Record<string, unknown> };
 
-/** The answer types of each command. */
-export interface CommandValues {
-  readonly submit: SubmitOutcome;
-  readonly submitJob: SubmitOutcome;
-  readonly signal: SignalOutcome;
-  readonly cancel: boolean;
-  readonly cancelJob: boolean;
-  readonly retryDeadJob: DeadJobRetry;
-}
-
-/** What a command applies to: a runtime's write operations, each applied once per command id. */
+/**
+ * What a command applies to: a runtime's write operations, each applied once per command id (the
+ * options, after the operation's own arguments). The operation list marks exactly these as its
+ * commands, with the same arguments and answers (core/operations/operation-list.ts: that layer
+ * sits above this one, so it checks this interface rather than this one deriving from it).
+ */
 export interface CommandRuntime {
   submit(spec: RunSpec, options?: CommandOptions): Promise<SubmitOutcome>;
   signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome>;
   cancel(runId: string, options?: CommandOptions): Promise<boolean>;
-  retryDeadJob(jobId: string, options?: CommandOptions): Promise<DeadJobRetry>;
+  retryDeadStep(jobId: string, options?: CommandOptions): Promise<DeadStepRetry>;
 }
 
 export interface CommandTargets {
@@ -101,8 +96,8 @@ export async function applyRunCommand(targets: CommandTargets, command: RunComma
       return runtime.cancel(command.runId, once);
     case 'cancelJob':
       return jobsOf(targets).cancel(command.runId, once);
-    case 'retryDeadJob':
-      return runtime.retryDeadJob(command.jobId, once);
+    case 'retryDeadStep':
+      return runtime.retryDeadStep(command.jobId, once);
   }
 }
 
@@ -120,19 +115,33 @@ export function replyForError(error: unknown): CommandReply | undefined {
   return { ok: false, code: error.code, message: error.message, details: { ...error.details } };
 }
 
-const COMMAND_TYPES: ReadonlySet<string> = new Set(['submit', 'submitJob', 'signal', 'cancel', 'cancelJob', 'retryDeadJob']);
+type CommandType = RunCommand['type'];
+
+/**
+ * The type each command is stored under. The dead-step retry keeps the name format 1 was first
+ * written with, so the records stay as they were: an applier of an earlier version reads them (it
+ * would reject an unknown type, and the batch would then block its inbox).
+ */
+const STORED_TYPES: { readonly [T in CommandType]: string } = { submit: 'submit', submitJob: 'submitJob', signal: 'signal', cancel: 'cancel', cancelJob: 'cancelJob', retryDeadStep: 'retryDeadJob' };
+const TYPES_BY_STORED: ReadonlyMap<string, CommandType> = new Map(Object.entries(STORED_TYPES).map(([type, stored]) => [stored, type as CommandType]));
 
 const decode = (kind: 'command' | 'reply', bytes: Uint8Array, key: string): Record<string, unknown> => decodeKindRecord(bytes, key, kind, FORMAT, 'command object');
 
+function storedCommand(command: RunCommand): unknown {
+  const stored = STORED_TYPES[command.type];
+  return stored === command.type ? command : { ...command, type: stored };
+}
+
 /** One inbox object: the commands one sender batched for one runtime, applied in order per run or key. */
-export const encodeCommands = (commands: readonly RunCommand[]): Uint8Array => encodeKindRecord('command', FORMAT, { commands });
+export const encodeCommands = (commands: readonly RunCommand[]): Uint8Array => encodeKindRecord('command', FORMAT, { commands: commands.map(storedCommand) });
 export function decodeCommands(bytes: Uint8Array, key: string): RunCommand[] {
   const b = decode('command', bytes, key);
-  const ok =
-    Array.isArray(b.commands) &&
-    (b.commands as { type?: unknown; commandId?: unknown }[]).every((c) => COMMAND_TYPES.has(String(c?.type)) && (c.commandId === undefined || typeof c.commandId === 'string'));
-  if (!ok) throw malformedField('command', key, 'commands');
-  return b.commands as RunCommand[];
+  if (!Array.isArray(b.commands)) throw malformedField('command', key, 'commands');
+  return (b.commands as { type?: unknown; commandId?: unknown }[]).map((c) => {
+    const type = TYPES_BY_STORED.get(String(c?.type));
+    if (type === undefined || (c.commandId !== undefined && typeof c.commandId !== 'string')) throw malformedField('command', key, 'commands');
+    return (type === c.type ? c : { ...c, type }) as RunCommand;
+  });
 }
 
 /** One reply object: the answers to an inbox object's commands, in the same order. */

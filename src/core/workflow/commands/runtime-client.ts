@@ -11,7 +11,7 @@ import type { ObjectStore } from '../../objects/object-store.js';
 import { checkObjectStore, checkOptions, numberRule, optionNames } from '../../options.js';
 import { show } from '../../show.js';
 import { DEFAULT_QUEUE_NAME } from '../constants.js';
-import type { DeadJobRetry } from '../steps/dead-step-retry.js';
+import type { DeadStepRetry } from '../steps/dead-step-retry.js';
 import { checkCorrelationKey } from '../steps/outcome.js';
 import { createRunIdGenerator } from '../runs/run-ids.js';
 import type { SignalOutcome } from '../runs/signals.js';
@@ -108,10 +108,10 @@ export class RuntimeClient implements CommandRuntime {
     return this.send({ type: 'cancel', runId }, options);
   }
 
-  /** `WorkflowRuntime.retryDeadJob` in the process that runs the runtime (errors as `submit`). */
-  async retryDeadJob(jobId: string, options?: CommandOptions): Promise<DeadJobRetry> {
+  /** `WorkflowRuntime.retryDeadStep` in the process that runs the runtime (errors as `submit`). */
+  async retryDeadStep(jobId: string, options?: CommandOptions): Promise<DeadStepRetry> {
     validateLookupId(jobId);
-    return this.send({ type: 'retryDeadJob', jobId }, options);
+    return this.send({ type: 'retryDeadStep', jobId }, options);
   }
 
   /** Stops waiting: calls still waiting reject with CLOSED (their commands may still apply). */

@@ -24,7 +24,7 @@ import { decodeStepPointer, encodeRunRecord, encodeStepPointer } from '../record
 import type { CommandRecord } from '../commands/ledger.js';
 
 /** What was requeued: a step of an active run, a step whose ended run came back (`revived`), a terminal notification, or a job that is not a step. */
-export type DeadJobRetry = 'step' | 'revived' | 'notification' | 'other';
+export type DeadStepRetry = 'step' | 'revived' | 'notification' | 'other';
 
 /**
  * Requeues dead job `jobId` of the runtime whose steps go to `queueName` (see the module comment
@@ -34,15 +34,15 @@ export type DeadJobRetry = 'step' | 'revived' | 'notification' | 'other';
  * INVALID_ARGUMENT (bad id), CLOSED or store errors. `record`: the command being applied, whose
  * answer commits with the requeue (commands/ledger.ts).
  */
-export async function retryDeadJob(queue: Queue, queueName: string, jobId: string, now: number, record?: CommandRecord): Promise<DeadJobRetry> {
+export async function retryDeadStep(queue: Queue, queueName: string, jobId: string, now: number, record?: CommandRecord): Promise<DeadStepRetry> {
   const job = await queue.getJob(jobId);
   if (job === undefined || job.status !== 'dead' || job.queue !== queueName) {
     throw new NotFoundError(`no dead job with this id on the runtime's queue. jobId=${jobId} queue=${queueName}`, { jobId, queue: queueName });
   }
   const runId = job.headers[HEADER_RUN_ID];
-  const kind: DeadJobRetry = job.headers[HEADER_TERMINAL] !== undefined ? 'notification' : runId === undefined ? 'other' : 'step';
+  const kind: DeadStepRetry = job.headers[HEADER_TERMINAL] !== undefined ? 'notification' : runId === undefined ? 'other' : 'step';
   if (kind === 'step' && !(await stillActive(queue, runId!, jobId))) {
-    await reviveRun(queue, job, runId!, now, record?.writes('revived' satisfies DeadJobRetry) ?? []);
+    await reviveRun(queue, job, runId!, now, record?.writes('revived' satisfies DeadStepRetry) ?? []);
     return 'revived';
   }
   await queue.requeueDeadJob(job, record ? { kvWrites: record.writes(kind) } : {});

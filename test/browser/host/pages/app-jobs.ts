@@ -29,3 +29,9 @@ export const refuse = defineJob<{ readonly code: number }, string, { readonly co
   name: 'test.refuse',
   run: (input, ctx) => ctx.fail({ code: input.code, why: 'refused' }),
 });
+
+/** Runs until cancelled: its `ctx.signal` ends it. */
+export const hang = defineJob({
+  name: 'test.hang',
+  run: (_: null, ctx) => new Promise<never>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
+});

@@ -17,7 +17,7 @@
 import { utf8 } from '../../../../src/core/bytes.js';
 import { StepError, StepOutcome, type Step, type TerminalHook } from '../../../../src/core/workflow/index.js';
 import { serveWorkflowRuntime } from '../../../../src/browser/worker.js';
-import { greet, refuse } from './app-jobs.js';
+import { greet, hang, refuse } from './app-jobs.js';
 import { squares } from './app-bulk.js';
 
 export interface WorkerConfig {
@@ -102,7 +102,7 @@ const handle = serveWorkflowRuntime({
   hostId: config.hostId,
   runner: runStep,
   terminalHook: hook,
-  jobs: [greet, refuse],
+  jobs: [greet, refuse, hang],
   jobRunnerOptions: { pollIntervalMs: 50 },
   bulk: { pipeline: squares, options: { pollIntervalMs: 50, logger: false } },
   // Retries of `failOnceAt` come back fast.

@@ -1,5 +1,5 @@
 /**
- * `runtime.retryDeadJob`: a step dead-lettered outside a worker (its run still active) resumes
+ * `runtime.retryDeadStep`: a step dead-lettered outside a worker (its run still active) resumes
  * the run; a dead notification calls the hook again; a step whose run failed with it revives the
  * run, unless the id was submitted again since (CONFLICT, `run_resubmitted`); a job that is not
  * dead, or on another queue, is NOT_FOUND.
@@ -10,7 +10,7 @@ import { Queue } from '../../../src/core/queue/index.js';
 import { StepError, StepOutcome, WorkflowRuntime, type RunOutcome, type Step } from '../../../src/core/workflow/index.js';
 import { b, eventually, s } from './harness.js';
 
-describe('retryDeadJob', () => {
+describe('retryDeadStep', () => {
   const cleanup: (() => Promise<unknown>)[] = [];
   afterEach(async () => {
     for (const fn of cleanup.splice(0).reverse()) await fn().catch(() => undefined);
@@ -47,9 +47,9 @@ describe('retryDeadJob', () => {
     await queue.deadLetter(claim, 'lease expired');
     expect((await runtime.getRun('orphan'))?.state).toBe('dead');
 
-    expect(await runtime.retryDeadJob(claim.id)).toBe('step');
+    expect(await runtime.retryDeadStep(claim.id)).toBe('step');
     expect((await runtime.getRun('orphan'))?.state).toBe('pending');
-    await expect(runtime.retryDeadJob(claim.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(runtime.retryDeadStep(claim.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
 
     const worker = runtime.spawn();
     cleanup.push(() => worker.shutdown());
@@ -57,7 +57,7 @@ describe('retryDeadJob', () => {
     const notification = (await eventually(async () => (await runtime.listDeadSteps()).find((d) => d.notification && d.runId === 'orphan')))!;
     expect(outcomes).toEqual([]);
     hookUp();
-    expect(await runtime.retryDeadJob(notification.jobId)).toBe('notification');
+    expect(await runtime.retryDeadStep(notification.jobId)).toBe('notification');
     await eventually(() => outcomes.length === 1);
     expect(outcomes[0]).toMatchObject({ runId: 'orphan', status: 'succeeded' });
     expect(s(outcomes[0].result!)).toBe('done orphan');
@@ -74,8 +74,8 @@ describe('retryDeadJob', () => {
     expect(await runtime.getRun('fatal')).toBeNull();
 
     fix();
-    expect(await runtime.retryDeadJob(dead.jobId)).toBe('revived');
-    await expect(runtime.retryDeadJob(dead.jobId)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await runtime.retryDeadStep(dead.jobId)).toBe('revived');
+    await expect(runtime.retryDeadStep(dead.jobId)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     // Its hook hears the new ending; the run is gone from the active list again after it.
     await eventually(() => outcomes.filter((o) => o.runId === 'fatal').length === 2);
     expect(outcomes.filter((o) => o.runId === 'fatal').map((o) => o.status)).toEqual(['failed', 'succeeded']);
@@ -87,14 +87,14 @@ describe('retryDeadJob', () => {
     const deadAgain = (await eventually(async () => (await runtime.listDeadSteps()).find((d) => d.runId === 'again' && !d.notification)))!;
     await worker.shutdown();
     await runtime.submit({ runId: 'again', input: b('good') });
-    await expect(runtime.retryDeadJob(deadAgain.jobId)).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'run_resubmitted', runId: 'again' } });
+    await expect(runtime.retryDeadStep(deadAgain.jobId)).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'run_resubmitted', runId: 'again' } });
     expect((await runtime.listDeadSteps()).map((d) => d.jobId)).toContain(deadAgain.jobId);
     expect((await runtime.getRun('again'))?.jobId).not.toBe(deadAgain.jobId);
 
     const other = await queue.enqueue('elsewhere', b('p'));
     const claim = (await queue.claimNext('elsewhere'))!;
     await queue.deadLetter(claim, 'nope');
-    await expect(runtime.retryDeadJob(other)).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    await expect(runtime.retryDeadJob('01NOSUCHJOB0000000000000000')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(runtime.retryDeadStep(other)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(runtime.retryDeadStep('01NOSUCHJOB0000000000000000')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });

@@ -1,0 +1,148 @@
+/**
+ * `createRuntimeHost`: workflows, typed jobs and a bulk pipeline assembled on one queue and store,
+ * the operations answering for all three, and the one worker handle: its shutdown answers waits
+ * at once, lets the runtime's in-flight steps finish on jobs that still run, and stops everything.
+ */
+import { describe, expect, it } from 'vitest';
+import { createRuntimeHost, type RuntimeHost, type RuntimeHostOptions } from '../../../src/core/operations/runtime-host.js';
+import type { BatchProgressUpdate } from '../../../src/core/operations/local-bulk-operations.js';
+import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
+import { Queue } from '../../../src/core/queue/index.js';
+import { utf8 } from '../../../src/core/bytes.js';
+import { defineWorkflow, StepOutcome } from '../../../src/core/workflow/index.js';
+import { defineJob } from '../../../src/core/jobs/index.js';
+import { pipeline } from '../../../src/core/bulk/index.js';
+import { isTaqubaError } from '../../../src/core/errors.js';
+import { waitFor } from '../../support/wait.js';
+
+const quiet = { warn: () => undefined, info: () => undefined };
+const fast = { pollIntervalMs: 5, logger: quiet };
+
+const double = defineJob({ name: 'double', run: async (n: number) => n * 2 });
+const lengths = pipeline<string>().phase('length', (text) => text.length);
+const greet = defineWorkflow({ name: 'greet', run: (ctx, name: string) => ctx.step('greet', () => `hello ${name}`) });
+const parked = defineWorkflow({
+  name: 'parked',
+  async run(ctx) {
+    await ctx.waitForSignal('go');
+    return 'went';
+  },
+});
+
+async function openHost<I, O>(options: RuntimeHostOptions<I, O>): Promise<{ queue: Queue; host: RuntimeHost<I, O> }> {
+  const store = new MemoryObjectStore();
+  const queue = await Queue.open(store, 'host', { logger: quiet });
+  return { queue, host: createRuntimeHost(queue, store, options) };
+}
+
+describe('createRuntimeHost', () => {
+  it('runs workflows, jobs and a bulk pipeline on one store, and its operations answer for all three', async () => {
+    const updates: BatchProgressUpdate[] = [];
+    const { queue, host } = await openHost({
+      runner: { workflows: [greet] },
+      runtimeOptions: fast,
+      jobs: [double],
+      jobRunnerOptions: { pollIntervalMs: 5 },
+      bulk: { pipeline: lengths, options: fast },
+      onBatchProgress: (update) => updates.push(update),
+    });
+    const worker = host.spawn();
+
+    // The typed parts, as a Node process uses them.
+    const run = await host.runtime.start(greet, 'ada');
+    expect(await run.result()).toBe('hello ada');
+    expect(await (await host.jobs!.submit(double, 21)).result()).toBe(42);
+    expect((await (await host.bulk!.submit(['a', 'bb'])).done()).succeeded).toBe(2);
+
+    // The same host through its operations, as a tab, an inbox or a tool calls them.
+    expect(await host.operations.status(run.runId)).toMatchObject({ runId: run.runId, state: 'succeeded' });
+    const job = await host.operations.jobSubmit('double', double.codec.encode(5));
+    expect(await host.operations.jobWait('double', job.id, 10_000)).toEqual({ ok: true, output: double.codec.encode(10) });
+    await host.operations.bulkSubmit(['xyz'], { batchId: 'one-item' });
+    await waitFor(() => updates.some((u) => u.batchId === 'one-item' && u.progress.finished), 'the final progress update of batch one-item');
+    expect(await host.operations.bulkStatus('one-item')).toMatchObject({ total: 1, succeeded: 1 });
+
+    await worker.shutdown();
+    await worker.done;
+    await queue.close();
+  });
+
+  it('shuts down in order: waits answer at once, the runtime finishes its steps on jobs still running, then everything stops', async () => {
+    const log: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let host!: RuntimeHost;
+    // A step that submits a job only after the shutdown began, and waits for its result.
+    const asksLate = defineWorkflow({
+      name: 'asks-late',
+      run: (ctx) =>
+        ctx.step('ask', async () => {
+          log.push('step waiting');
+          await released;
+          const doubled = await (await host.jobs!.submit(double, 4)).result();
+          log.push(`step got ${doubled}`);
+          return doubled;
+        }),
+    });
+    const opened = await openHost({ runner: { workflows: [asksLate, parked] }, runtimeOptions: fast, jobs: [double], jobRunnerOptions: { pollIntervalMs: 5 } });
+    host = opened.host;
+    const worker = host.spawn();
+
+    const waiting = await host.runtime.start(parked, undefined);
+    const later = await host.operations.jobSubmit('double', double.codec.encode(1), { runAt: Date.now() + 3_600_000 });
+    const runWait = host.operations.runWait(waiting.runId, 60_000);
+    const jobWait = host.operations.jobWait('double', later.id, 60_000);
+    const asking = await host.runtime.start(asksLate, undefined);
+    await waitFor(() => log.includes('step waiting'), 'the step to start');
+
+    const stopped = worker.shutdown().then(() => log.push('stopped'));
+    // Waits answer (null) as soon as the shutdown begins.
+    expect(await runWait).toBeNull();
+    expect(await jobWait).toBeNull();
+    release();
+    await stopped;
+    expect(log).toEqual(['step waiting', 'step got 8', 'stopped']);
+    await expect(worker.done).resolves.toBeUndefined();
+    expect(worker.shutdown()).toBe(worker.shutdown());
+    // The step's run ended with it, before the runtime stopped.
+    expect(await host.runtime.getRun(asking.runId, { includeFinished: true })).toMatchObject({ runId: asking.runId, status: 'succeeded' });
+    await opened.queue.close();
+  });
+
+  it('stops in order when the signal given to spawn aborts', async () => {
+    const { queue, host } = await openHost({ runner: { workflows: [parked] }, runtimeOptions: fast, jobs: [double] });
+    const stop = new AbortController();
+    const worker = host.spawn(stop.signal);
+    const run = await host.runtime.start(parked, undefined);
+    const wait = host.operations.runWait(run.runId, 60_000);
+    stop.abort();
+    expect(await wait).toBeNull();
+    await expect(worker.done).resolves.toBeUndefined();
+    await worker.shutdown();
+    await queue.close();
+  });
+
+  it('without jobs or bulk builds neither, and their operations say so', async () => {
+    const { queue, host } = await openHost({ runner: async () => StepOutcome.succeed(utf8('done')) });
+    expect(host.jobs).toBeUndefined();
+    expect(host.bulk).toBeUndefined();
+    await expect(host.operations.jobSubmit('double', utf8('1'))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'unregistered_job' } });
+    await expect(host.operations.bulkSubmit(['a'])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'bulk_not_configured' } });
+    expect(await host.operations.jobCancel('some-id')).toBe(false);
+    await queue.close();
+  });
+
+  it('rejects an unknown option with INVALID_CONFIG naming the nearest one', async () => {
+    const store = new MemoryObjectStore();
+    const queue = await Queue.open(store, 'host', { logger: quiet });
+    let error: unknown;
+    try {
+      createRuntimeHost(queue, store, { runner: { workflows: [greet] }, job: [double] } as RuntimeHostOptions);
+    } catch (e) {
+      error = e;
+    }
+    expect(isTaqubaError(error, 'INVALID_CONFIG')).toBe(true);
+    expect((error as Error).message).toMatch(/jobs/);
+    await queue.close();
+  });
+});

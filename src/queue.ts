@@ -93,6 +93,7 @@ export {
   type FunctionCall,
   type FunctionCallKind,
   type FunctionCallStatus,
+  type StepFailure,
 } from './core/workflow/index.js';
 
 // Bulk batches on the queue.

@@ -42,7 +42,7 @@ export interface EventFilter {
 type Promised<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never };
 
 /** Operations the page reaches through a method of its own: the job operations through `client.jobs`, `runWait` through `result`. */
-const WRAPPED_OPERATIONS = ['jobSubmit', 'jobWait', 'jobFetch', 'jobCancel', 'runWait'] as const satisfies readonly OperationName[];
+const WRAPPED_OPERATIONS = ['jobSubmit', 'jobWait', 'jobFetch', 'jobStatus', 'jobCancel', 'runWait'] as const satisfies readonly OperationName[];
 type WrappedOperation = (typeof WRAPPED_OPERATIONS)[number];
 const wrapped: ReadonlySet<OperationName> = new Set(WRAPPED_OPERATIONS);
 
@@ -262,6 +262,7 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
       // Comlink's `Remote` distributes over the union; the answer is the facade's type.
       jobWait: (name, id, waitMs) => track(() => remote.jobWait(name, id, waitMs) as Promise<WireJobOutcome | null>),
       jobFetch: (name, id) => track(() => remote.jobFetch(name, id) as Promise<WireJobOutcome | null>),
+      jobStatus: (id) => track(() => remote.jobStatus(id)),
       jobCancel: (id) => track(() => remote.jobCancel(id)),
     }),
     info: () => track(() => remote.info()),

@@ -11,16 +11,19 @@
  *
  * Errors cross the boundary as the library's own classes with their codes (`isTaqubaError(e,
  * 'INPUT_MISMATCH')` holds in the page); bytes cross as `Uint8Array` (large ones transferred);
- * run events (step started/finished, waiting for a signal, retry scheduled, terminal) come from
- * the leader's worker as they happen.
+ * run events (step started/finished, waiting for a signal, retry scheduled, a workflow function's
+ * `ctx` calls, terminal) come from the leader's worker as they happen.
  *
  * Importing this module touches no browser API.
  */
 export { connect } from './client.js';
 export type { WorkflowClient, ClientOperations, ConnectOptions, CloseOptions, EventFilter } from './client.js';
 export type { HostApi } from './host-api.js';
-export type { JobsClient, RemoteJobHandle } from './job-client.js';
+export type { JobsClient } from './job-client.js';
+export { JobHandle } from '../core/jobs/index.js';
 export type { RemoteStartOptions, RemoteWorkflowRun } from './workflow-client.js';
+export { callValue } from '../core/workflow/functions/calls.js';
+export type { FunctionCall, FunctionCallKind, FunctionCallStatus, StepFailure } from '../core/workflow/index.js';
 export type { PayloadError } from '../core/queue/index.js';
 export type { BatchProgressEvent, WireBatchSubmitOptions } from './protocol.js';
 export type {

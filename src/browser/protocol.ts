@@ -6,12 +6,12 @@
  * `WireError` records (wire-error.ts).
  */
 import type { ErrorCode, ErrorDetails } from '../core/errors.js';
-import type { TerminalStatus } from '../core/workflow/index.js';
+import type { FunctionCall, TerminalStatus } from '../core/workflow/index.js';
 import type { BatchProgress } from '../core/bulk/index.js';
 import type { OperationCall } from '../core/operations/operation-list.js';
 
 /** Bumped when a message shape changes (an operation added, too): tabs of different versions never talk to each other. */
-export const PROTOCOL_VERSION = 7;
+export const PROTOCOL_VERSION = 8;
 
 // ---- run events ----
 
@@ -68,6 +68,19 @@ export type RunEvent =
       /** The queue's backoff before it (estimate from the queue config). */
       readonly delayMs: number;
       readonly error: string;
+    })
+  | (RunEventBase & {
+      /**
+       * A workflow function's run recorded a `ctx` call, or one changed: a step's value or
+       * failure, a failed attempt it retries (`retrying`, with `attempts` and the next attempt's
+       * time), a sleep begun (`sleeping`) or over (`done`), a signal wait begun (`waiting`) or
+       * answered (`done`, `timed-out`), a child invoked or ended, a drawn now/random/uuid. `call`
+       * is the shape of the run timeline's calls; `callValue(call)` decodes its value.
+       */
+      readonly type: 'function-call';
+      /** The execution (underlying step) that recorded it. */
+      readonly stepNumber: number;
+      readonly call: FunctionCall;
     })
   | (RunEventBase & {
       readonly type: 'terminal';

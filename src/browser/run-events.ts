@@ -6,6 +6,8 @@
  * the other tabs.
  */
 import type { Clock } from '../core/clock.js';
+import type { FunctionCall } from '../core/workflow/functions/calls.js';
+import { FunctionRunner } from '../core/workflow/functions/function-runner.js';
 import { StepError } from '../core/workflow/steps/step-error.js';
 import type { RunOutcome, Step, StepOutcome, StepRunnerObject, TerminalEffects, TerminalHook } from '../core/workflow/index.js';
 import type { HubEvent, RunEvent, StepResultKind } from './protocol.js';
@@ -23,8 +25,10 @@ export interface RunnerObservation {
 const RESULT_KINDS = new Set<string>(['continue', 'succeed', 'fail', 'cancel']);
 
 /**
- * `runner` reporting `step-started`, `step-finished`, `waiting-for-signal` and `retry-scheduled`.
- * The runner's outcome or error passes through unchanged; a failing listener never affects it.
+ * `runner` reporting `step-started`, `step-finished`, `waiting-for-signal` and `retry-scheduled`,
+ * and for the function runner of a `{ workflows }` runtime `function-call` as each `ctx` call is
+ * recorded. The runner's outcome or error passes through unchanged; a failing listener never
+ * affects it.
  */
 export function observeRunner(runner: StepRunnerObject, o: RunnerObservation): StepRunnerObject {
   const emit = (event: RunEvent): void => {
@@ -38,9 +42,10 @@ export function observeRunner(runner: StepRunnerObject, o: RunnerObservation): S
     async runStep(step: Step): Promise<StepOutcome> {
       const base = { runId: step.runId, executor: o.executor };
       emit({ ...base, type: 'step-started', at: o.clock.now(), stepNumber: step.stepNumber, attempt: step.attempt, maxAttempts: step.maxAttempts, interruptions: step.interruptions, jobId: step.jobId });
+      const onCall = (call: FunctionCall): void => emit({ ...base, type: 'function-call', at: o.clock.now(), stepNumber: step.stepNumber, call: call.value === null ? call : { ...call, value: exportBytes(call.value) } });
       let outcome: StepOutcome;
       try {
-        outcome = await runner.runStep(step);
+        outcome = await (runner instanceof FunctionRunner ? runner.runStep(step, onCall) : runner.runStep(step));
       } catch (e) {
         const err = StepError.from(e);
         emit({ ...base, type: 'step-finished', at: o.clock.now(), stepNumber: step.stepNumber, attempt: step.attempt, result: 'error', error: err.message });

@@ -23,6 +23,8 @@ export interface RemoteStartOptions {
   readonly priority?: number;
   /** Epoch ms before which the run does not start. */
   readonly runAt?: number;
+  /** Caller-KV writes committed with the start, as `runtime.start`'s (applied once: a duplicate start applies none). */
+  readonly kvWrites?: RunSpec['kvWrites'];
   /** Called with every event of the run up to its `terminal` event, subscribed before the start is sent, so none is missed. */
   readonly onEvent?: (event: RunEvent) => void;
 }
@@ -48,9 +50,13 @@ export interface RemoteWorkflowRun<O> {
   status(): Promise<RunView | null>;
   /** Cancels the run; false when it was not active. */
   cancel(): Promise<boolean>;
-  /** Calls `listener` with the run's events from now on (the steps of its executions, signal waits) up to its `terminal` event. Returns the unsubscribe. */
+  /**
+   * Calls `listener` with the run's events from now on up to its `terminal` event: a
+   * `function-call` per `ctx` call as the run records it (`callValue(event.call)` decodes its
+   * value), and its executions' steps and signal waits. Returns the unsubscribe.
+   */
   onEvent(listener: (event: RunEvent) => void): () => void;
-  /** The run's events from now on; ends after its `terminal` event, when `signal` aborts, or when the client closes. */
+  /** The run's events from now on (see `onEvent`); ends after its `terminal` event, when `signal` aborts, or when the client closes. */
   events(options?: { readonly signal?: AbortSignal }): AsyncIterableIterator<RunEvent>;
 }
 
@@ -154,9 +160,15 @@ export function createWorkflowClient(calls: WorkflowCalls): WorkflowFunctionsCli
   return {
     async start<I, O>(workflow: Workflow<I, O>, input: I, options: RemoteStartOptions = {}): Promise<RemoteWorkflowRun<O>> {
       checkWorkflow(workflow);
-      const { onEvent, runId = nextRunId(), headers, priority, runAt } = options ?? {};
+      const { onEvent, runId = nextRunId(), headers, priority, runAt, kvWrites } = options ?? {};
       // Only the fields given: a submission carries no undefined fields.
-      const spec = startSpec(workflow, input, { runId, ...(headers === undefined ? {} : { headers }), ...(priority === undefined ? {} : { priority }), ...(runAt === undefined ? {} : { runAt }) });
+      const spec = startSpec(workflow, input, {
+        runId,
+        ...(headers === undefined ? {} : { headers }),
+        ...(priority === undefined ? {} : { priority }),
+        ...(runAt === undefined ? {} : { runAt }),
+        ...(kvWrites === undefined ? {} : { kvWrites }),
+      });
       const workflows = await workflowsOfWorker();
       const what = `${workflow.name}@${workflow.version}`;
       if (workflows === null) {

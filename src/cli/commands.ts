@@ -13,11 +13,13 @@ import { DEFAULT_QUEUE_NAME } from '../core/workflow/constants.js';
 import { signalWaitKey } from '../core/workflow/keys.js';
 import type { DurableRunState, RunSummary } from '../core/workflow/history/inspection.js';
 import type { RunTimeline } from '../core/workflow/history/run-timeline.js';
+import type { SignalOutcome } from '../core/workflow/runs/signals.js';
 import { WorkflowReader } from '../core/workflow/history/workflow-reader.js';
 import type { RunDetails } from '../core/workflow/history/inspection.js';
 import type { JobRecord } from '../core/queue/index.js';
 import { RuntimeClient } from '../core/workflow/commands/runtime-client.js';
 import type { CommandRuntime } from '../core/workflow/commands/run-command.js';
+import { applyOperation, COMMAND_NAMES, type CommandName, type OperationCall, type RuntimeCommands } from '../core/operations/operation-list.js';
 import { isTaqubaError } from '../core/errors.js';
 import { CliError, EXIT_FAILURE, usageError } from './cli-error.js';
 import { colorEnabled, makeColors } from './format.js';
@@ -283,7 +285,7 @@ interface OperatorSession {
   /** The run's details on `queueName`, or null. */
   getRun(queueName: string, runId: string): Promise<RunDetails | null>;
   /** The write operations of the runtime of `queueName`. */
-  runtime(queueName: string): CommandRuntime;
+  runtime(queueName: string): RuntimeCommands;
 }
 
 /**
@@ -342,17 +344,13 @@ async function withOperator<T>(options: GlobalOptions, local: WriteOptions, use:
 const DEFAULT_COMMAND_TIMEOUT_S = 30;
 
 /** `runtime`'s write operations, each carrying the command id given (`--command-id`), errors through `explain`. */
-function applied(runtime: CommandRuntime, local: WriteOptions, explain: (e: unknown) => unknown): CommandRuntime {
-  const once = local.commandId === undefined ? undefined : { commandId: local.commandId };
+function applied(runtime: CommandRuntime, local: WriteOptions, explain: (e: unknown) => unknown): RuntimeCommands {
+  const once = local.commandId === undefined ? {} : { commandId: local.commandId };
   const fail = (e: unknown): never => {
     throw explain(e);
   };
-  return {
-    submit: (spec) => runtime.submit(spec, once).catch(fail),
-    signal: (key, payload) => runtime.signal(key, payload, once).catch(fail),
-    cancel: (runId) => runtime.cancel(runId, once).catch(fail),
-    retryDeadJob: (jobId) => runtime.retryDeadJob(jobId, once).catch(fail),
-  };
+  const command = (method: CommandName) => (...args: unknown[]) => applyOperation(runtime, { method, args, ...once } as OperationCall & { method: CommandName }).catch(fail);
+  return Object.fromEntries(COMMAND_NAMES.map((method) => [method, command(method)])) as RuntimeCommands;
 }
 
 /** A live writer's TIMEOUT, saying what to do (the command may still apply). */
@@ -392,6 +390,13 @@ function context(io: Io, options: GlobalOptions, path: string, queue: string) {
   return { store: options.store, path, queue, nowMs: io.now() };
 }
 
+/** What the CLI says for each signal outcome. */
+const SIGNAL_OUTCOME_TEXT: Readonly<Record<SignalOutcome, string>> = {
+  delivered: 'delivered: a waiting run was woken',
+  buffered: 'buffered for the next waiter of this key',
+  'run-not-active': 'not sent: no active run under this id (it ended, or was never started)',
+};
+
 export async function signalCommand(io: Io, options: GlobalOptions, key: string, payloadText: string, local: WriteOptions & { base64?: boolean }): Promise<void> {
   if (local.base64 && !/^[A-Za-z0-9+/]*={0,2}$/.test(payloadText)) throw usageError('payload is not base64 (--base64 was given)');
   const payload = local.base64 ? new Uint8Array(Buffer.from(payloadText, 'base64')) : new TextEncoder().encode(payloadText);
@@ -402,7 +407,8 @@ export async function signalCommand(io: Io, options: GlobalOptions, key: string,
     // waiting run's own, else the default one when the store has it, else its first queue.
     const queueName = options.queue ?? (await signalQueue(session, key));
     const outcome = await runtime(queueName).signal(key, payload);
-    io.out(options.json ? document('signal', context(io, options, path, queueName), { correlationKey: key, outcome, via }) : `signal ${JSON.stringify(key)} ${outcome === 'delivered' ? 'delivered: a waiting run was woken' : 'buffered for the next waiter of this key'}`);
+    io.out(options.json ? document('signal', context(io, options, path, queueName), { correlationKey: key, outcome, via }) : `signal ${JSON.stringify(key)} ${SIGNAL_OUTCOME_TEXT[outcome]}`);
+    if (outcome === 'run-not-active') throw new CliError('NOT_FOUND', `no active run to signal. correlationKey=${JSON.stringify(key)}`, 'list active runs with: taquba runs');
   });
 }
 
@@ -424,7 +430,7 @@ export async function retryCommand(io: Io, options: GlobalOptions, jobId: string
     const names = await selectQueues({ listQueues }, options.queue);
     const job = await getJob(jobId);
     const queueName = job !== undefined && names.includes(job.queue) ? job.queue : (options.queue ?? DEFAULT_QUEUE_NAME);
-    const kind = await runtime(queueName).retryDeadJob(jobId).catch((e: unknown) => {
+    const kind = await runtime(queueName).retryDeadStep(jobId).catch((e: unknown) => {
       if (isTaqubaError(e, 'NOT_FOUND')) throw new CliError('NOT_FOUND', e.message, 'list dead jobs with: taquba dead', EXIT_FAILURE, { cause: e });
       if (isTaqubaError(e, 'CONFLICT')) throw new CliError('CONFLICT', e.message, 'the run id was submitted again; discard this dead step, or cancel the new run first', EXIT_FAILURE, { cause: e });
       throw e;

@@ -3,7 +3,8 @@
  * ("step research: done → …", "waiting for signal approve until …", "sleeping until …"), from
  * the timeline's `workflowFunction`, in place of the underlying step numbers.
  */
-import type { FunctionCall, FunctionTimeline } from '../core/workflow/history/function-timeline.js';
+import type { FunctionCall } from '../core/workflow/functions/calls.js';
+import type { FunctionTimeline } from '../core/workflow/history/function-timeline.js';
 import { relativeTime, showValue } from './format.js';
 import type { ViewContext } from './views.js';
 
@@ -21,12 +22,13 @@ const valueOf = (call: FunctionCall): string => (call.value === null ? '' : ` �
 export function callLine(call: FunctionCall, v: ViewContext): string {
   const c = v.colors;
   switch (call.kind) {
-    case 'step':
-      if (call.status === 'failed') {
-        const attempts = call.attempts === 1 ? '1 attempt' : `${call.attempts ?? '?'} attempts`;
-        return `step ${call.name}: ${c.red(`failed after ${attempts}`)}${call.error === null ? '' : `: ${c.red(call.error)}`}`;
-      }
-      return `step ${call.name}: ${c.green('done')}${valueOf(call)}`;
+    case 'step': {
+      const attempts = call.attempts === 1 ? '1 attempt' : `${call.attempts ?? '?'} attempts`;
+      const retried = call.retried.map((r) => `; attempt ${r.attempt} failed: ${c.red(r.error)}`).join('');
+      if (call.status === 'failed') return `step ${call.name}: ${c.red(`failed after ${attempts}`)}${call.error === null ? '' : `: ${c.red(call.error)}`}${retried}`;
+      if (call.status === 'retrying') return `step ${call.name}: ${c.yellow(`retrying after ${attempts} failed`)}, next attempt ${when(call.untilMs!, v)}${retried}`;
+      return `step ${call.name}: ${c.green(call.retried.length === 0 ? 'done' : `done after ${attempts}`)}${valueOf(call)}${retried}`;
+    }
     case 'sleep':
       return call.status === 'sleeping' ? `${c.yellow('sleeping')} until ${when(call.untilMs!, v)}` : `slept until ${when(call.untilMs!, v)}`;
     case 'wait': {

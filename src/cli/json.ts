@@ -10,7 +10,8 @@ import type { FinishedRun } from '../core/workflow/history/finished-runs.js';
 import type { DeadStep, RunDetails, RunSummary, RunWait } from '../core/workflow/history/inspection.js';
 import type { RunTimeline, TimelineJob, TimelineSignal, TimelineStep, TimelineStepOutcome } from '../core/workflow/history/run-timeline.js';
 import type { Trigger } from '../core/workflow/steps/outcome.js';
-import type { FunctionCall, FunctionTimeline } from '../core/workflow/history/function-timeline.js';
+import type { FunctionCall } from '../core/workflow/functions/calls.js';
+import type { FunctionTimeline } from '../core/workflow/history/function-timeline.js';
 import { decodeValue } from '../core/codec.js';
 import { bytesText, valueJson } from './format.js';
 
@@ -146,6 +147,7 @@ const jsonCall = (call: FunctionCall) => ({
   untilMs: call.untilMs,
   error: call.error,
   attempts: call.attempts,
+  retried: call.retried,
 });
 
 const jsonFunction = (fn: FunctionTimeline | null) => (fn === null ? null : { name: fn.name, version: fn.version, calls: fn.calls.map(jsonCall) });

@@ -1,7 +1,7 @@
 /**
  * `taquba run <id>` on runs of workflow functions (issue #27, item 5): the run is shown by its
  * `ctx` calls, by name, from its history (`RunTimeline.workflowFunction`): steps with their
- * values or failures, the signal it waits for and until when, the sleep it sleeps, values drawn
+ * values or failures (and the attempts a step retried), the signal it waits for and until when, the sleep it sleeps, values drawn
  * with `ctx.now()`; its underlying steps as executions. A finished function run keeps no history:
  * its workflow (from its kept step jobs), executions and outcome (the value decoded) are shown.
  *
@@ -41,7 +41,14 @@ const nap = defineWorkflow({
   name: 'nap',
   version: 2,
   async run(ctx) {
-    await ctx.step('fetch', () => 'page');
+    await ctx.step(
+      'fetch',
+      ({ attempt }) => {
+        if (attempt === 1) throw new Error('timeout');
+        return 'page';
+      },
+      { backoff: { initialMs: 0 } },
+    );
     await ctx.sleep(HOUR);
     return 'rested';
   },
@@ -98,9 +105,9 @@ describe('taquba run <id> on a workflow function', () => {
     expect(stdout).not.toContain('fn-wait#approve');
   });
 
-  it('shows the sleep a run sleeps, with its end', async () => {
+  it('shows the sleep a run sleeps, with its end, and the attempts a step retried', async () => {
     const { stdout } = await cliHere(at('run', 'fn-sleep'));
-    expect(stdout).toContain('workflow nap@2\n  step fetch: done → "page"\n');
+    expect(stdout).toContain('workflow nap@2\n  step fetch: done after 2 attempts → "page"; attempt 1 failed: Error: timeout\n');
     expect(stdout).toMatch(/\n {2}sleeping until \d{4}-\d\d-\d\dT[\d:.]+Z \(in (59|60) min\)\n/);
   });
 
@@ -118,7 +125,9 @@ describe('taquba run <id> on a workflow function', () => {
     expect(fn.calls[1]).toMatchObject({ value: null, valueBytes: null, error: 'Error: boom', attempts: 1 });
     expect(fn.calls[2].value).toBeGreaterThan(1_700_000_000_000);
     expect(fn.calls[3].untilMs).toBeGreaterThan(Date.now() + HOUR - 10 * 60_000);
-    expect(json(await cliHere(at('run', 'fn-sleep', '--json'))).run.workflowFunction.calls.map((c: any) => c.status)).toEqual(['done', 'sleeping']);
+    const napCalls = json(await cliHere(at('run', 'fn-sleep', '--json'))).run.workflowFunction.calls;
+    expect(napCalls.map((c: any) => c.status)).toEqual(['done', 'sleeping']);
+    expect(napCalls[0]).toMatchObject({ attempts: 2, retried: [{ attempt: 1, error: 'Error: timeout', atMs: expect.any(Number) }] });
   });
 
   it('a finished function run: its workflow (its history went with its ending), executions and the decoded result', async () => {

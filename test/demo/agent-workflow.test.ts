@@ -78,9 +78,11 @@ const waitsFor = (runtime: WorkflowRuntime, run: WorkflowRun<AgentResult>, name:
 describe('the demo agent as a workflow function', () => {
   it('researches, drafts, reads a decision sent before it waited, publishes; model calls are made once', async () => {
     const { runtime, calls, attempts } = await world();
-    // A decision sent before the run exists, let alone waits, is kept for the wait.
-    expect(await runtime.signal('r1', SIGNALS.approve, { decision: 'approve', reason: '' } satisfies Decision)).toBe('buffered');
+    // A decision sent before the run exists is not kept (it is for an active run); one sent as
+    // soon as the run exists, before it waits, is kept for the wait.
+    expect(await runtime.signal('r1', SIGNALS.approve, { decision: 'approve', reason: '' } satisfies Decision)).toBe('run-not-active');
     const run = await runtime.start(agent, task(), { runId: 'r1' });
+    expect(await runtime.signal('r1', SIGNALS.approve, { decision: 'approve', reason: '' } satisfies Decision)).toBe('buffered');
     const result = await run.result();
     expect(result.article).toMatch(/^# durable agents/);
     expect(result.article).toContain('Sources:\n1. ');
@@ -120,8 +122,8 @@ describe('the demo agent as a workflow function', () => {
 
   it('a rate-limited call fails its first attempt and is retried after the backoff; the log keeps the error', async () => {
     const { runtime, attempts, calls } = await world();
-    await runtime.signal('flaky', SIGNALS.approve, { decision: 'approve', reason: '' } satisfies Decision);
     const run = await runtime.start(agent, task({ flaky: true }), { runId: 'flaky' });
+    await runtime.signal('flaky', SIGNALS.approve, { decision: 'approve', reason: '' } satisfies Decision);
     await run.result();
     const second = attempts.filter((a) => a.step === 'research 2');
     expect(second.map((a) => [a.attempt, a.outcome, a.error, a.retryInMs])).toEqual([

@@ -248,7 +248,7 @@ async function send(name: string, value: Decision | RetryDecision, says: (outcom
   try {
     const outcome = await client.signal(selected, name, value);
     const note = $('decision-note');
-    note.textContent = says(outcome);
+    note.textContent = outcome === 'run-not-active' ? 'The run had already finished: nothing was sent.' : says(outcome);
     note.hidden = false;
   } catch (e) {
     showError(e);

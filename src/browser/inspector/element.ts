@@ -16,9 +16,10 @@
 import type { QueueStats } from '../../core/queue/index.js';
 import type { DeadStepView, HostEvent } from '../protocol.js';
 import { h, replaceKeepingFocus } from './dom.js';
-import type { FunctionTimeline } from '../../core/workflow/index.js';
+import type { FunctionCall, FunctionTimeline } from '../../core/workflow/index.js';
+import { WORKFLOW_HEADER } from '../../core/workflow/functions/workflow-run.js';
 import { describeBytes, describeDuration, describeTime, describeValue } from './format.js';
-import { describeCalls, signalLabel, waitLimit, type CallView } from './function-calls.js';
+import { describeCalls, mergeCalls, signalLabel, waitLimit, type CallView } from './function-calls.js';
 import { ACTIVE, FILTERS, RunReads, STATE_TEXT, type InspectorClient, type InspectorOptions, type RunDetailView, type RunRow, type RunState } from './run-reads.js';
 import { INSPECTOR_CSS } from './styles.js';
 import { buildTimeline, RunObserver, type RunDescription, type StepRow } from './timeline.js';
@@ -44,7 +45,7 @@ export const RUN_SELECT_EVENT = 'taquba-inspector-select';
 const DEAD_PAGE = 100;
 
 /** How a workflow function's call is drawn (the step styles). */
-const CALL_PHASE: Readonly<Record<CallView['status'], StepRow['phase']>> = { done: 'done', failed: 'failed', sleeping: 'scheduled', waiting: 'waiting', 'timed-out': 'done' };
+const CALL_PHASE: Readonly<Record<CallView['status'], StepRow['phase']>> = { done: 'done', failed: 'failed', retrying: 'scheduled', sleeping: 'scheduled', waiting: 'waiting', 'timed-out': 'done' };
 
 const PHASE_TEXT: Readonly<Record<StepRow['phase'], string>> = {
   done: 'done',
@@ -401,7 +402,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
     private renderDetail(): void {
       const runId = this.selected;
       const view = this.detail?.runId === runId ? this.detail : null;
-      if (!this.stale('detail', [runId, view, runId === null ? null : [...this.observer.seen(runId)], this.observer.ending(runId ?? '')])) return;
+      if (!this.stale('detail', [runId, view, runId === null ? null : [[...this.observer.seen(runId)], [...this.observer.calls(runId).values()]], this.observer.ending(runId ?? '')])) return;
       if (runId === null || view === null) {
         replaceKeepingFocus(this.root, this.sections.detail, h('h2', {}, 'Run timeline'), h('p', { class: 'empty' }, runId === null ? 'Pick a run to see its timeline.' : 'Reading…'));
         return;
@@ -416,6 +417,8 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       const endedAt = view.ending?.at ?? null;
       // A succeeded run's result, as the store kept it (its finished-run record or end notification).
       const result = view.ending?.status === 'succeeded' ? (view.stored.terminal?.result ?? null) : null;
+      // The header naming a function run's workflow is the library's: the meta line says it in words.
+      const headers = Object.entries(d?.headers ?? {}).filter(([k]) => fn === null || k !== WORKFLOW_HEADER);
       const header: (HTMLElement | null)[] = [
         h('h2', {}, 'Run timeline'),
         h('p', { class: 'detail-title' }, h('strong', {}, this.titleOf(runId, view.description)), this.badge(state)),
@@ -434,20 +437,26 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
         ),
         view.ending?.error ? h('p', { class: 'error' }, `Reason: ${view.ending.error}`) : null,
         result ? h('div', { class: 'values', part: 'outcome' }, this.value(`result:${runId}`, 'Result', this.format(result, 'result', runId, fn !== null))) : null,
-        d && Object.keys(d.headers).length > 0 ? h('p', { class: 'meta' }, `Headers: ${Object.entries(d.headers).map(([k, v]) => `${k}=${v}`).join(', ')}`) : null,
+        headers.length > 0 ? h('p', { class: 'meta' }, `Headers: ${headers.map(([k, v]) => `${k}=${v}`).join(', ')}`) : null,
       ];
       // A workflow function's underlying steps are its executions (one per sleep or wait): its calls come first, by name.
       const timeline = h('ol', { class: 'timeline', part: 'timeline', 'aria-label': fn ? 'Executions' : 'Steps' }, ...steps.map((s) => this.renderStep(s, now, runId, fn)));
-      const body = fn ? [...this.renderCalls(runId, fn, d !== null, now), h('h3', {}, 'Executions'), timeline] : [timeline];
-      replaceKeepingFocus(this.root, this.sections.detail, ...header.filter((n): n is HTMLElement => n !== null), ...body, ...this.renderSignals(view), ...this.renderMemo(view), ...this.renderKv(view));
+      const body = fn ? [...this.renderCalls(runId, fn, mergeCalls(fn.calls, this.observer.calls(runId)), d !== null, now), h('h3', {}, 'Executions'), timeline] : [timeline];
+      // A function run keeps no memo entries: its values are its calls'.
+      const memo = fn !== null && view.memo.length === 0 ? [] : this.renderMemo(view);
+      replaceKeepingFocus(this.root, this.sections.detail, ...header.filter((n): n is HTMLElement => n !== null), ...body, ...this.renderSignals(view), ...memo, ...this.renderKv(view));
     }
 
-    /** A workflow function's `ctx` calls, by name, with their values. */
-    private renderCalls(runId: string, fn: FunctionTimeline, active: boolean, now: number): HTMLElement[] {
-      const calls = describeCalls(fn, now);
+    /** A workflow function's `ctx` calls (its history's, and those this page saw reported), by name, with their values. */
+    private renderCalls(runId: string, fn: FunctionTimeline, calls: readonly FunctionCall[], active: boolean, now: number): HTMLElement[] {
+      const views = describeCalls(calls, now);
       const heading = h('h3', {}, `Workflow ${fn.name}@${fn.version}`);
-      if (calls.length === 0) return [heading, h('p', { class: 'empty' }, active ? 'No call recorded yet.' : 'Calls not kept: a run deletes its history when it ends.')];
-      return [heading, h('ol', { class: 'timeline', part: 'timeline calls', 'aria-label': 'Workflow calls' }, ...calls.map((c) => this.renderCall(runId, c)))];
+      if (views.length === 0) return [heading, h('p', { class: 'empty' }, active ? 'No call recorded yet.' : 'Calls not kept: a run deletes its history when it ends.')];
+      const list = h('ol', { class: 'timeline', part: 'timeline calls', 'aria-label': 'Workflow calls' }, ...views.map((c) => this.renderCall(runId, c)));
+      if (active) return [heading, list];
+      // An ended run's history is gone: these are the calls this page saw reported.
+      const unseen = calls[calls.length - 1]!.position + 1 - calls.length;
+      return [heading, h('p', { class: 'meta' }, `As this page saw them (a run deletes its history when it ends)${unseen > 0 ? `; ${unseen} not seen` : ''}.`), list];
     }
 
     private renderCall(runId: string, c: CallView): HTMLElement {

@@ -1,9 +1,10 @@
 /**
  * A workflow function's run as the inspector lists it: its `ctx` calls by name (core
- * `RunTimeline.workflowFunction`), each with what happened in words ("done", "waiting for the
- * signal", "sleeping"), when it waits until, and the value it produced. Pure functions, no DOM.
+ * `RunTimeline.workflowFunction`, and the `function-call` events this page saw), each with what
+ * happened in words ("done", "attempt 1 failed, retrying", "waiting for the signal", "sleeping"),
+ * its attempts, when it waits until, and the value it produced. Pure functions, no DOM.
  */
-import type { FunctionCallStatus, FunctionTimeline } from '../../core/workflow/index.js';
+import type { FunctionCall, FunctionCallStatus, FunctionTimeline } from '../../core/workflow/index.js';
 import { describeTime } from './format.js';
 
 /** A wait this far off had no timeout (`waitForSignal` without `timeoutMs` waits about 100 years). */
@@ -22,7 +23,7 @@ export interface CallView {
   readonly status: FunctionCallStatus;
   /** The status in words. */
   readonly text: string;
-  /** When it waits until or waited until, or a failed step's error. */
+  /** When it waits until or waited until, a failed step's error, the errors of a step's retried attempts. */
   readonly facts: string | null;
   readonly failed: boolean;
   /** The value in the value codec's encoding (step result, signal value, drawn value). */
@@ -36,15 +37,37 @@ function until(untilMs: number | null, now: number): string | null {
   return untilMs - now > NO_TIMEOUT_AFTER_MS ? 'no timeout' : `until ${describeTime(untilMs, now)}`;
 }
 
-/** The calls of `fn` in history order, described for display at time `now`. */
-export function describeCalls(fn: FunctionTimeline, now: number): CallView[] {
-  return fn.calls.map((call) => {
+/**
+ * The calls of a function run in history order: those its history holds, and those only this
+ * page saw reported (newer than the last read, or all of them once the run ended and its history
+ * was deleted).
+ */
+export function mergeCalls(stored: readonly FunctionCall[], seen: ReadonlyMap<number, FunctionCall>): FunctionCall[] {
+  const byPosition = new Map<number, FunctionCall>(seen);
+  for (const call of stored) byPosition.set(call.position, call);
+  return [...byPosition.values()].sort((a, b) => a.position - b.position);
+}
+
+const plural = (n: number | null): string => `${n ?? '?'} attempt${n === 1 ? '' : 's'}`;
+
+/** "attempt 1: Error: 503 · attempt 2: Error: 503", or null when no attempt was retried. */
+function retriedErrors(call: FunctionCall): string | null {
+  return call.retried.length === 0 ? null : call.retried.map((r) => `attempt ${r.attempt}: ${r.error}`).join(' · ');
+}
+
+/** `calls` (a function run's, in history order) described for display at time `now`. */
+export function describeCalls(calls: readonly FunctionCall[], now: number): CallView[] {
+  return calls.map((call) => {
     const title = call.kind === 'step' ? `step ${call.name}` : call.kind === 'wait' ? `signal ${call.name}` : call.kind === 'invoke' ? `child ${call.name}` : call.kind;
     const base = { position: call.position, title, status: call.status, value: call.value, failed: false };
     switch (call.status) {
-      case 'failed':
+      case 'failed': {
         if (call.kind === 'invoke') return { ...base, failed: true, text: 'failed', facts: call.error };
-        return { ...base, failed: true, text: `failed after ${call.attempts ?? '?'} attempt${call.attempts === 1 ? '' : 's'}`, facts: call.error };
+        const lastError = call.retried.length === 0 ? call.error : `attempt ${call.attempts ?? '?'}: ${call.error ?? ''}`;
+        return { ...base, failed: true, text: `failed after ${plural(call.attempts)}`, facts: [retriedErrors(call), lastError].filter(Boolean).join(' · ') || null };
+      }
+      case 'retrying':
+        return { ...base, text: `attempt ${call.attempts ?? '?'} failed, retrying`, facts: [retriedErrors(call), call.untilMs === null ? null : `next attempt ${describeTime(call.untilMs, now)}`].filter(Boolean).join(' · ') };
       case 'sleeping':
         return { ...base, text: 'sleeping', facts: until(call.untilMs, now) };
       case 'waiting':
@@ -52,6 +75,7 @@ export function describeCalls(fn: FunctionTimeline, now: number): CallView[] {
       case 'timed-out':
         return { ...base, text: 'timed out without the signal', facts: call.untilMs === null ? null : `at ${describeTime(call.untilMs, now)}` };
       case 'done':
+        if (call.retried.length > 0) return { ...base, text: `done after ${plural(call.attempts)}`, facts: retriedErrors(call) };
         return { ...base, text: DONE_TEXT[call.kind] ?? 'done', facts: call.kind === 'sleep' ? until(call.untilMs, now) : null };
     }
   });

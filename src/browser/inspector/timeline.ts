@@ -6,7 +6,7 @@
  * names, steps still to come, how an ended run ended). Pure functions over plain data.
  */
 import type { JobAttempt } from '../../core/queue/index.js';
-import type { DurableRunState, RunDetails, RunTimeline, RunWait, TerminalStatus } from '../../core/workflow/index.js';
+import type { DurableRunState, FunctionCall, RunDetails, RunTimeline, RunWait, TerminalStatus } from '../../core/workflow/index.js';
 import type { RunEvent, StepResultKind } from '../protocol.js';
 import { isCancelMessage } from './format.js';
 
@@ -51,6 +51,8 @@ interface SeenAttempt {
   endedAt: number | null;
   result: StepResultKind | null;
   error: string | null;
+  /** Another delivery of the step started while this one had not finished: a crash, reload or closed tab cut it off, when is unknown. */
+  interrupted: boolean;
 }
 
 interface SeenStep {
@@ -63,8 +65,19 @@ interface SeenStep {
 export class RunObserver {
   private readonly runs = new Map<string, Map<number, SeenStep>>();
   private readonly endings = new Map<string, RunEnding>();
+  /** A workflow function's calls by position, as its `function-call` events reported them (kept after the run ends, unlike its history). */
+  private readonly functionCalls = new Map<string, Map<number, FunctionCall>>();
 
   constructor(private readonly maxRuns = 200) {}
+
+  private callsOf(runId: string): Map<number, FunctionCall> {
+    let calls = this.functionCalls.get(runId);
+    if (!calls) {
+      this.functionCalls.set(runId, (calls = new Map()));
+      if (this.functionCalls.size > this.maxRuns) this.functionCalls.delete(this.functionCalls.keys().next().value as string);
+    }
+    return calls;
+  }
 
   private step(runId: string, stepNumber: number): SeenStep {
     let steps = this.runs.get(runId);
@@ -83,9 +96,15 @@ export class RunObserver {
         const step = this.step(event.runId, event.stepNumber);
         step.waiting = null;
         step.retryAt = null;
-        step.attempts.push({ attempt: event.attempt, maxAttempts: event.maxAttempts, startedAt: event.at, interruptions: event.interruptions, endedAt: null, result: null, error: null });
+        for (const a of step.attempts) if (a.endedAt === null) a.interrupted = true;
+        step.attempts.push({ attempt: event.attempt, maxAttempts: event.maxAttempts, startedAt: event.at, interruptions: event.interruptions, endedAt: null, result: null, error: null, interrupted: false });
+        // A run id that ended starts again: the calls seen of its earlier run are not the new run's.
+        if (event.stepNumber === 0 && this.endings.has(event.runId)) this.functionCalls.delete(event.runId);
         break;
       }
+      case 'function-call':
+        this.callsOf(event.runId).set(event.call.position, event.call);
+        break;
       case 'step-finished': {
         const open = [...this.step(event.runId, event.stepNumber).attempts].reverse().find((a) => a.attempt === event.attempt && a.endedAt === null);
         if (open) Object.assign(open, { endedAt: event.at, result: event.result, error: event.error });
@@ -104,7 +123,7 @@ export class RunObserver {
           step.waiting = null;
           step.retryAt = null;
           // A try cut off by the end of the run (a cancel) never reports its own finish.
-          for (const a of step.attempts) if (a.endedAt === null) Object.assign(a, { endedAt: event.at, result: event.status === 'cancelled' ? 'cancel' : null });
+          for (const a of step.attempts) if (a.endedAt === null && !a.interrupted) Object.assign(a, { endedAt: event.at, result: event.status === 'cancelled' ? 'cancel' : null });
         }
         break;
     }
@@ -120,6 +139,11 @@ export class RunObserver {
     return this.runs.get(runId)?.get(stepNumber)?.attempts.at(-1)?.endedAt === null;
   }
 
+  /** A workflow function's calls this page saw reported, by position. */
+  calls(runId: string): ReadonlyMap<number, FunctionCall> {
+    return this.functionCalls.get(runId) ?? new Map();
+  }
+
   /** What this page saw of each step of the run. */
   seen(runId: string): ReadonlyMap<number, SeenStep> {
     return this.runs.get(runId) ?? new Map();
@@ -127,7 +151,7 @@ export class RunObserver {
 
   /** Run ids this page saw events of, oldest first. */
   runIds(): string[] {
-    return [...new Set([...this.runs.keys(), ...this.endings.keys()])];
+    return [...new Set([...this.runs.keys(), ...this.endings.keys(), ...this.functionCalls.keys()])];
   }
 }
 
@@ -164,6 +188,7 @@ const HISTORY_OUTCOME: Readonly<Record<JobAttempt['outcome'], string>> = {
 };
 
 function seenOutcome(a: SeenAttempt): { outcome: string; error: string | null } {
+  if (a.interrupted) return { outcome: HISTORY_OUTCOME.interrupted, error: null };
   switch (a.result) {
     case null:
       return { outcome: a.endedAt === null ? 'running' : 'ended', error: null };
@@ -184,8 +209,11 @@ function fromSeen(step: SeenStep | undefined): TimelineAttempt[] {
   return (step?.attempts ?? []).map((a) => ({ attempt: a.attempt, startedAt: a.startedAt, endedAt: a.endedAt, ...seenOutcome(a) }));
 }
 
+/** Recorded by whoever noticed the cut-off try (the next writer, the reaper), long after it ended: no end time to show. */
+const ENDED_UNSEEN: ReadonlySet<JobAttempt['outcome']> = new Set(['interrupted', 'lease_expired']);
+
 function historyAttempts(history: readonly JobAttempt[]): TimelineAttempt[] {
-  return history.map((h) => ({ attempt: h.attempt, startedAt: h.claimedAt ?? null, endedAt: h.recordedAt, outcome: HISTORY_OUTCOME[h.outcome], error: h.error ?? null }));
+  return history.map((h) => ({ attempt: h.attempt, startedAt: h.claimedAt ?? null, endedAt: ENDED_UNSEEN.has(h.outcome) ? null : h.recordedAt, outcome: HISTORY_OUTCOME[h.outcome], error: h.error ?? null }));
 }
 
 /** The tries of step `n` the store kept (its done or dead jobs), oldest first. */
@@ -249,9 +277,11 @@ export function buildTimeline(input: TimelineInput): StepRow[] {
   for (let n = 0; n <= last; n++) {
     const about = named[n];
     const base = { stepNumber: n, name: about?.name ?? null, note: about?.note ?? null };
-    // What this page saw, else what the store kept of the step.
-    let attempts = fromSeen(seen.get(n));
-    if (attempts.length === 0) attempts = fromStored(stored, n);
+    // What this page saw (which tells a cancel from a completion), unless the store kept more
+    // tries of the step: those this page missed (before it loaded, cut off in a tab that died).
+    const kept = fromStored(stored, n);
+    const saw = fromSeen(seen.get(n));
+    let attempts = kept.length > saw.length ? kept : saw;
     // The attempts allowed, as the executing runtime reported them when the step started (or its kept job says).
     const seenMax = seen.get(n)?.attempts.at(-1)?.maxAttempts ?? stored?.steps.find((s) => s.step === n)?.jobs.at(-1)?.maxAttempts ?? null;
     if (n < current) {

@@ -12,6 +12,9 @@ import { MAX_RUN_ID_LEN, RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX } from './co
 
 const RUN_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 
+/** Whether `text` is a run id: 1..128 of `[A-Za-z0-9_-]`. */
+export const isRunId = (text: string): boolean => text.length <= MAX_RUN_ID_LEN && RUN_ID_PATTERN.test(text);
+
 /** Throws INVALID_ARGUMENT (reason `invalid_run_id`) unless `runId` is 1..128 of `[A-Za-z0-9_-]`. */
 export function validateRunId(runId: unknown): asserts runId is string {
   let why: string | undefined;

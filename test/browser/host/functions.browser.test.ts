@@ -1,19 +1,21 @@
 /**
  * Workflow functions on the browser host (issue #27, item 5): the worker serves
  * `serveWorkflowRuntime({ workflows })`, the page imports the same definitions and starts them
- * with `client.start(workflow, input)`, follows the run's events, signals it with
- * `client.signal(runId, name, value)` and reads the typed result, decoded on the page. A worker
- * terminated in the middle of a step (what a reload does to it) loses only that step: a new
- * worker replays the function, and the steps that finished do not run again (counted on a log
- * channel the steps report to). Errors cross as typed errors with their codes.
+ * with `client.start(workflow, input)`, follows the run's events (a `function-call` event per
+ * `ctx` call), signals it with `client.signal(runId, name, value)` and reads the typed result,
+ * decoded on the page. A worker terminated in the middle of a step (what a reload does to it)
+ * loses only that step: a new worker replays the function, and the steps that finished do not
+ * run again (counted on a log channel the steps report to); another tab's inspector shows the
+ * cut-off attempt as interrupted, without a duration. Errors cross as typed errors with their
+ * codes.
  */
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { connect, fromWireError, toWireError, type RunEvent, type WorkflowClient } from '../../../src/browser/index.js';
+import { callValue, connect, fromWireError, toWireError, type RunEvent, type WorkflowClient } from '../../../src/browser/index.js';
 import { utf8 } from '../../../src/core/bytes.js';
 import { defineWorkflow, NonDeterminismError, RunFailedError, StepFailedError } from '../../../src/core/workflow/index.js';
 import { defineTaqubaInspector, type TaqubaInspectorElement } from '../../../src/browser/inspector/index.js';
 import { startHost, uniqueName, waitFor, type TestHost } from './harness.js';
-import { doomed, review, type FnLogEntry } from './pages/fn-workflows.js';
+import { doomed, flaky, review, type FnLogEntry } from './pages/fn-workflows.js';
 import type { FnWorkerConfig } from './pages/fn-worker.js';
 
 interface FnHost {
@@ -44,6 +46,20 @@ function startFnHost(name: string, hostId: string, holdDraft = false): FnHost {
   };
 }
 
+/** An inspector on `client`, showing run `runId`; `text(part)` reads a part of it. */
+function inspect(client: WorkflowClient, runId: string): { el: TaqubaInspectorElement; text: (part: string) => string } {
+  defineTaqubaInspector();
+  const el = document.createElement('taquba-inspector') as TaqubaInspectorElement;
+  el.options = { pollMs: 100 };
+  el.client = client;
+  document.body.append(el);
+  elements.push(el);
+  el.selectRun(runId);
+  return { el, text: (part) => el.shadowRoot!.querySelector(`[part~="${part}"]`)?.textContent ?? '' };
+}
+
+type CallEvent = Extract<RunEvent, { type: 'function-call' }>;
+
 /** What the steps report on a fresh log channel. */
 function stepLog(): { name: string; entries: FnLogEntry[] } {
   const name = uniqueName('fn-log');
@@ -63,7 +79,12 @@ describe('workflow functions on the browser host', () => {
     expect((await a.client.info()).workflows).toEqual([
       { name: 'test.review', version: 2 },
       { name: 'test.doomed', version: 1 },
+      { name: 'test.flaky', version: 1 },
     ]);
+    // Another tab, whose inspector follows the run through the leader's events.
+    const b = startFnHost(name, 'fb');
+    await b.role('follower');
+    const other = inspect(b.client, 'review-1');
 
     const seen: RunEvent[] = [];
     const run = await a.client.start(review, { topic: 'tides', log: log.name }, { runId: 'review-1', onEvent: (e) => seen.push(e) });
@@ -71,13 +92,16 @@ describe('workflow functions on the browser host', () => {
     await waitFor(() => log.entries.some((e) => e.type === 'fn-holding'), 'the draft step to hold');
     // Subscribed before the start was sent: the first execution's start was seen.
     expect(seen[0]).toMatchObject({ type: 'step-started', runId: 'review-1', stepNumber: 0, attempt: 1, interruptions: 0, executor: 'fa' });
+    // The finished step's call, as it was recorded: its name, attempts and value.
+    const research = await waitFor(() => seen.find((e): e is CallEvent => e.type === 'function-call' && e.call.name === 'research'), 'the call event of research');
+    expect(research).toMatchObject({ executor: 'fa', stepNumber: 0, call: { position: 0, kind: 'step', status: 'done', attempts: 1, retried: [] } });
+    expect(callValue(research.call)).toEqual({ notes: ['about tides'], found: new Map([['sources', 3]]), at: new Date(0) });
     expect(await run.status()).toMatchObject({ runId: 'review-1', state: 'running' });
     // Starting the same id and input again answers with the run already there.
     expect(await a.client.start(review, { topic: 'tides', log: log.name }, { runId: 'review-1' })).toMatchObject({ newlySubmitted: false });
 
-    // The worker dies in the middle of `draft` (a reload); a new one takes the store over.
+    // The worker dies in the middle of `draft` (a reload); the other tab's takes the store over.
     a.worker.terminate();
-    const b = startFnHost(name, 'fb');
     await b.role('leader');
     // The reloaded page re-attaches by id, typed by the same definition.
     const again = b.client.workflowRun(review, 'review-1');
@@ -100,6 +124,34 @@ describe('workflow functions on the browser host', () => {
     }
     expect(types.at(-1)).toBe('terminal');
     expect(types).toContain('step-finished');
+    expect(types).toContain('function-call');
+
+    // The other tab saw the first execution cut off: interrupted, with no duration (its end is unknown), then completed.
+    const attempts = (): string[] => [...other.el.shadowRoot!.querySelectorAll('[aria-label="Attempts of step 1"] li')].map((li) => li.textContent ?? '');
+    await waitFor(() => attempts().length === 2 && /: completed · /.test(attempts()[1]!), `execution 1 completed (shown: ${attempts().join(' | ')})`);
+    expect(attempts()[0]).toMatch(/^attempt 1 of \d+: interrupted by a reload, crash or closed tab · started [^·]+$/);
+    expect(attempts()[1]).toMatch(/^attempt 1 of \d+: completed · started .+ · took /);
+    // The run ended and deleted its history: its calls are those the tab saw reported.
+    await waitFor(
+      () => other.text('detail').includes('As this page saw them (a run deletes its history when it ends).') && /step research.*done.*step draft.*done.*signal approve.*received.*step publish.*done/s.test(other.text('calls')),
+      `the calls after the end (shown: ${other.text('detail')})`,
+    );
+  });
+
+  it('start commits its kvWrites with the run, once: a duplicate start applies none', async () => {
+    const a = startFnHost(uniqueName('fn-kv'), 'fk');
+    await a.role('leader');
+    const text = async (key: string): Promise<string> => new TextDecoder().decode((await a.client.kvGet(key)) ?? undefined);
+    const input = { topic: 'kv', log: uniqueName('kv-log') };
+    const run = await a.client.start(review, input, { runId: 'kv-2', kvWrites: [['notes/kv-2', utf8('one')]] });
+    expect(run.newlySubmitted).toBe(true);
+    expect(await text('notes/kv-2')).toBe('one');
+    const same = await a.client.start(review, input, { runId: 'kv-2', kvWrites: [['notes/kv-2', utf8('two')]] });
+    expect(same.newlySubmitted).toBe(false);
+    const other = await a.client.start(review, { ...input, topic: 'other' }, { runId: 'kv-2', kvWrites: [['notes/kv-2', utf8('three')]] }).catch((e: unknown) => e);
+    expect(other).toMatchObject({ code: 'INPUT_MISMATCH' });
+    expect(await text('notes/kv-2')).toBe('one');
+    expect(await run.cancel()).toBe(true);
   });
 
   it('a failed run rejects with RUN_FAILED on the page, its error naming the failed step', async () => {
@@ -150,17 +202,33 @@ describe('workflow functions on the browser host', () => {
     const log = stepLog();
     await a.client.start(review, { topic: 'tides', log: log.name }, { runId: 'inspect-1' });
     await waitFor(async () => (await a.client.status('inspect-1'))?.state === 'waiting-for-signal', 'the run to wait for approve');
-    defineTaqubaInspector();
-    const el = document.createElement('taquba-inspector') as TaqubaInspectorElement;
-    el.options = { pollMs: 100 };
-    el.client = a.client;
-    document.body.append(el);
-    elements.push(el);
-    el.selectRun('inspect-1');
-    const text = (part: string): string => el.shadowRoot!.querySelector(`[part~="${part}"]`)?.textContent ?? '';
+    const { text } = inspect(a.client, 'inspect-1');
     await waitFor(() => /step research.*done.*"about tides".*step draft.*done.*draft on tides.*signal approve.*waiting for the signal.*until/s.test(text('calls')), `the calls (shown: ${text('calls')})`, 20_000);
     expect(text('detail')).toContain('workflow test.review@2');
     expect(text('detail')).toMatch(/Executions.*Execution 1.*done.*Execution 2.*waiting.*waiting for signal "approve"/s);
+    // No memo section (a function run keeps none) and no raw header naming the workflow: the meta line says it.
+    expect(text('detail')).not.toContain('Memo');
+    expect(text('detail')).not.toContain('taquba-workflow');
+  });
+
+  it("a retried step's attempts: a function-call event per failed attempt and the value's, and the inspector's count and errors", async () => {
+    const a = startFnHost(uniqueName('fn-flaky'), 'fa');
+    await a.role('leader');
+    const seen: CallEvent[] = [];
+    const run = await a.client.start(flaky, undefined, { runId: 'flaky-1', onEvent: (e) => e.type === 'function-call' && seen.push(e) });
+    await waitFor(async () => (await run.status())?.state === 'waiting-for-signal', 'the run to wait for go');
+    await waitFor(() => seen.length === 3, 'three call events');
+    expect(seen.map((e) => [e.call.name, e.call.status, e.call.attempts, e.call.error])).toEqual([
+      ['fetch', 'retrying', 1, 'Error: 503 from upstream'],
+      ['fetch', 'done', 2, null],
+      ['go', 'waiting', null, null],
+    ]);
+    expect(seen[0]!.call.untilMs).toBe(seen[0]!.call.retried[0]!.atMs + 10);
+    expect(callValue(seen[1]!.call)).toBe('ok on attempt 2');
+    const { text } = inspect(a.client, 'flaky-1');
+    await waitFor(() => /step fetch.*done after 2 attempts.*attempt 1: Error: 503 from upstream.*signal go.*waiting for the signal/s.test(text('calls')), `the attempts (shown: ${text('calls')})`, 20_000);
+    expect(await a.client.signal('flaky-1', 'go', null)).toBe('delivered');
+    expect(await run.result()).toBe('ok on attempt 2');
   });
 
   it('the workflow-function errors keep their class, code and fields through the wire-error records', () => {

@@ -39,8 +39,8 @@ describe('getRunTimeline: workflow functions', () => {
       name: 'flow',
       version: 3,
       calls: [
-        { position: 0, kind: 'step', name: 'a', status: 'done', value: encodeValue({ n: 1 }), untilMs: null, error: null, attempts: null },
-        { position: 1, kind: 'sleep', name: '', status: 'sleeping', value: null, untilMs: START_MS + 60_000, error: null, attempts: null },
+        { position: 0, kind: 'step', name: 'a', status: 'done', value: encodeValue({ n: 1 }), untilMs: null, error: null, attempts: 1, retried: [] },
+        { position: 1, kind: 'sleep', name: '', status: 'sleeping', value: null, untilMs: START_MS + 60_000, error: null, attempts: null, retried: [] },
       ],
     });
     // A reader of the store sees the same.

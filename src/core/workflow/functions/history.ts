@@ -2,7 +2,12 @@
  * A workflow function's history: one caller-KV entry per `ctx` operation, in call order, so a
  * replay reads it with one scan and serves every finished operation from it.
  *
- *   workflow/fn/{q}/{run}/{gen}/{position:08}   one event (MessagePack array, see `Event`)
+ *   workflow/fn/{q}/{run}/{gen}/{position:08}              one event (MessagePack array, see `Event`)
+ *   workflow/fn/{q}/{run}/{gen}/{position:08}/{attempt:08}  a failed attempt of the step there, retried (`FailedAttempt`)
+ *
+ * A step's failed attempts are durable so that a crash in the middle of its retries continues
+ * the attempt count (and the backoff) instead of starting over, and so inspectors can show them.
+ * The happy path writes none.
  *
  * `{gen}` is the id of the run's step-0 job: a new run under a released run id gets a new one, so
  * it never replays an earlier run's history. Every settlement that ends a run (its function
@@ -30,6 +35,23 @@ export type Event =
   /** A child run `childRunId` of workflow `name`, invoked at underlying step `atStep`; `value` (its outcome's signal payload) once it ended. */
   | { readonly kind: 'invoke'; readonly name: string; readonly childRunId: string; readonly atStep: number; readonly value?: Uint8Array };
 
+/** An attempt of the step at a position that failed with `error` at `atMs`; the step's next attempt starts at `retryAtMs`. */
+export interface FailedAttempt {
+  readonly name: string;
+  readonly attempt: number;
+  readonly error: string;
+  readonly atMs: number;
+  readonly retryAtMs: number;
+}
+
+/** One run generation's history: the events by position, and the failed attempts of the steps by position (oldest first). */
+export interface History {
+  readonly events: Map<number, Event>;
+  readonly failures: Map<number, FailedAttempt[]>;
+}
+
+export const emptyHistory = (): History => ({ events: new Map(), failures: new Map() });
+
 const PREFIX = 'workflow/fn/';
 const POSITION_WIDTH = 8;
 
@@ -38,12 +60,58 @@ export const historyPrefix = (queueName: string, runId: string, gen: string): Ui
 /** Every history of a run id (all generations): for the sweep of runs that ended outside their function. */
 export const runHistoryPrefix = (queueName: string, runId: string): Uint8Array => utf8(`${PREFIX}${queueSegment(queueName)}/${runId}/`);
 
-export function eventKey(prefix: Uint8Array, position: number): Uint8Array {
-  const tail = utf8(String(position).padStart(POSITION_WIDTH, '0'));
-  const key = new Uint8Array(prefix.length + tail.length);
+const padded = (n: number): string => String(n).padStart(POSITION_WIDTH, '0');
+
+function keyUnder(prefix: Uint8Array, tail: string): Uint8Array {
+  const bytes = utf8(tail);
+  const key = new Uint8Array(prefix.length + bytes.length);
   key.set(prefix);
-  key.set(tail, prefix.length);
+  key.set(bytes, prefix.length);
   return key;
+}
+
+export const eventKey = (prefix: Uint8Array, position: number): Uint8Array => keyUnder(prefix, padded(position));
+
+export const failureKey = (prefix: Uint8Array, position: number, attempt: number): Uint8Array => keyUnder(prefix, `${padded(position)}/${padded(attempt)}`);
+
+export const encodeFailure = (f: FailedAttempt): Uint8Array => encodeRecord([f.name, f.attempt, f.error, f.atMs, f.retryAtMs]);
+
+function decodeFailure(bytes: Uint8Array, where: string): FailedAttempt {
+  const bad = (field: string): Error => corrupt(`undecodable workflow failed attempt. field=${field} key=${where}`, { reason: 'undecodable_record', record: 'workflow failed attempt', field });
+  let raw: unknown;
+  try {
+    raw = decodeRecord(bytes);
+  } catch {
+    throw bad('msgpack');
+  }
+  if (!Array.isArray(raw) || raw.length !== 5) throw bad('layout');
+  const [name, attempt, error, atMs, retryAtMs] = raw as unknown[];
+  if (typeof name !== 'string') throw bad('name');
+  if (typeof error !== 'string') throw bad('error');
+  if (typeof attempt !== 'number' || typeof atMs !== 'number' || typeof retryAtMs !== 'number') throw bad('numbers');
+  return { name, attempt, error, atMs, retryAtMs };
+}
+
+const ENTRY_TAIL = /^(\d+)(\/\d+)?$/;
+
+/**
+ * Adds the history entry under `key` (whose first `prefixLength` bytes are its generation's
+ * prefix) to `history`; false for a key that names no entry. CORRUPT_DATA for an undecodable one.
+ */
+export function addEntry(history: History, key: Uint8Array, prefixLength: number, value: Uint8Array): boolean {
+  const match = ENTRY_TAIL.exec(fromUtf8(key.subarray(prefixLength)));
+  if (match === null) return false;
+  const where = fromUtf8(key);
+  const position = Number(match[1]);
+  if (match[2] === undefined) {
+    history.events.set(position, decodeEvent(value, where));
+    return true;
+  }
+  const failures = history.failures.get(position) ?? [];
+  // Keys are scanned in attempt order (fixed width).
+  failures.push(decodeFailure(value, where));
+  history.failures.set(position, failures);
+  return true;
 }
 
 const KIND_CODES = { step: 0, stepFailed: 1, sleep: 2, wait: 3, now: 4, random: 5, uuid: 6, invoke: 7 } as const;
@@ -109,21 +177,18 @@ export function decodeEvent(bytes: Uint8Array, where: string): Event {
   }
 }
 
-/** The recorded events of one run generation by position, read with one scan (paged). */
-export async function loadHistory(queue: Queue, prefix: Uint8Array): Promise<Map<number, Event>> {
-  const events = new Map<number, Event>();
+/** One run generation's history, read with one scan (paged). */
+export async function loadHistory(queue: Queue, prefix: Uint8Array): Promise<History> {
+  const history = emptyHistory();
   let cursor: Uint8Array | undefined;
   do {
     const page = await queue.kvScan(prefix, { cursor, limit: 1000 });
     for (const [key, value] of page.entries) {
-      const name = fromUtf8(key.subarray(prefix.length));
-      const position = Number(name);
-      if (!Number.isSafeInteger(position)) throw corrupt(`workflow history key without a position. key=${fromUtf8(key)}`, { reason: 'undecodable_record', record: 'workflow history key' });
-      events.set(position, decodeEvent(value, fromUtf8(key)));
+      if (!addEntry(history, key, prefix.length, value)) throw corrupt(`workflow history key without a position. key=${fromUtf8(key)}`, { reason: 'undecodable_record', record: 'workflow history key' });
     }
     cursor = page.nextCursor;
   } while (cursor !== undefined);
-  return events;
+  return history;
 }
 
 /**

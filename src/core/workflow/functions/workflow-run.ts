@@ -31,6 +31,8 @@ export interface StartOptions {
   readonly priority?: number;
   /** Epoch ms before which the run does not start. */
   readonly runAt?: number;
+  /** Caller-KV writes applied atomically with the start (never for a run already there), as `RunSpec.kvWrites`. */
+  readonly kvWrites?: RunSpec['kvWrites'];
   /** Makes the start a command applied once (see `WorkflowRuntime.submit`). */
   readonly commandId?: string;
 }

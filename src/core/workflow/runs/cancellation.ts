@@ -36,7 +36,7 @@ import type { CommandRecord } from '../commands/ledger.js';
 import { DURABLE_READ_ATTEMPTS, inconsistent, readDurableRun } from './durable-run.js';
 import type { RegistryEntry, RunStatus } from '../registry.js';
 import { userHeaders } from '../steps/step-headers.js';
-import { addEndingDeletes, terminationEffects } from './termination.js';
+import { commitEnding, terminationEffects } from './termination.js';
 import { endingFactsRead, factsOfRunRecord } from '../history/finished-runs.js';
 
 /** Protocol step 1. */
@@ -44,8 +44,7 @@ async function cancelRegistered(ctx: RuntimeContext, runId: string, entry: Regis
   entry.cancelRequested = true;
   await endingFactsRead(ctx, runId);
   const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: entry.headers, finalStep: entry.currentStep });
-  await addEndingDeletes(ctx, runId, effects);
-  const { outcome } = await ctx.queue.cancelWith(entry.currentJobId, effects, record?.writes(true));
+  const { outcome } = await commitEnding(ctx, runId, effects, () => ctx.queue.cancelWith(entry.currentJobId, effects, record?.writes(true)));
   if (outcome === 'removed') ctx.registry.removeIf(runId, entry);
   return true;
 }
@@ -67,8 +66,7 @@ export async function cancelRun(ctx: RuntimeContext, runId: string, record?: Com
     if (registered) return cancelRegistered(ctx, runId, registered, record);
     const { job, step } = run;
     const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: userHeaders(job.headers), finalStep: step }, {}, factsOfRunRecord(run.record, job.id));
-    await addEndingDeletes(ctx, runId, effects);
-    const { outcome } = await ctx.queue.cancelWith(job.id, effects, record?.writes(true));
+    const { outcome } = await commitEnding(ctx, runId, effects, () => ctx.queue.cancelWith(job.id, effects, record?.writes(true)));
     if (outcome === 'removed') return true;
     if (outcome === 'requested') {
       const live = ctx.registry.get(runId);

@@ -18,7 +18,7 @@ import { HEADER_TERMINAL, RECONCILED_FALLBACK_ERROR } from '../constants.js';
 import { runRecordKey, stepPointerKey } from '../keys.js';
 import { decodeStepPointer } from '../records.js';
 import { parseStepJob, userHeaders } from '../steps/step-headers.js';
-import { addEndingDeletes, terminationEffects } from './termination.js';
+import { commitEnding, terminationEffects } from './termination.js';
 import { factsOfRunRecord } from '../history/finished-runs.js';
 
 const PAGE = 100;
@@ -45,10 +45,9 @@ async function reconcileJob(ctx: RuntimeContext, job: JobRecord): Promise<boolea
     { priority: job.priority, maxAttempts: job.maxAttempts },
     factsOfRunRecord(record, job.id),
   );
-  await addEndingDeletes(ctx, parsed.runId, effects);
   // Nothing else rewrites a pointer whose job is dead (no worker holds it; a submission of the
   // same id sees the record and stays a duplicate), so the check above still holds here.
-  await ctx.queue.commitEffects(effects);
+  await commitEnding(ctx, parsed.runId, effects, () => ctx.queue.commitEffects(effects));
   ctx.registry.remove(parsed.runId);
   return true;
 }

@@ -21,7 +21,10 @@
  *   meanwhile waits and then finds the index.
  * - `signal`: 1. index names a scheduled job ⇒ wake it with the payload, drop the index
  *   (`delivered`); 2. otherwise (no index, or a stale one, which is dropped) ⇒ store the payload in
- *   the buffer (`buffered`).
+ *   the buffer (`buffered`); but a signal only an active run may take (`RuntimeContext.signalRunOf`:
+ *   a workflow function's `<runId>#<name>`) is buffered only while its run record exists, checked
+ *   under the run's ending lock, and else answered `run-not-active` with nothing kept: a run that
+ *   has ended or not started leaves no signal for a later run under the id.
  * - claim of a waiter: drop the index if it names this job; woken ⇒ the wake payload; timed out ⇒
  *   a delivered record left by an earlier attempt, else a buffered payload (consumed into a
  *   delivered record first), else null.
@@ -33,7 +36,7 @@ import type { RuntimeContext } from '../context.js';
 import type { CommandRecord } from '../commands/ledger.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from '../constants.js';
 import { checkKvValue } from '../validation.js';
-import { signalBufferKey, signalDeliveredKey, signalWaitKey } from '../keys.js';
+import { runRecordKey, signalBufferKey, signalDeliveredKey, signalWaitKey } from '../keys.js';
 import { checkCorrelationKey } from '../steps/outcome.js';
 
 const locksByQueue = new WeakMap<Queue, KeyedMutex>();
@@ -48,8 +51,11 @@ export function signalLocksOf(queue: Queue): KeyedMutex {
   return locks;
 }
 
-/** `delivered`: a waiting run was woken. `buffered`: held for the next waiter of the key. */
-export type SignalOutcome = 'delivered' | 'buffered';
+/**
+ * `delivered`: a waiting run was woken. `buffered`: held for the next waiter of the key.
+ * `run-not-active`: a workflow function's signal for a run that has ended or not started; dropped.
+ */
+export type SignalOutcome = 'delivered' | 'buffered' | 'run-not-active';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -86,9 +92,14 @@ export async function sendSignal(ctx: RuntimeContext, correlationKey: string, pa
       await ctx.queue.kvCompareDelete(waitKey, index);
       if (woken) return 'delivered';
     }
-    if (record) await ctx.queue.commitEffects({ kvWrites: [[bufKey, payload], ...record.writes('buffered' satisfies SignalOutcome)] });
-    else await ctx.queue.kvPut(bufKey, payload);
-    return 'buffered';
+    const buffer = async (): Promise<SignalOutcome> => {
+      if (record) await ctx.queue.commitEffects({ kvWrites: [[bufKey, payload], ...record.writes('buffered' satisfies SignalOutcome)] });
+      else await ctx.queue.kvPut(bufKey, payload);
+      return 'buffered';
+    };
+    const runId = ctx.signalRunOf?.(correlationKey);
+    if (runId === undefined) return buffer();
+    return ctx.endingLocks.run(runId, async () => ((await ctx.queue.kvGet(runRecordKey(runId))) === undefined ? 'run-not-active' : buffer()));
   });
 }
 

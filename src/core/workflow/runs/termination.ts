@@ -8,8 +8,11 @@
  * 3. write the finished-run record and its retention index entry when outcome retention is on
  *    (finished-runs.ts), for the same reason;
  * 4. enqueue the notification job when the hook observes the outcome (deduplicated per run).
+ * Every path commits them through `commitEnding`, which adds what a workflow function's ending
+ * also deletes (read from the store) under the run's ending lock.
  */
-import type { EnqueueOptions, EnqueueRequest } from '../../queue/index.js';
+import type { EnqueueOptions, EnqueueRequest, Queue } from '../../queue/index.js';
+import { KeyedMutex } from '../../keyed-mutex.js';
 import type { RuntimeContext } from '../context.js';
 import { HEADER_RUN_ID, HEADER_TERMINAL } from '../constants.js';
 import { runRecordKey, stepPointerKey, terminalDedupKey, terminalMarkerKey } from '../keys.js';
@@ -34,9 +37,30 @@ export interface NotificationJobOptions {
   readonly maxAttempts?: number;
 }
 
-/** Adds what every ending of `runId` deletes besides the run's records (`RuntimeContext.endingDeletes`). */
-export async function addEndingDeletes(ctx: RuntimeContext, runId: string, effects: EffectsBuilder): Promise<void> {
-  if (ctx.endingDeletes) effects.kvDeletes.push(...(await ctx.endingDeletes(runId)));
+const endingLocksByQueue = new WeakMap<Queue, KeyedMutex>();
+
+/** The per-run ending locks of a queue handle, shared by every runtime built on it (`RuntimeContext.endingLocks`). */
+export function endingLocksOf(queue: Queue): KeyedMutex {
+  let locks = endingLocksByQueue.get(queue);
+  if (locks === undefined) {
+    locks = new KeyedMutex();
+    endingLocksByQueue.set(queue, locks);
+  }
+  return locks;
+}
+
+/**
+ * Commits an ending of `runId` (`commit` settles with `effects`) after adding what every ending
+ * deletes besides the run's records (`RuntimeContext.endingDeletes`), both under the run's ending
+ * lock, so that no signal is buffered for the run between the read and the commit.
+ */
+export async function commitEnding<T>(ctx: RuntimeContext, runId: string, effects: EffectsBuilder, commit: () => Promise<T>): Promise<T> {
+  const endingDeletes = ctx.endingDeletes;
+  if (endingDeletes === undefined) return commit();
+  return ctx.endingLocks.run(runId, async () => {
+    effects.kvDeletes.push(...(await endingDeletes(runId)));
+    return commit();
+  });
 }
 
 /**

@@ -3,7 +3,7 @@
  * definitions of fn-workflows.ts, configured through the worker's name (JSON `FnWorkerConfig`).
  */
 import { serveWorkflowRuntime } from '../../../../src/browser/worker.js';
-import { doomed, review, stepHost } from './fn-workflows.js';
+import { doomed, flaky, review, stepHost } from './fn-workflows.js';
 
 export interface FnWorkerConfig {
   readonly store: 'indexeddb' | 'opfs';
@@ -21,6 +21,6 @@ serveWorkflowRuntime({
   store: config.store,
   name: config.name,
   hostId: config.hostId,
-  workflows: [review, doomed],
+  workflows: [review, doomed, flaky],
   runtimeOptions: { pollIntervalMs: 50 },
 });

@@ -60,6 +60,23 @@ export const review = defineWorkflow({
   },
 });
 
+/** A step whose first attempt fails (retried 10 ms later), then a wait for `go`: a run that stays to be inspected. */
+export const flaky = defineWorkflow({
+  name: 'test.flaky',
+  async run(ctx) {
+    const value = await ctx.step(
+      'fetch',
+      ({ attempt }) => {
+        if (attempt === 1) throw new Error('503 from upstream');
+        return `ok on attempt ${attempt}`;
+      },
+      { retries: 2, backoff: { initialMs: 10 } },
+    );
+    await ctx.waitForSignal('go', { timeoutMs: 60_000 });
+    return value;
+  },
+});
+
 /** A step that fails its only attempt and is not caught: the run fails. */
 export const doomed = defineWorkflow({
   name: 'test.doomed',

@@ -4,11 +4,13 @@
  * completed step again, and ends with the value of an uninterrupted run. Parallel steps
  * (`Promise.all`) are recorded in call order, replayed as recorded, and survive a crash between
  * their commits; two steps of one name at once are refused. `ctx.now()`, `ctx.random()` and
- * `ctx.uuid()` give the same values on the replay after a restart.
+ * `ctx.uuid()` give the same values on the replay after a restart. A step's failed attempts are
+ * durable: a restart in the middle of its retries goes on with the next attempt after the rest of
+ * the backoff, and the run's timeline shows them.
  */
 import { describe, expect, it } from 'vitest';
 import { defineWorkflow, type Workflow } from '../../../../src/core/workflow/index.js';
-import { Counter, deferred, eventually, fnWorld, Gates, resultOf, sleeping, type FnWorld, type HeldPuts, type StoreFactory } from './fn-harness.js';
+import { Counter, deferred, eventually, fnWorld, Gates, resultOf, runState, sleeping, type FnWorld, type HeldPuts, type StoreFactory } from './fn-harness.js';
 
 const STEPS = [1, 2, 3, 4, 5];
 
@@ -269,6 +271,129 @@ export function defineRestartsSuite(name: string, factory: StoreFactory): void {
       expect(seen[0]!.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       expect(out).toEqual({ ...seen[0], later: t0 + 60_000 });
       expect(calls.get('use')).toBe(2);
+    });
+
+    it("a restart in the middle of a step's retries goes on with the next attempt after the rest of the backoff; the timeline shows the failed attempts", async () => {
+      const w = await fnWorld(factory);
+      const attempts: { process: string; attempt: number; at: number }[] = [];
+      // One definition per process, so the attempts say which process ran them.
+      const flaky = (process: string) =>
+        defineWorkflow({
+          name: 'flaky',
+          async run(ctx) {
+            const value = await ctx.step(
+              'fetch',
+              ({ attempt }) => {
+                attempts.push({ process, attempt, at: w.clock.now() });
+                if (attempt < 4) throw new Error(`503 on ${attempt}`);
+                return attempt;
+              },
+              { retries: 4, backoff: { initialMs: 1000, factor: 2 } },
+            );
+            await ctx.sleep(10);
+            return value;
+          },
+        });
+      const firstFlaky = flaky('first');
+      const first = w.start([firstFlaky]);
+      const t0 = w.clock.now();
+      await first.start(firstFlaky, undefined, { runId: 'f' });
+      await eventually(() => attempts.length === 1);
+      await w.advance(1000);
+      await eventually(() => attempts.length === 2);
+      // Attempt 2 failed: its record is durable before the 2 s backoff begins.
+      const retrying = await eventually(async () => {
+        const call = (await first.getRunTimeline('f')).workflowFunction?.calls[0];
+        return call?.retried.length === 2 ? call : undefined;
+      });
+      expect(retrying).toMatchObject({ kind: 'step', name: 'fetch', status: 'retrying', attempts: 2, error: 'Error: 503 on 2', untilMs: t0 + 3000, value: null });
+      expect(retrying!.retried).toEqual([
+        { attempt: 1, error: 'Error: 503 on 1', atMs: t0 },
+        { attempt: 2, error: 'Error: 503 on 2', atMs: t0 + 1000 },
+      ]);
+      // The process dies in the backoff; the next one waits out the rest of it, then runs attempt 3.
+      await w.advance(500);
+      await w.restart();
+      const secondFlaky = flaky('second');
+      const second = w.start([secondFlaky]);
+      await runState(second, 'f', (d) => d.state === 'running', 'the run to be delivered again');
+      await w.advance(1499);
+      const ofSecond = () => attempts.filter((a) => a.process === 'second').map(({ attempt, at }) => ({ attempt, at }));
+      expect(ofSecond()).toEqual([]);
+      await w.advance(1);
+      await eventually(() => ofSecond().length === 1);
+      await w.advance(4000);
+      await sleeping(second, 'f');
+      expect(attempts.slice(0, 2)).toEqual([
+        { process: 'first', attempt: 1, at: t0 },
+        { process: 'first', attempt: 2, at: t0 + 1000 },
+      ]);
+      expect(ofSecond()).toEqual([
+        { attempt: 3, at: t0 + 3000 },
+        { attempt: 4, at: t0 + 7000 },
+      ]);
+      const [done] = (await second.getRunTimeline('f')).workflowFunction!.calls;
+      expect(done).toMatchObject({ status: 'done', attempts: 4, error: null });
+      expect(done!.retried.map((r) => r.attempt)).toEqual([1, 2, 3]);
+      await w.advance(10);
+      expect(await resultOf(second.workflowRun(secondFlaky, 'f'))).toBe(4);
+      expect(await w.historyKeys()).toEqual([]);
+    });
+
+    it('a restart after the last failed attempt was recorded fails the step with it, without running it again', async () => {
+      const w = await fnWorld(factory);
+      let calls = 0;
+      const policy = { retries: 1, backoff: { initialMs: 1000 } };
+      const define = (retries: number) =>
+        defineWorkflow({
+          name: 'shrunk',
+          async run(ctx) {
+            try {
+              await ctx.step('send', () => {
+                calls++;
+                throw new Error('down');
+              }, { ...policy, retries });
+            } catch (e) {
+              return (e as Error).message;
+            }
+            return 'sent';
+          },
+        });
+      const twoAttempts = define(1);
+      const first = w.start([twoAttempts]);
+      await first.start(twoAttempts, undefined, { runId: 's' });
+      await eventually(async () => (await w.historyKeys()).length === 1);
+      await w.restart();
+      // The deployment that replays it allows one attempt: the recorded one was the last.
+      const oneAttempt = define(0);
+      const second = w.start([oneAttempt]);
+      expect(await resultOf(second.workflowRun(oneAttempt, 's'))).toBe('step "send" failed after 1 attempt: Error: down');
+      expect(calls).toBe(1);
+    });
+
+    it('a replay that calls something else where a step had failed attempts recorded: NON_DETERMINISTIC', async () => {
+      const w = await fnWorld(factory);
+      let version = 1;
+      const wf = defineWorkflow({
+        name: 'diverge',
+        async run(ctx) {
+          if (version === 1) {
+            await ctx.step('a', () => {
+              throw new Error('no');
+            }, { retries: 1, backoff: { initialMs: 1000 } });
+          } else {
+            await ctx.step('b', () => 1);
+          }
+          return 'ok';
+        },
+      });
+      const first = w.start([wf]);
+      await first.start(wf, undefined, { runId: 'dv' });
+      await eventually(async () => (await w.historyKeys()).length === 1);
+      await w.restart();
+      version = 2;
+      const second = w.start([wf]);
+      await expect(resultOf(second.workflowRun(wf, 'dv'))).rejects.toMatchObject({ code: 'RUN_FAILED', error: expect.stringMatching(/^NON_DETERMINISTIC: .*step "a".*step "b"/) });
     });
 
     it('a step starts only once the uuid() it uses is durable: a crash before the uuid landed does not hand a step two ids', async () => {

@@ -1,7 +1,7 @@
 /**
  * `ctx.waitForSignal`: a signal sent before the wait is kept for it; one sent while it waits
- * wakes it; after the timeout the wait answers `{ timedOut: true }` and a late signal stays
- * buffered without touching the finished run; two waits of one name in sequence each get their
+ * wakes it; after the timeout the wait answers `{ timedOut: true }`; a signal for a run that has
+ * ended or not started is answered `run-not-active` and kept for no later run; two waits of one name in sequence each get their
  * own signal; a second wait while one is pending is INVALID_ARGUMENT `concurrent_wait`; a raw
  * text payload (the CLI's) arrives as a string; a wait survives a restart.
  */
@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { utf8 } from '../../../../src/core/bytes.js';
 import { functionSignalKey } from '../../../../src/core/workflow/functions/function-runner.js';
 import { defineWorkflow, type SignalResult } from '../../../../src/core/workflow/index.js';
-import { Counter, fnWorld, Gates, reasonOf, resultOf, runState, waitingForSignal, type StoreFactory } from './fn-harness.js';
+import { signalBufferKey } from '../../../../src/core/workflow/keys.js';
+import { Counter, deferred, fnWorld, Gates, reasonOf, resultOf, runState, waitingForSignal, type StoreFactory } from './fn-harness.js';
 
 function approval(gates: Gates, calls: Counter, timeoutMs?: number) {
   return defineWorkflow({
@@ -55,7 +56,7 @@ export function defineSignalsSuite(name: string, factory: StoreFactory): void {
       expect(calls.all()).toEqual({ draft: 1, send: 1 });
     });
 
-    it('after the timeout the wait answers { timedOut: true }; a late signal stays buffered and the finished run is untouched', async () => {
+    it('after the timeout the wait answers { timedOut: true }; a late signal is answered run-not-active and the finished run is untouched', async () => {
       const w = await fnWorld(factory);
       const calls = new Counter();
       const wf = approval(new Gates(), calls, 5000);
@@ -67,7 +68,7 @@ export function defineSignalsSuite(name: string, factory: StoreFactory): void {
       await w.advance(1);
       const out = await resultOf(run);
       expect(out).toEqual({ answer: { timedOut: true }, sent: 'expired' });
-      expect(await runtime.signal('c', 'approve', { ok: true, by: 'late' })).toBe('buffered');
+      expect(await runtime.signal('c', 'approve', { ok: true, by: 'late' })).toBe('run-not-active');
       expect(await resultOf(run)).toEqual(out);
       expect(await run.status()).toMatchObject({ state: 'succeeded' });
       expect(await runtime.listRuns()).toMatchObject({ runs: [] });
@@ -185,17 +186,13 @@ export function defineSignalsSuite(name: string, factory: StoreFactory): void {
       });
       const runtime = w.start([wf]);
       const run = await runtime.start(wf, undefined, { runId: 'v' });
-      // Thrown or rejected (see the it.fails below).
-      await expect(Promise.resolve().then(() => runtime.signal('v', 'v', () => 1))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'unstorable_signal_value' } });
+      await expect(runtime.signal('v', 'v', () => 1)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'unstorable_signal_value' } });
       const value = { m: new Map([[1n, new Set([new Date(3)])]]), u: undefined, f: new Float32Array([1.5]) };
       await runtime.signal('v', 'v', value);
       expect(await resultOf(run)).toStrictEqual({ timedOut: false, value });
     });
 
-    // signal(runId, name, value) throws synchronously for an unstorable value or a bad run id (the
-    // method is not async: runtime.ts encodes the value before returning the promise), unlike
-    // start and cancel, which reject. The fix (`async signal`) is in runtime.ts, outside the files
-    // this suite's fixes may touch.
+    // Like start and cancel: a bad value or run id is a rejection, not a synchronous throw.
     it('signal(runId, name, unstorable) rejects rather than throwing synchronously', async () => {
       const w = await fnWorld(factory);
       const runtime = w.runtime([defineWorkflow({ name: 'x', run: async () => 1 })]);
@@ -218,11 +215,9 @@ export function defineSignalsSuite(name: string, factory: StoreFactory): void {
       expect(calls.all()).toEqual({ draft: 1, send: 1 });
     });
 
-    // A signal left buffered after its run ended (sent after the timeout, or never waited for)
-    // stays under the run-scoped key `<runId>#<name>`; a new run started under the same id (the
-    // default runIdReuse 'after-finish') takes it as if it were its own. The run's ending deletes
-    // its history but not its buffered signals (runs/termination.ts, runtime.ts endingDeletes).
-    it.fails('a signal buffered after a run ended is not delivered to a new run under the same id', async () => {
+    // A signal is kept only for an active run: one sent after the run ended would otherwise wait
+    // under `<runId>#<name>` for a new run under the same id (the default runIdReuse 'after-finish').
+    it('a signal sent after a run ended is not kept for a new run under the same id', async () => {
       const w = await fnWorld(factory);
       const wf = defineWorkflow({
         name: 'reused',
@@ -235,11 +230,53 @@ export function defineSignalsSuite(name: string, factory: StoreFactory): void {
       await waitingForSignal(runtime, 'reused');
       await w.advance(1000);
       expect(await resultOf(first)).toEqual({ n: 1, answer: { timedOut: true } });
-      expect(await runtime.signal('reused', 'go', 'for the first run')).toBe('buffered');
+      expect(await runtime.signal('reused', 'go', 'for the first run')).toBe('run-not-active');
       const second = await runtime.start(wf, 2, { runId: 'reused' });
       // The new run waits for its own signal (it does not end at once with the stale one).
       const first2 = await Promise.race([resultOf(second), waitingForSignal(runtime, 'reused').then(() => 'waiting')]);
       expect(first2).toBe('waiting');
+      expect(await runtime.signal('reused', 'go', 'for the second run')).toBe('delivered');
+      expect(await resultOf(second)).toEqual({ n: 2, answer: { timedOut: false, value: 'for the second run' } });
+    });
+
+    it('a signal sent while the run\'s ending commits waits for it: not kept, not left for a later run', async () => {
+      const w = await fnWorld(factory);
+      const wf = defineWorkflow({ name: 'quick', run: async () => 'done' });
+      // Hold the ending's settlement: the ending has read what it deletes (no buffered signal yet).
+      const ackReached = deferred();
+      const ackRelease = deferred();
+      const ack = w.queue.ackWith.bind(w.queue);
+      w.queue.ackWith = async (claim, effects) => {
+        ackReached.resolve();
+        await ackRelease.promise;
+        return ack(claim, effects);
+      };
+      const runtime = w.start([wf]);
+      const run = await runtime.start(wf, undefined, { runId: 'racy' });
+      await ackReached.promise;
+      const sent = runtime.signal('racy', 'go', 'while ending');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      ackRelease.resolve();
+      expect(await sent).toBe('run-not-active');
+      expect(await resultOf(run)).toBe('done');
+      expect(await w.queue.kvGet(signalBufferKey(functionSignalKey('racy', 'go')))).toBeUndefined();
+    });
+
+    it('a signal for a run id with no run yet is not kept: start first, then signal (before the wait is fine)', async () => {
+      const w = await fnWorld(factory);
+      const wf = defineWorkflow({
+        name: 'early',
+        async run(ctx) {
+          return ctx.waitForSignal<string>('go');
+        },
+      });
+      const runtime = w.start([wf]);
+      expect(await runtime.signal('early', 'go', 'too early')).toBe('run-not-active');
+      expect(await runtime.signal(functionSignalKey('early', 'go'), utf8('too early'))).toBe('run-not-active');
+      const run = await runtime.start(wf, undefined, { runId: 'early' });
+      await waitingForSignal(runtime, 'early');
+      expect(await runtime.signal('early', 'go', 'now')).toBe('delivered');
+      expect(await resultOf(run)).toEqual({ timedOut: false, value: 'now' });
     });
 
     it('a sleep and a wait at once: the sleep waking first does not end the wait', async () => {

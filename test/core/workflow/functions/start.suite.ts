@@ -46,6 +46,20 @@ export function defineStartSuite(name: string, factory: StoreFactory): void {
       expect(calls.get('double')).toBe(1);
     });
 
+    it('kvWrites commit with the start, and are not applied again for the run already there', async () => {
+      const w = await fnWorld(factory);
+      const wf = defineWorkflow({ name: 'with-kv', run: async (ctx) => ctx.step('read', async () => 'ran') });
+      const runtime = w.runtime([wf]);
+      const first = await runtime.start(wf, undefined, { runId: 'kv', kvWrites: [['orders/kv', utf8('placed')]] });
+      expect(first.newlySubmitted).toBe(true);
+      expect(await w.queue.kvGet(utf8('orders/kv'))).toEqual(utf8('placed'));
+      const again = await runtime.start(wf, undefined, { runId: 'kv', kvWrites: new Map([['orders/kv', utf8('changed')]]) });
+      expect(again.newlySubmitted).toBe(false);
+      expect(await w.queue.kvGet(utf8('orders/kv'))).toEqual(utf8('placed'));
+      const e = await rejection(runtime.start(wf, undefined, { runId: 'reserved', kvWrites: [['workflow/x', utf8('no')]] }));
+      expect(e).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'reserved_kv_key' } });
+    });
+
     it("runIdReuse 'after-retention': a finished run's id answers finished and result() gives its value; nothing runs again", async () => {
       const w = await fnWorld(factory);
       const calls = new Counter();

@@ -11,6 +11,8 @@
  *   runs_per_s       runs completed per second (worker phase)
  *   steps_per_s      steps completed per second (worker phase); one durable ack per step
  *   raw_puts_per_s   the store's own sequential durable puts of 100-byte objects, same run
+ *   cpu_us_per_step, alloc_kb_per_step   CPU (all threads) and JS heap allocated per step over the
+ *                    worker phases of the measured windows (bench/cost-meter.ts)
  *   steps_per_s_objects, log_over_objects   on a store with append logs (fs): the same workload
  *                    with the WAL as objects (`appendLogs: false`), windows alternating with the
  *                    main ones, and the ratio of the two (docs/rfcs/0002-wal-append-log.md)
@@ -22,6 +24,7 @@ import type { ObjectStore } from '../src/core/objects/object-store.js';
 import { Queue } from '../src/core/queue/index.js';
 import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain } from './chain-workload.js';
 import { FileSystemObjectStore } from '../src/node/fs-store.js';
+import { costMeter } from './cost-meter.js';
 import { durationMs, log, now, percentile, runFor, tempDir, type BenchContext, type Benchmark } from './harness.js';
 
 const RUNS = 2000;
@@ -41,6 +44,7 @@ async function run(ctx: BenchContext): Promise<void> {
   let workMs = 0;
   let objectsMs = 0;
   const windowRates: number[] = [];
+  const cost = costMeter();
   const handle = await ctx.freshStore('workflow');
   // On a store with append logs (fs) the same workload also runs with the WAL as objects
   // (`appendLogs: false`), its windows alternating with the main ones so that load from other
@@ -55,7 +59,8 @@ async function run(ctx: BenchContext): Promise<void> {
       await runChain(queue, acks, handle.store, WARMUP_RUNS, 'warm'); // JIT warm-up, not reported
       if (objectsQueue) await runChain(objectsQueue, objectsAcks!, objectsStore!, WARMUP_RUNS, 'warm');
       for (let w = 0; w < WINDOWS; w++) {
-        const window = await runChain(queue, acks, handle.store, RUNS, `run${w}`);
+        const window = await runChain(queue, acks, handle.store, RUNS, `run${w}`, () => cost.start());
+        cost.pause();
         submitMs += window.submitMs;
         workMs += window.workMs;
         windowRates.push((RUNS * STEPS * 1000) / window.workMs);
@@ -90,6 +95,9 @@ async function run(ctx: BenchContext): Promise<void> {
     ctx.emit('log_over_objects', stepsPerS / objectsRate, 'x', { target: 1 });
     log(`  same workload with WAL objects: ${objectsRate.toFixed(0)} steps/s`);
   }
+  const steps = runs * STEPS;
+  ctx.emit('cpu_us_per_step', cost.total.cpuUs / steps, 'us', { steps, cpu_ms: Math.round(cost.total.cpuUs / 1000) });
+  ctx.emit('alloc_kb_per_step', cost.total.allocBytes / 1024 / steps, 'KiB', { steps, heap_only: true });
   ctx.emit('raw_puts_per_s', plain.perSecond, 'ops/s', { value_bytes: PAYLOAD_BYTES, ops: plain.ops, p50_ms: percentile(plain.latencies, 50) });
   log(`  chain ${stepsPerS.toFixed(0)} steps/s in ${workMs.toFixed(0)} ms; submit ${((runs * 1000) / submitMs).toFixed(0)} runs/s; raw puts ${plain.perSecond.toFixed(0)}/s`);
 }

@@ -33,7 +33,7 @@ import type { RuntimeContext } from '../context.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT, HEADER_TERMINAL } from '../constants.js';
 import { DeliveredStep } from './delivered-step.js';
 import { mergeKv, NO_KV_EFFECTS, type StagedKvEffects } from './effects-handle.js';
-import { signalBufferKey, signalDeliveredKey, signalWaitKey, stepDedupKey, stepPointerKey } from '../keys.js';
+import { signalBufferKey, signalDeliveredKey, signalWaitKey, stepPointerKey } from '../keys.js';
 import { processNotification } from '../runs/notification.js';
 import { validateOutcome, type StepOutcome } from './outcome.js';
 import { encodeStepPointer } from '../records.js';
@@ -41,7 +41,7 @@ import { lookupReplay, replayedOutcome, writeReplay, type ReplayRecord } from '.
 import { NO_SIGNAL, planRegistration, resolveSignal, waitsForSignal, type ResolvedSignal } from '../runs/signals.js';
 import { StepError } from './step-error.js';
 import { parseStepJob, stepJobHeaders, userHeaders } from './step-headers.js';
-import { addEndingDeletes, terminationEffects, type EffectsBuilder } from '../runs/termination.js';
+import { commitEnding, terminationEffects, type EffectsBuilder } from '../runs/termination.js';
 import { endingFactsRead } from '../history/finished-runs.js';
 import type { RunOutcome, TerminalStatus } from '../runs/terminal-hook.js';
 
@@ -197,11 +197,12 @@ async function terminate(d: Delivery, status: TerminalStatus, result: Uint8Array
   const job = d.claim.job;
   await endingFactsRead(d.ctx, d.runId);
   const effects = terminationEffects(d.ctx, outcomeOf(d, status, result, error), { priority: job.priority, maxAttempts: job.maxAttempts }, { jobId: job.id });
-  await addEndingDeletes(d.ctx, d.runId, effects);
   mergeKv(effects, staged);
   effects.kvDeletes.push(...signalDeletes);
-  d.ctx.registry.terminated(d.runId, d.claim);
-  await d.ctx.queue.ackWith(d.claim, effects);
+  await commitEnding(d.ctx, d.runId, effects, async () => {
+    d.ctx.registry.terminated(d.runId, d.claim);
+    await d.ctx.queue.ackWith(d.claim, effects);
+  });
   d.ctx.log.info(`run ${status}`, { runId: d.runId, step: d.step, ...(error === null ? {} : { reason: error }) });
 }
 
@@ -213,11 +214,12 @@ async function failRun(d: Delivery, message: string, via: 'dead_letter' | 'last_
   const job = d.claim.job;
   await endingFactsRead(d.ctx, d.runId);
   const effects = terminationEffects(d.ctx, outcomeOf(d, 'failed', null, message), { priority: job.priority, maxAttempts: job.maxAttempts }, { jobId: job.id });
-  await addEndingDeletes(d.ctx, d.runId, effects);
   mergeKv(effects, failureWrites);
-  d.ctx.registry.terminated(d.runId, d.claim);
-  if (via === 'dead_letter') await d.ctx.queue.deadLetterWith(d.claim, message, effects);
-  else await d.ctx.queue.nackWith(d.claim, message, effects);
+  await commitEnding(d.ctx, d.runId, effects, async () => {
+    d.ctx.registry.terminated(d.runId, d.claim);
+    if (via === 'dead_letter') await d.ctx.queue.deadLetterWith(d.claim, message, effects);
+    else await d.ctx.queue.nackWith(d.claim, message, effects);
+  });
   const { error, ...rest } = failureFields(message, cause);
   d.ctx.log.error(via === 'dead_letter' ? 'step dead-lettered; run failed' : 'step out of attempts, dead-lettered; run failed', {
     runId: d.runId,
@@ -248,7 +250,13 @@ async function retryOrFail(d: Delivery, message: string, failureWrites: StagedKv
   ctx.log.warn('step failed; retrying', { runId: d.runId, step: d.step, attempt: job.attempts, maxAttempts: job.maxAttempts, ...failureFields(message, cause), nextDelayMs, jobId: job.id });
 }
 
-/** The settlement effects of an advance to step `next` (job `nextJobId`), before signal extras. */
+/**
+ * The settlement effects of an advance to step `next` (job `nextJobId`), before signal extras.
+ * The next step's job has no dedup key (unlike step 0's, which makes submission idempotent): the
+ * advance commits in the ack of this step's claim, which fails unless this delivery still holds
+ * the claimed record, so each step job enqueues its successor at most once. A dedup key would
+ * cost a read, a write and a delete per step for nothing.
+ */
 function advanceEffects(
   d: Delivery,
   payload: Uint8Array,
@@ -261,7 +269,6 @@ function advanceEffects(
 ): EffectsBuilder {
   const job = d.claim.job;
   const options: { -readonly [K in keyof EnqueueOptions]: EnqueueOptions[K] } = {
-    dedupKey: stepDedupKey(d.runId, next),
     idOverride: nextJobId,
     headers: stepJobHeaders(d.headers, d.runId, next, extraHeaders),
     priority: job.priority,

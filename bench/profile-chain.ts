@@ -1,0 +1,36 @@
+/**
+ * A CPU profile of the workflow.chain worker phase alone (no start-up, submission or warm-up in
+ * it), for docs/performance.md:
+ *
+ *   npx tsx bench/profile-chain.ts [memory|fs] [out.cpuprofile]
+ *   npx tsx bench/profile-summary.ts out.cpuprofile
+ */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { Queue } from '../src/core/queue/index.js';
+import { MemoryObjectStore } from '../src/core/objects/memory-store.js';
+import { FileSystemObjectStore } from '../src/node/fs-store.js';
+import { countAcks, quiet, runChain } from './chain-workload.js';
+import { tempDir } from './harness.js';
+
+const [storeName = 'memory', out = `/tmp/chain-${storeName}.cpuprofile`] = process.argv.slice(2);
+const store = storeName === 'fs' ? new FileSystemObjectStore({ root: tempDir('profile-chain') }) : new MemoryObjectStore();
+const queue = await Queue.open(store, 'bench', { logger: quiet });
+const acks = countAcks(queue);
+await runChain(queue, acks, store, 1500, 'warm');
+const session = new Session();
+session.connect();
+await session.post('Profiler.enable');
+await session.post('Profiler.setSamplingInterval', { interval: 100 });
+let profiling = false;
+for (let w = 0; w < 3; w++) {
+  const { workMs } = await runChain(queue, acks, store, 2000, `run${w}`, () => {
+    if (!profiling) void session.post('Profiler.start');
+    profiling = true;
+  });
+  console.log(`window ${w}: ${((2000 * 3 * 1000) / workMs).toFixed(0)} steps/s`);
+}
+const { profile } = await session.post('Profiler.stop');
+writeFileSync(out, JSON.stringify(profile));
+console.log(`profile written to ${out}`);
+await queue.close();

@@ -113,7 +113,7 @@ export {
   type RunDetails,
   type RunSummary,
   type RunWait,
-  type DeadJobRetry,
+  type DeadStepRetry,
   type RunListOptions,
   type RunListPage,
   type DeadStep,
@@ -133,9 +133,12 @@ export {
 // Jobs: typed async functions as single-step runs, awaited for their typed output (also after a restart).
 export {
   defineJob,
+  defineState,
   JobFailedError,
   JobHandle,
   JobRunner,
+  payloadIdempotencyKey,
+  provideState,
   type AnyJob,
   type Job,
   type JobCodec,
@@ -147,19 +150,25 @@ export {
   type JobResultOptions,
   type JobRunnerOptions,
   type JobSubmitOptions,
+  type StateEntry,
+  type StateKey,
 } from './core/jobs/index.js';
 
 // Bulk: one pipeline of memoized phases over many inputs, with batch progress, cost rollup, resumable results and a failure policy.
 export {
   Bulk,
   Batch,
+  JsonlSink,
+  NullSink,
   Pipeline,
   pipeline,
+  readJsonl,
   type BatchCounts,
   type BatchOutcome,
   type BatchProgress,
   type BatchReport,
   type BatchResultsOptions,
+  type BatchResumeOptions,
   type BatchStatus,
   type BatchSubmitOptions,
   type BulkOptions,
@@ -168,9 +177,19 @@ export {
   type FailurePolicy,
   type ItemResult,
   type ItemStatus,
+  type JsonlItem,
+  type JsonlReadableStream,
+  type JsonlSource,
+  type JsonlStreamReader,
+  type JsonlStreamWriter,
+  type JsonlTarget,
+  type JsonlWritableStream,
+  type OutputRecord,
+  type OutputSink,
   type PhaseContext,
   type PhaseCosts,
   type PhaseRun,
+  type ReadJsonlOptions,
 } from './core/bulk/index.js';
 
 // Webhooks: the terminal hook for `callback_url`, the delivery worker, Standard Webhooks signatures
@@ -193,5 +212,35 @@ export {
   type VerifiedWebhook,
 } from './core/webhooks/index.js';
 
+// Tracing: OpenTelemetry spans of runs, steps, signals and webhook deliveries, with the app's tracer
+// (`tracer` option; `@opentelemetry/api` stays an optional peer: nothing here imports it), and the
+// run header that carries a run's trace context.
+export { HEADER_TRACEPARENT } from './core/trace-context.js';
+export { type OpenTelemetryTracer } from './core/tracing.js';
+
+// Schedules: cron schedules kept in the store (5-field POSIX cron, UTC or an IANA zone), each fire
+// time enqueued once by the writer: a workflow start, a plain run, a typed job or a plain job.
+export {
+  CronScheduler,
+  listSchedules,
+  parseCronExpression,
+  HEADER_CRON_SCHEDULE,
+  HEADER_CRON_FIRE_TIME,
+  type AnySchedule,
+  type CronExpression,
+  type CronFiring,
+  type CronSchedulerOptions,
+  type Schedule,
+  type ScheduleInfo,
+  type ScheduleSource,
+  type ScheduleTarget,
+  type ScheduleTargetInfo,
+  type ScheduleTargetOptions,
+} from './core/cron/index.js';
+
 // Cluster: many processes sharing the shards of one store, with leases, failover and inboxes (RFC 0003).
-export { openCluster, Cluster, ClusterJobHandle, type ClusterOptions } from './core/cluster/index.js';
+export { openCluster, Cluster, type ClusterOptions } from './core/cluster/index.js';
+
+// Hosting: one process serving a store's runs, typed jobs and a bulk pipeline together (the browser
+// worker and each cluster shard are assembled the same way).
+export { createRuntimeHost, type RuntimeHost, type RuntimeHostOptions } from './core/operations/runtime-host.js';

@@ -8,6 +8,7 @@ import { DEAD_STEP_PAGE_MAX } from '../core/workflow/history/inspection.js';
 import { CliError, errorLine, EXIT_USAGE, toCliError, usageError } from './cli-error.js';
 import { cancelCommand, deadCommand, queuesCommand, retryCommand, runCommand, runsCommand, signalCommand, watchCommand, type GlobalOptions, type Io } from './commands.js';
 import { errorDocument } from './json.js';
+import { schedulesCommand } from './schedules.js';
 
 function integer(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
   return (value) => {
@@ -66,6 +67,11 @@ export function buildProgram(io: Io): Command {
     .command('queues')
     .description('job counts per queue and state')
     .action((_local, cmd: Command) => queuesCommand(io, globals(cmd)));
+
+  program
+    .command('schedules')
+    .description('cron schedules kept in the store: expression, zone, target, next and last firing')
+    .action((_local, cmd: Command) => schedulesCommand(io, globals(cmd)));
 
   program
     .command('watch')

@@ -10,7 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,6 +58,8 @@ const snippetFile = (snippet: Snippet): string => `snippet-${snippet.line}.ts`;
 async function writeProject(sub: string, snippets: readonly Snippet[]): Promise<void> {
   for (const snippet of snippets) await writeFile(join(sub, snippetFile(snippet)), snippet.code);
   await writeFile(join(sub, 'package.json'), JSON.stringify({ name: 'readme-snippet', private: true, type: 'module' }));
+  // The packages a user installs beside this one (the tracing snippet's OpenTelemetry SDK): the repository's.
+  await symlink(join(ROOT, 'node_modules'), join(sub, 'node_modules'), 'dir');
   // The core's declared globals come along, as in the repository's own compile (a published
   // build carries them in its .d.ts files instead).
   await writeFile(join(sub, 'tsconfig.json'), tsconfig([...snippets.map(snippetFile), join(ROOT, 'src/core/globals.d.ts')]));

@@ -19,6 +19,11 @@
  *    never submitted get cancelled markers; running items finish. On resume the stop holds.
  * 5. When every item has a logged marker the batch is finished; the report sums costs in item
  *    order, so it is identical however the completions interleaved or how often it was resumed.
+ * 6. Output sink (when given): every logged item is written to it once per driver, in log order
+ *    (the items an earlier run finished first); a failed write stops driving like an
+ *    infrastructure error. When driving ends, however it ends, the last write settles and the sink
+ *    is flushed; a flush error is the batch run's error unless it already has one.
+ * 7. Batch retention (when set): a finished batch records its end (batch-retention.ts), best-effort.
  */
 import { decodeValue } from '../codec.js';
 import type { Clock } from '../clock.js';
@@ -26,7 +31,9 @@ import { invariant, TaqubaError } from '../errors.js';
 import type { LogSink } from '../logger.js';
 import type { Queue } from '../queue/index.js';
 import type { WorkflowRuntime } from '../workflow/runtime.js';
+import { recordBatchEnd } from './batch-retention.js';
 import { rollupCosts } from './cost.js';
+import type { OutputRecord, OutputSink } from './output-sink.js';
 import type { BatchProgress, BatchReport, ItemResult } from './progress.js';
 import {
   decodeLogEntry,
@@ -57,6 +64,10 @@ export interface DriverDeps {
   readonly window: number;
   /** The sweep interval over submitted items. */
   readonly sweepMs: number;
+  /** Where each item's outcome is written (step 6); none: no writes. */
+  readonly sink: OutputSink | undefined;
+  /** Batch retention (step 7); null: none. */
+  readonly retentionMs: number | null;
 }
 
 const enum State {
@@ -252,11 +263,47 @@ export class BatchDriver {
   // ---- driving ----
 
   private async drive(): Promise<BatchReport> {
+    const sink = this.deps.sink;
+    const feeding = sink === undefined ? undefined : this.feed(sink);
+    let ended: { readonly report: BatchReport } | { readonly error: unknown };
     try {
-      return await this.driveAll();
+      ended = { report: await this.driveAll() };
     } catch (e) {
       this.fail(e);
-      throw e;
+      ended = { error: e };
+    }
+    await feeding;
+    let flushFailed: { readonly error: unknown } | undefined;
+    try {
+      await sink?.flush();
+    } catch (e) {
+      flushFailed = { error: e };
+    }
+    if ('report' in ended && this.deps.retentionMs !== null) await this.markBatchEnded();
+    // The first error of the run (an item, a write) wins over the flush's.
+    if ('error' in ended) throw ended.error;
+    if (this.failure !== undefined) throw this.failure;
+    if (flushFailed) throw flushFailed.error;
+    return ended.report;
+  }
+
+  /** Step 6: writes every logged item to `sink` in log order until driving ends. */
+  private async feed(sink: OutputSink): Promise<void> {
+    try {
+      for await (const result of this.results<unknown>(-1)) await sink.write(outputRecordOf(result));
+    } catch (e) {
+      // A failed write (or an output that no longer decodes) ends the run; a failure of the
+      // driving itself (rethrown by `results`) is already its error.
+      this.fail(e);
+    }
+  }
+
+  /** Step 7, best-effort: a batch not swept is kept, not lost. */
+  private async markBatchEnded(): Promise<void> {
+    try {
+      await recordBatchEnd(this.deps.queue, this.batchId, this.meta.createdAtMs, this.deps.clock.now());
+    } catch (e) {
+      this.deps.log.warn(`[bulk] recording the end of a batch for its retention failed; it is kept until forgotten. batchId=${this.batchId}`, e);
     }
   }
 
@@ -540,6 +587,15 @@ export class BatchDriver {
       }
     }
   }
+}
+
+function outputRecordOf(result: ItemResult<unknown>): OutputRecord {
+  return {
+    key: result.key,
+    status: result.status,
+    ...(result.output === undefined ? {} : { output: result.output }),
+    ...(result.error === undefined ? {} : { error: result.error }),
+  };
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {

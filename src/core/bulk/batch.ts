@@ -70,9 +70,10 @@ export class Batch<O> {
   /**
    * Resolves when every item is finished and recorded: counts, failed keys, the cost rollup, and
    * whether the failure policy stopped the batch (`outcome: 'stopped'`, `stopReason`). Rejects
-   * with CANCELLED when the bulk runner shuts down first (resume the batch later), or the
-   * infrastructure error that stopped driving it (CLOSED, FENCED, STORE_*); the durable state is
-   * kept either way.
+   * with CANCELLED when the bulk runner shuts down first (resume the batch later), the
+   * infrastructure error that stopped driving it (CLOSED, FENCED, STORE_*), or the output sink's
+   * write error (which stops driving too) or flush error; the durable state is kept either way.
+   * With an output sink, resolves once every item was written and the sink flushed.
    */
   done(): Promise<BatchReport> {
     return this.driver.finished;

@@ -17,6 +17,10 @@
  *
  * Everything survives kill -9: reopen the store, `submit` the same items again (or `resume(id)`),
  * and the batch goes on where the store says it was; item phases already memoized do not run again.
+ *
+ * Each batch run (a `submit` or `resume` that starts driving) writes every item's outcome to its
+ * output sink once (output-sink.ts) and flushes it at the end. With `batchRetentionMs`, a batch is
+ * forgotten that long after it first finished, by a sweep of the worker (batch-retention.ts).
  */
 import { utf8 } from '../bytes.js';
 import type { Clock } from '../clock.js';
@@ -37,6 +41,8 @@ import { NoopTerminalHook } from '../workflow/runs/terminal-hook.js';
 import { checkUserHeaders, validateRunId } from '../workflow/validation.js';
 import { Batch } from './batch.js';
 import { BatchDriver, scanAll } from './batch-driver.js';
+import { runBatchSweeps, sweepExpiredBatches, type SweepDeps } from './batch-retention.js';
+import type { OutputSink } from './output-sink.js';
 import { rollupCosts, type CostRollup } from './cost.js';
 import { runItemStep, type ItemObserver } from './item-step.js';
 import type { PhaseKv } from './phase-memo.js';
@@ -78,6 +84,20 @@ export interface BulkOptions {
   readonly pollIntervalMs?: number;
   readonly clock?: Clock;
   readonly logger?: LoggerOption;
+  /** Where every batch run writes its items' outcomes, unless its submission names another sink. Default: none (`NullSink`). */
+  readonly output?: OutputSink;
+  /**
+   * Forget a batch (as `forget` does) this many ms after it first finished, swept by the worker
+   * (`spawn`/`run`: at start, then every min(retention, 1 h)). At least 1. Default null: batches
+   * are kept until `forget`.
+   */
+  readonly batchRetentionMs?: number | null;
+}
+
+/** Options of `Bulk.resume`. */
+export interface BatchResumeOptions {
+  /** Where this batch run writes its items' outcomes. Default: the `Bulk`'s `output`. */
+  readonly output?: OutputSink;
 }
 
 export interface BatchSubmitOptions<I> {
@@ -89,6 +109,11 @@ export interface BatchSubmitOptions<I> {
   readonly headers?: Readonly<Record<string, string>>;
   /** When to give up on the batch; default never (every item runs). */
   readonly failurePolicy?: FailurePolicy;
+  /**
+   * Where this batch run writes its items' outcomes (instead of the `Bulk`'s `output`). Ignored
+   * when this process already drives the batch (that run keeps its sink).
+   */
+  readonly output?: OutputSink;
 }
 
 /** A batch as the store records it (`Bulk.status`), also when no process drives it. */
@@ -105,8 +130,19 @@ export interface BatchStatus {
   readonly cost: CostRollup;
 }
 
-const BULK_OPTIONS = optionNames<BulkOptions>({ queueName: true, memoPrefix: true, maxConcurrentItems: true, maxAttempts: true, pollIntervalMs: true, clock: true, logger: true });
-const SUBMIT_OPTIONS = optionNames<BatchSubmitOptions<unknown>>({ batchId: true, key: true, headers: true, failurePolicy: true });
+const BULK_OPTIONS = optionNames<BulkOptions>({
+  queueName: true,
+  memoPrefix: true,
+  maxConcurrentItems: true,
+  maxAttempts: true,
+  pollIntervalMs: true,
+  clock: true,
+  logger: true,
+  output: true,
+  batchRetentionMs: true,
+});
+const SUBMIT_OPTIONS = optionNames<BatchSubmitOptions<unknown>>({ batchId: true, key: true, headers: true, failurePolicy: true, output: true });
+const RESUME_OPTIONS = optionNames<BatchResumeOptions>({ output: true });
 const POLICY_OPTIONS = optionNames<FailurePolicy>({ maxFailures: true, maxFailureFraction: true });
 
 export class Bulk<I, O> {
@@ -118,6 +154,8 @@ export class Bulk<I, O> {
   private readonly nextBatchId: () => string;
   private readonly window: number;
   private readonly sweepMs: number;
+  private readonly output: OutputSink | undefined;
+  private readonly batchRetentionMs: number | null;
 
   /**
    * Builds a bulk runner over `queue` with item memos in `store`. Pure: no I/O until `submit`,
@@ -143,6 +181,8 @@ export class Bulk<I, O> {
     const max = options.maxConcurrentItems ?? DEFAULT_MAX_CONCURRENT_ITEMS;
     const rule = numberRule(max, { integer: true, min: 1 });
     if (rule) throw new InvalidConfigError(`maxConcurrentItems ${rule}. maxConcurrentItems=${show(max)}`, { option: 'maxConcurrentItems' });
+    this.output = options.output === undefined ? undefined : checkSink(options.output, 'INVALID_CONFIG');
+    this.batchRetentionMs = checkBatchRetention(options.batchRetentionMs);
     this.log = resolveLogger(options.logger);
     const queueName = options.queueName ?? DEFAULT_BULK_QUEUE_NAME;
     const phases = pipeline.phases;
@@ -177,13 +217,34 @@ export class Bulk<I, O> {
     return this.runtime.queueName;
   }
 
-  /** Works items until `signal` aborts (see `WorkflowRuntime.run`); then stops driving batches (their `done()` rejects with CANCELLED). */
+  /**
+   * Works items until `signal` aborts (see `WorkflowRuntime.run`), and sweeps expired batches with
+   * `batchRetentionMs`; then stops driving batches (their `done()` rejects with CANCELLED).
+   */
   async run(signal?: AbortSignal): Promise<void> {
+    const stop = new AbortController();
+    const retention = this.batchRetentionMs;
+    const sweeping = retention === null ? undefined : runBatchSweeps(this.sweepDeps(), retention, stop.signal);
     try {
       await this.runtime.run(signal);
     } finally {
+      stop.abort();
+      await sweeping;
       for (const d of this.drivers.values()) d.close();
     }
+  }
+
+  /**
+   * Runs one batch-retention pass now: forgets the batches that first finished more than
+   * `batchRetentionMs` ago (none without retention). Returns how many. A batch this process drives
+   * right now is left for a later pass. Rejects with CLOSED or store errors.
+   */
+  async sweepBatchesNow(): Promise<number> {
+    return this.batchRetentionMs === null ? 0 : sweepExpiredBatches(this.sweepDeps(), this.batchRetentionMs);
+  }
+
+  private sweepDeps(): SweepDeps {
+    return { queue: this.queue, clock: this.runtime.clock, forget: (id) => this.forget(id), warn: (m, e) => this.log.warn(`[bulk] ${m}`, e) };
   }
 
   /** `run` in the background; `shutdown()` stops it and waits. */
@@ -206,6 +267,7 @@ export class Bulk<I, O> {
     if (typeof headers !== 'object' || headers === null) throw new InvalidArgumentError(`headers must be an object of strings. headers=${show(headers)}`, { reason: 'invalid_spec' });
     checkUserHeaders(headers);
     const policy = checkPolicy(options.failurePolicy);
+    const output = options.output === undefined ? this.output : checkSink(options.output, 'INVALID_ARGUMENT');
     if (inputs === null || typeof (inputs as Iterable<I>)?.[Symbol.iterator] !== 'function') {
       throw new InvalidArgumentError(`inputs must be an iterable (an array, say). inputs=${show(inputs)}`, { reason: 'invalid_spec' });
     }
@@ -249,24 +311,26 @@ export class Bulk<I, O> {
         }
         await this.queue.kvPut(metaKey(batchId), encodeMeta(meta));
       }
-      return this.startDriver(batchId, meta, keys, encoded);
+      return this.startDriver(batchId, meta, keys, encoded, output);
     });
   }
 
   /**
    * Drives a batch submitted earlier (by this process or one before a restart) from its stored
    * manifest; the handle of the batch if this process drives it already. Rejects with
-   * INVALID_ARGUMENT (batch id), NOT_FOUND (reason `batch_not_found`), CORRUPT_DATA, CLOSED or
-   * store errors.
+   * INVALID_ARGUMENT (batch id, options), NOT_FOUND (reason `batch_not_found`), CORRUPT_DATA,
+   * CLOSED or store errors.
    */
-  async resume(batchId: string): Promise<Batch<O>> {
+  async resume(batchId: string, options: BatchResumeOptions = {}): Promise<Batch<O>> {
     checkBatchId(batchId);
+    checkOptions(options, RESUME_OPTIONS, 'batch resume', 'INVALID_ARGUMENT', { reason: 'invalid_spec' });
+    const output = options.output === undefined ? this.output : checkSink(options.output, 'INVALID_ARGUMENT');
     return this.locks.run(batchId, async () => {
       const live = this.drivers.get(batchId);
       if (live) return new Batch<O>(live);
       const meta = await this.readMeta(batchId);
       const { keys, inputs } = await this.readManifest(batchId, meta.total);
-      return this.startDriver(batchId, meta, keys, inputs);
+      return this.startDriver(batchId, meta, keys, inputs, output);
     });
   }
 
@@ -332,8 +396,9 @@ export class Bulk<I, O> {
     });
   }
 
-  private async startDriver(batchId: string, meta: BatchMeta, keys: readonly string[], inputs: readonly Uint8Array[]): Promise<Batch<O>> {
-    const driver = BatchDriver.start({ queue: this.queue, runtime: this.runtime, clock: this.runtime.clock, log: this.log, window: this.window, sweepMs: this.sweepMs }, batchId, meta, keys, inputs);
+  private async startDriver(batchId: string, meta: BatchMeta, keys: readonly string[], inputs: readonly Uint8Array[], sink: OutputSink | undefined): Promise<Batch<O>> {
+    const deps = { queue: this.queue, runtime: this.runtime, clock: this.runtime.clock, log: this.log, window: this.window, sweepMs: this.sweepMs, sink, retentionMs: this.batchRetentionMs };
+    const driver = BatchDriver.start(deps, batchId, meta, keys, inputs);
     this.drivers.set(batchId, driver);
     const forget = (): void => {
       if (this.drivers.get(batchId) === driver) this.drivers.delete(batchId);
@@ -373,6 +438,22 @@ function checkBatchId(batchId: unknown): asserts batchId is string {
   } catch {
     throw new InvalidArgumentError(`invalid batch id; expected 1..128 characters of [A-Za-z0-9_-]. batchId=${show(batchId)}`, { reason: 'invalid_batch_id', batchId: show(batchId) });
   }
+}
+
+/** A sink as the options give it: INVALID_CONFIG (option `output`) or INVALID_ARGUMENT (reason `invalid_spec`) unless it has `write` and `flush`. */
+function checkSink(sink: unknown, code: 'INVALID_CONFIG' | 'INVALID_ARGUMENT'): OutputSink {
+  const candidate = sink as Partial<OutputSink> | null;
+  if (typeof candidate === 'object' && candidate !== null && typeof candidate.write === 'function' && typeof candidate.flush === 'function') return candidate as OutputSink;
+  const message = `output must be an OutputSink (write and flush methods), e.g. a JsonlSink. output=${show(sink)}`;
+  throw code === 'INVALID_CONFIG' ? new InvalidConfigError(message, { option: 'output' }) : new InvalidArgumentError(message, { reason: 'invalid_spec', option: 'output' });
+}
+
+/** `batchRetentionMs`: null/absent, or an integer ≥ 1 (INVALID_CONFIG otherwise). */
+function checkBatchRetention(ms: unknown): number | null {
+  if (ms === undefined || ms === null) return null;
+  const rule = numberRule(ms, { integer: true, min: 1 });
+  if (rule) throw new InvalidConfigError(`batchRetentionMs ${rule}. batchRetentionMs=${show(ms)}`, { option: 'batchRetentionMs' });
+  return ms as number;
 }
 
 function checkPolicy(policy: FailurePolicy | undefined): FailurePolicy {

@@ -8,9 +8,13 @@
  * `invalid_item_key`, `invalid_item`, `invalid_policy`, `invalid_spec`, `invalid_cursor`,
  * `invalid_cost`), INVALID_CONFIG (options), INPUT_MISMATCH (`batch_mismatch`), NOT_FOUND
  * (`batch_not_found`), PRECONDITION_FAILED (`batch_running`), CANCELLED (driving stopped by a
- * shutdown), and the runtime's CLOSED / FENCED / CORRUPT_DATA / STORE_*.
+ * shutdown), and the runtime's CLOSED / FENCED / CORRUPT_DATA / STORE_*. I/O: `readJsonl` throws
+ * INVALID_ARGUMENT (`invalid_source`) and yields bad lines as items (`invalid_jsonl_line`);
+ * `JsonlSink` throws INVALID_ARGUMENT (`invalid_sink`, `unserializable_output`).
  */
-export { Bulk, DEFAULT_BULK_QUEUE_NAME, type BatchStatus, type BatchSubmitOptions, type BulkOptions } from './bulk.js';
+export { Bulk, DEFAULT_BULK_QUEUE_NAME, type BatchResumeOptions, type BatchStatus, type BatchSubmitOptions, type BulkOptions } from './bulk.js';
+export { readJsonl, type JsonlItem, type JsonlReadableStream, type JsonlSource, type JsonlStreamReader, type ReadJsonlOptions } from './jsonl-reader.js';
+export { JsonlSink, NullSink, type JsonlStreamWriter, type JsonlTarget, type JsonlWritableStream, type OutputRecord, type OutputSink } from './output-sink.js';
 export { Batch, type BatchResultsOptions } from './batch.js';
 export { Pipeline, pipeline, type PhaseContext, type PhaseRun } from './pipeline.js';
 export type { CostReport, CostRollup, PhaseCosts } from './cost.js';

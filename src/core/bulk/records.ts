@@ -7,6 +7,7 @@
  *   workflow/bulk/<batch>/done/<i:8>        marker { s: status, o?: output bytes, e?: error, c: phase costs }
  *   workflow/bulk/<batch>/log/<seq:10>      { i: item index }            (completion order)
  *   workflow/bulk/<batch>/stopped           { r: reason, f: failed, n: total }
+ *   workflow/bulk/<batch>/ended             { at, c }  with batch retention (batch-retention.ts)
  *   workflow/bulk/<batch>/phases/<i:8>/<phase>  a finished phase (not the last) { v: value bytes, c: cost }, or { m: 1 }: in the step memo
  *
  * The manifest items are written before `meta`, so a `meta` means a complete manifest. A success

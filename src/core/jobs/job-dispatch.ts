@@ -20,6 +20,7 @@ import { StepError } from '../workflow/steps/step-error.js';
 import type { Step } from '../workflow/steps/step.js';
 import type { AnyJob, JobContext } from './job.js';
 import type { JobFailureReason } from './job-errors.js';
+import type { RunnerState } from './job-state.js';
 import { decodeEnvelope, readOutcome, writeOutcome } from './job-records.js';
 
 const FAILURE = Symbol('taquba-workflow.job-failure');
@@ -38,7 +39,7 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message || e.name : String(e);
 }
 
-export async function runJobStep(jobs: ReadonlyMap<string, AnyJob>, step: Step, warn: (m: string, e?: unknown) => void): Promise<StepOutcome> {
+export async function runJobStep(jobs: ReadonlyMap<string, AnyJob>, state: RunnerState, step: Step, warn: (m: string, e?: unknown) => void): Promise<StepOutcome> {
   const inputHash = await sha256(step.payload);
   const record = async (reason: JobFailureReason, text: string, error?: Uint8Array): Promise<void> => {
     try {
@@ -81,6 +82,8 @@ export async function runJobStep(jobs: ReadonlyMap<string, AnyJob>, step: Step, 
     kv: step.kv,
     effects: step.effects,
     headers: step.headers,
+    state: (key) => state.get(key, job.name),
+    tryState: (key) => state.tryGet(key),
     fail(payload: unknown): never {
       throw { [FAILURE]: true, payload } satisfies JobFailure;
     },

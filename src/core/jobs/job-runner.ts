@@ -35,8 +35,11 @@ import { NoopTerminalHook } from '../workflow/runs/terminal-hook.js';
 import type { AnyJob, Job } from './job.js';
 import { runJobStep } from './job-dispatch.js';
 import { JobHandle } from './job-handle.js';
-import { encodeEnvelope, readOutcome } from './job-records.js';
+import { RunnerState, type StateEntry, type StateKey } from './job-state.js';
+import { encodeEnvelope } from './job-records.js';
+import { RuntimeJobOutcomes } from './runtime-job-outcomes.js';
 import { equalBytes } from '../bytes.js';
+import type { OpenTelemetryTracer } from '../tracing.js';
 
 export const DEFAULT_JOBS_QUEUE_NAME = 'jobs';
 export const DEFAULT_JOB_RETENTION_MS = 86_400_000;
@@ -55,6 +58,18 @@ export interface JobRunnerOptions {
   readonly pollIntervalMs?: number;
   readonly clock?: Clock;
   readonly logger?: LoggerOption;
+  /**
+   * Values every job of this runner reads with `ctx.state(key)`, as `provideState(key, value)`
+   * entries (the same as `runner.provide`; the option also reaches the runners a host builds,
+   * `createRuntimeHost({ jobRunnerOptions })`).
+   */
+  readonly state?: readonly StateEntry[];
+  /**
+   * An OpenTelemetry tracer (`trace.getTracer('my-app')`): a `run.submit` span per submission (a
+   * child of the submitter's active span, say the workflow step that submits the job) and a
+   * `run.step` span per attempt, as `WorkflowRuntimeOptions.tracer`. Default none.
+   */
+  readonly tracer?: OpenTelemetryTracer;
 }
 
 /** Per-submission options. */
@@ -69,13 +84,15 @@ export interface JobSubmitOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-const RUNNER_OPTIONS = optionNames<JobRunnerOptions>({ queueName: true, memoPrefix: true, retentionMs: true, maxConcurrentJobs: true, maxAttempts: true, pollIntervalMs: true, clock: true, logger: true });
+const RUNNER_OPTIONS = optionNames<JobRunnerOptions>({ queueName: true, memoPrefix: true, retentionMs: true, maxConcurrentJobs: true, maxAttempts: true, pollIntervalMs: true, clock: true, logger: true, state: true, tracer: true });
 const SUBMIT_OPTIONS = optionNames<JobSubmitOptions>({ priority: true, runAt: true, maxAttempts: true, headers: true });
 
 export class JobRunner {
   private readonly jobs = new Map<string, AnyJob>();
+  private readonly state = new RunnerState();
   /** The workflow runtime the jobs run on (for `listRuns`, `getRun`, `listDeadSteps`, ...). */
   readonly runtime: WorkflowRuntime;
+  private readonly outcomes: RuntimeJobOutcomes;
 
   /**
    * Builds a runner over `queue` with job memos and outcomes in `store`. Pure: no I/O until
@@ -86,7 +103,7 @@ export class JobRunner {
    * const page = await (await runner.submit(fetchPage, { url })).result();
    */
   constructor(
-    private readonly queue: Queue,
+    queue: Queue,
     store: ObjectStore,
     options: JobRunnerOptions = {},
   ) {
@@ -96,8 +113,15 @@ export class JobRunner {
     if (options.maxConcurrentJobs !== undefined && (!Number.isInteger(options.maxConcurrentJobs) || options.maxConcurrentJobs < 1)) {
       throw new InvalidConfigError(`maxConcurrentJobs must be a positive integer. maxConcurrentJobs=${show(options.maxConcurrentJobs)}`, { option: 'maxConcurrentJobs' });
     }
+    if (options.state !== undefined) {
+      if (!Array.isArray(options.state)) throw new InvalidConfigError(`state must be an array of provideState(key, value) entries. state=${show(options.state)}`, { option: 'state' });
+      for (const entry of options.state as readonly StateEntry[]) {
+        if (typeof entry !== 'object' || entry === null) throw new InvalidConfigError(`state entries come from provideState(key, value). entry=${show(entry)}`, { option: 'state' });
+        this.state.provide(entry.key, entry.value);
+      }
+    }
     let warn: (m: string, e?: unknown) => void = () => undefined;
-    this.runtime = new WorkflowRuntime(queue, store, (step) => runJobStep(this.jobs, step, warn), new NoopTerminalHook(), {
+    this.runtime = new WorkflowRuntime(queue, store, (step) => runJobStep(this.jobs, this.state, step, warn), new NoopTerminalHook(), {
       queueName,
       memoPrefix: options.memoPrefix ?? `${queueName}-memo`,
       memoRetentionMs: retention,
@@ -110,8 +134,10 @@ export class JobRunner {
       ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
     });
     warn = (m, e) => (options.logger === false ? undefined : console.warn(`[jobs] ${m}`, e));
+    this.outcomes = new RuntimeJobOutcomes(this.runtime, queue);
   }
 
   /** The queue name of the job runs. */
@@ -131,6 +157,19 @@ export class JobRunner {
     const known = this.jobs.get(job.name);
     if (known !== undefined && known !== job) throw new InvalidArgumentError(`a job is already registered under this name. name=${job.name}`, { reason: 'duplicate_job', name: job.name });
     this.jobs.set(job.name, job);
+    return this;
+  }
+
+  /**
+   * Gives the runner's jobs `value` under `key` (`ctx.state(key)` in `run`); returns the runner.
+   * May be called before or after `spawn`. Throws INVALID_ARGUMENT (`invalid_state_key`, or
+   * `duplicate_state` when the key already has another value).
+   * @example
+   * const Db = defineState<Pool>('db');
+   * runner.provide(Db, pool); // in a job: const pool = ctx.state(Db);
+   */
+  provide<T>(key: StateKey<T>, value: T): this {
+    this.state.provide(key, value);
     return this;
   }
 
@@ -172,10 +211,10 @@ export class JobRunner {
     let runId: string | undefined;
     if (typeof key === 'string') {
       runId = toHex(await sha256(utf8(`${job.name}\u0000${key}`)));
-      const record = await readOutcome(this.runtime.memoStore.newRunMemo(runId));
+      const record = await this.outcomes.record(runId);
       if (record !== null) {
         if (!equalBytes(record.inputHash, await sha256(runInput))) throw new InputMismatchError(runId);
-        return new JobHandle(this.runtime, this.queue, job, runId, false);
+        return new JobHandle(this.outcomes, job, runId, false);
       }
     }
     const outcome = await this.runtime.submit({
@@ -186,7 +225,7 @@ export class JobRunner {
       ...(options.runAt === undefined ? {} : { runAt: options.runAt }),
       ...((options.maxAttempts ?? job.maxAttempts) === undefined ? {} : { maxAttemptsPerStep: options.maxAttempts ?? job.maxAttempts }),
     });
-    return new JobHandle(this.runtime, this.queue, job, outcome.runId, outcome.newlySubmitted);
+    return new JobHandle(this.outcomes, job, outcome.runId, outcome.newlySubmitted);
   }
 
   /**
@@ -196,7 +235,7 @@ export class JobRunner {
   handle<I, O, E>(job: Job<I, O, E>, id: string): JobHandle<O, E> {
     this.checkRegistered(job);
     if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,128}$/.test(id)) throw new InvalidArgumentError(`invalid job id. id=${show(id)}`, { reason: 'invalid_run_id' });
-    return new JobHandle(this.runtime, this.queue, job, id, false);
+    return new JobHandle(this.outcomes, job, id, false);
   }
 
   /**

@@ -13,6 +13,8 @@ import { show } from '../show.js';
 import type { EffectsHandle } from '../workflow/steps/effects-handle.js';
 import type { Memo } from '../workflow/steps/memo.js';
 import type { KvReadHandle } from '../workflow/steps/step.js';
+import type { StateKey } from './job-state.js';
+import { payloadIdempotencyKey } from './payload-key.js';
 
 /** Bytes for a job's input, output and error payload. */
 export interface JobCodec {
@@ -53,6 +55,14 @@ export interface JobContext<E> {
   /** The submitter's headers. */
   readonly headers: Readonly<Record<string, string>>;
   /**
+   * The runner's state value under `key` (`runner.provide(key, value)` or the runner's `state`
+   * option). Throws INVALID_CONFIG (reason `missing_state`) when the runner has none: permanent,
+   * so the job fails without retrying.
+   */
+  state<T>(key: StateKey<T>): T;
+  /** The runner's state value under `key`, or undefined when it has none. */
+  tryState<T>(key: StateKey<T>): T | undefined;
+  /**
    * Fails the job with its own typed error: no retry; the awaiting caller gets a `JobFailedError`
    * (code JOB_FAILED, reason `job_error`) whose `error` is this payload. Never returns.
    */
@@ -72,9 +82,10 @@ export interface JobDefinition<I, O, E> {
   /**
    * A key that collapses duplicate submissions (null or absent: every submission runs). Jobs of
    * one runner with the same name and key share one id, so a resubmission while the job runs or
-   * after it finished gets the same handle (until retention sweeps the result).
+   * after it finished gets the same handle (until retention sweeps the result). `'payload'`: the
+   * key is `payloadIdempotencyKey(job, input)`, so equal inputs are one job.
    */
-  readonly idempotencyKey?: (input: I) => string | null | undefined;
+  readonly idempotencyKey?: ((input: I) => string | null | undefined) | 'payload';
   /** Attempts per job; default the runner's, else the queue's. */
   readonly maxAttempts?: number;
   /** Default: the value codec (JSON-like data plus Date, Map, Set, BigInt, typed arrays, undefined). */
@@ -126,7 +137,7 @@ export function defineJob<I, O, E = never>(definition: JobDefinition<I, O, E>): 
   const { name, run, idempotencyKey, maxAttempts, codec, parse } = definition;
   if (typeof name !== 'string' || name.length === 0 || name.length > MAX_JOB_NAME_LEN) throw bad(`name must be 1..${MAX_JOB_NAME_LEN} characters. name=${show(name)}`, 'name');
   if (typeof run !== 'function') throw bad(`run must be a function. name=${name}`, 'run');
-  if (idempotencyKey !== undefined && typeof idempotencyKey !== 'function') throw bad(`idempotencyKey must be a function. name=${name}`, 'idempotencyKey');
+  if (idempotencyKey !== undefined && idempotencyKey !== 'payload' && typeof idempotencyKey !== 'function') throw bad(`idempotencyKey must be a function or 'payload'. name=${name}`, 'idempotencyKey');
   if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1)) throw bad(`maxAttempts must be a positive integer. maxAttempts=${show(maxAttempts)}`, 'maxAttempts');
   if (codec !== undefined && (typeof codec?.encode !== 'function' || typeof codec?.decode !== 'function')) throw bad(`codec must have encode and decode. name=${name}`, 'codec');
   if (parse !== undefined) {
@@ -136,5 +147,8 @@ export function defineJob<I, O, E = never>(definition: JobDefinition<I, O, E>): 
       if (parse[k] !== undefined && typeof parse[k] !== 'function') throw bad(`parse.${k} must be a function. name=${name}`, `parse.${k}`);
     }
   }
-  return Object.freeze({ name, run, idempotencyKey, maxAttempts, codec: codec ?? valueJobCodec, parse: Object.freeze({ ...(parse ?? {}) }) });
+  // The payload key needs the finished job (its name and codec); it is called only after this returns.
+  const keyOf = idempotencyKey === 'payload' ? (input: I): string => payloadIdempotencyKey(job, input) : idempotencyKey;
+  const job: Job<I, O, E> = Object.freeze({ name, run, idempotencyKey: keyOf, maxAttempts, codec: codec ?? valueJobCodec, parse: Object.freeze({ ...(parse ?? {}) }) });
+  return job;
 }

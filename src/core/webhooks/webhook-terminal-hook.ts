@@ -42,6 +42,7 @@ import { StepError } from '../workflow/steps/step-error.js';
 import type { RunOutcome, TerminalHook, TerminalStatus } from '../workflow/runs/terminal-hook.js';
 import { toBase64 } from './base64.js';
 import { webhookEnqueueRequest } from './webhook-request.js';
+import { HEADER_TRACEPARENT } from '../trace-context.js';
 
 export const DEFAULT_CALLBACK_URL_HEADER = 'callback_url';
 
@@ -158,8 +159,11 @@ export class WebhookTerminalHook implements TerminalHook {
     if (typeof url !== 'string' || url.length === 0) return;
     const body = utf8(JSON.stringify(runTerminatedWebhook(outcome, this.clock.now())));
     const request = this.request(url, { 'Workflow-Run-Id': outcome.runId, 'Workflow-Run-Status': outcome.status });
+    // The run's trace context rides on the delivery job, for the worker to send on (`traceparent`).
+    const traceparent = outcome.headers[HEADER_TRACEPARENT];
+    const options = { ...(this.maxAttempts === undefined ? {} : { maxAttempts: this.maxAttempts }), ...(traceparent === undefined ? {} : { headers: { [HEADER_TRACEPARENT]: traceparent } }) };
     try {
-      effects.enqueue(webhookEnqueueRequest(this.targetQueue, request, body, this.maxAttempts === undefined ? {} : { maxAttempts: this.maxAttempts }));
+      effects.enqueue(webhookEnqueueRequest(this.targetQueue, request, body, options));
     } catch (e) {
       if (isTaqubaError(e, 'INVALID_ARGUMENT')) throw new StepError('permanent', `invalid ${this.urlHeader} header: ${e.message}`, { cause: e });
       throw e;

@@ -25,6 +25,9 @@ import { PermanentFailure, RetryLater, type JobRecord, type LeaseHandle, type Qu
 import { show } from '../show.js';
 import { HEADER_WEBHOOK_ID, HEADER_WEBHOOK_SIGNATURE, HEADER_WEBHOOK_TIMESTAMP, signWebhook, webhookSecretKey, type WebhookSecret } from './signing.js';
 import { isHttpToken, isWebhookUrl, WEBHOOK_HEADER_METHOD, WEBHOOK_HEADER_TIMEOUT_MS, WEBHOOK_HEADER_URL, WEBHOOK_HTTP_HEADER_PREFIX } from './webhook-request.js';
+import { HEADER_TRACEPARENT, parseTraceparent, traceparentOf } from '../trace-context.js';
+import { checkTracer, type OpenTelemetryTracer, type TraceSpan } from '../tracing.js';
+import { requestAttributes, responseAttributes, tracedDelivery } from './webhook-tracing.js';
 
 /** What the worker passes to `fetch` (a subset of `RequestInit`). */
 export interface WebhookFetchInit {
@@ -57,6 +60,12 @@ export interface WebhookWorkerOptions {
   readonly clock?: Clock;
   /** Cap on a `Retry-After` wait. Default 1 hour. */
   readonly maxRetryAfterMs?: number;
+  /**
+   * An OpenTelemetry tracer (`trace.getTracer('my-app')`): each attempt is a `webhook.deliver`
+   * span (a child of the run's trace when the job carries its `taquba-traceparent`) and sends its
+   * `traceparent`. Without one, a job's `taquba-traceparent` is sent on as `traceparent` as is.
+   */
+  readonly tracer?: OpenTelemetryTracer;
 }
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 30_000;
@@ -72,7 +81,7 @@ class WebhookTimeout extends Error {
 }
 
 /** Every WebhookWorkerOptions name; adding an option, add its name here (the compiler insists). */
-const WORKER_OPTION_NAMES = optionNames<WebhookWorkerOptions>({ fetch: true, defaultTimeoutMs: true, deliveryIdHeader: true, secret: true, clock: true, maxRetryAfterMs: true });
+const WORKER_OPTION_NAMES = optionNames<WebhookWorkerOptions>({ fetch: true, defaultTimeoutMs: true, deliveryIdHeader: true, secret: true, clock: true, maxRetryAfterMs: true, tracer: true });
 
 export class WebhookWorker implements QueueWorker {
   private readonly fetchFn: WebhookFetch | undefined;
@@ -81,6 +90,7 @@ export class WebhookWorker implements QueueWorker {
   private readonly secret: WebhookSecret | undefined;
   private readonly clock: Clock;
   private readonly maxRetryAfterMs: number;
+  private readonly tracer: OpenTelemetryTracer | undefined;
 
   /** Throws INVALID_CONFIG for a bad option (a non-positive timeout, a bad header name or secret). */
   constructor(options: WebhookWorkerOptions = {}) {
@@ -108,15 +118,29 @@ export class WebhookWorker implements QueueWorker {
     }
     this.secret = options.secret;
     this.clock = options.clock ?? systemClock;
+    this.tracer = checkTracer('tracer', options.tracer);
   }
 
   /** One delivery attempt (see the module comment for the outcome rules). */
-  async process(job: JobRecord, lease: LeaseHandle): Promise<void> {
+  process(job: JobRecord, lease: LeaseHandle): Promise<void> {
+    const tracer = this.tracer;
+    if (tracer === undefined) {
+      // Passed on as it is: the receiver continues the run's trace (a malformed value is dropped).
+      const given = job.headers[HEADER_TRACEPARENT];
+      return this.deliver(job, lease, parseTraceparent(given) === undefined ? undefined : given, undefined);
+    }
+    return tracedDelivery(tracer, job, (span) => this.deliver(job, lease, traceparentOf(span), span));
+  }
+
+  /** One attempt, sending `traceparent` (unless the request has its own) and describing it on `span`. */
+  private async deliver(job: JobRecord, lease: LeaseHandle, traceparent: string | undefined, span: TraceSpan | undefined): Promise<void> {
     const { url, method, timeoutMs } = this.target(job);
+    if (span !== undefined) requestAttributes(span, job, url, method);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(job.headers)) {
       if (name.startsWith(WEBHOOK_HTTP_HEADER_PREFIX)) headers[name.slice(WEBHOOK_HTTP_HEADER_PREFIX.length)] = value;
     }
+    if (traceparent !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'traceparent')) headers.traceparent = traceparent;
     if (this.deliveryIdHeader !== null) headers[this.deliveryIdHeader] = job.id;
     if (this.secret !== undefined) {
       const timestamp = Math.floor(this.clock.now() / 1000);
@@ -156,6 +180,7 @@ export class WebhookWorker implements QueueWorker {
       timerStop.abort();
       lease.signal.removeEventListener('abort', onCancel);
     }
+    if (span !== undefined) responseAttributes(span, status);
     if (status >= 200 && status < 300) return;
     const reason = `webhook delivery failed: HTTP ${status}${preview ? `. body=${JSON.stringify(preview)}` : ''}`;
     if (status === 408 || status === 429 || status >= 500) {

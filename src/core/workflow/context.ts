@@ -8,6 +8,7 @@ import type { MemoStore } from './steps/memo.js';
 import type { RunRegistry } from './registry.js';
 import type { StepRunnerObject } from './steps/step.js';
 import type { TerminalHook } from './runs/terminal-hook.js';
+import type { OpenTelemetryTracer } from '../tracing.js';
 
 export interface RuntimeContext {
   readonly queue: Queue;
@@ -34,4 +35,19 @@ export interface RuntimeContext {
    * history of a workflow function's run (functions/history.ts). Absent for a StepRunner runtime.
    */
   readonly endingDeletes?: (runId: string) => Promise<Uint8Array[]>;
+  /**
+   * Held by an ending with `endingDeletes` from reading them until its settlement committed, and by
+   * a signal checking that its run is active before buffering (runs/signals.ts): no signal is
+   * buffered for a run after its ending read what to delete. Shared by every runtime on the queue
+   * handle (`endingLocksOf`), as run records and signals are.
+   */
+  readonly endingLocks: KeyedMutex;
+  /**
+   * The run a signal of `correlationKey` is for, when only that run, while active, may take it: on
+   * a runtime of workflow functions, the run of `<runId>#<name>`. Absent for a StepRunner runtime,
+   * whose signals may come before their run.
+   */
+  readonly signalRunOf?: (correlationKey: string) => string | undefined;
+  /** The app's tracer (`tracer` option); absent: no spans. */
+  readonly tracer?: OpenTelemetryTracer;
 }

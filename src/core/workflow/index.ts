@@ -51,7 +51,7 @@ export type {
 export { WorkflowReader, type WorkflowReaderOptions } from './history/workflow-reader.js';
 export { RuntimeClient, type RuntimeClientOptions } from './commands/runtime-client.js';
 export type { CommandOptions } from './commands/ledger.js';
-export type { DeadJobRetry } from './steps/dead-step-retry.js';
+export type { DeadStepRetry } from './steps/dead-step-retry.js';
 export {
   getRunTimeline,
   type RunTimeline,
@@ -64,7 +64,8 @@ export {
   type TimelineStepOutcome,
   type TimelineTerminal,
 } from './history/run-timeline.js';
-export type { FunctionCall, FunctionCallKind, FunctionCallStatus, FunctionTimeline } from './history/function-timeline.js';
+export type { FunctionTimeline } from './history/function-timeline.js';
+export type { FunctionCall, FunctionCallKind, FunctionCallStatus, StepFailure } from './functions/calls.js';
 export { createRunIdGenerator } from './runs/run-ids.js';
 export { detachedStep, KvReadHandle, type DetachedStepInit, type Step, type StepRunner, type StepRunnerFunction, type StepRunnerObject } from './steps/step.js';
 export { StepOutcome, Trigger } from './steps/outcome.js';

@@ -7,6 +7,7 @@ import { resolveLogger, type LoggerOption, type LogSink } from '../logger.js';
 import type { Queue } from '../queue/index.js';
 import { DEFAULT_COMMAND_POLL_MS, DEFAULT_COMMAND_RETENTION_MS, DEFAULT_MAX_CONCURRENT_STEPS, DEFAULT_MEMO_PREFIX, DEFAULT_POLL_INTERVAL_MS, DEFAULT_QUEUE_NAME } from './constants.js';
 import { show } from '../show.js';
+import { checkTracer, type OpenTelemetryTracer } from '../tracing.js';
 import type { StepRunnerObject } from './steps/step.js';
 
 export interface WorkflowRuntimeOptions {
@@ -69,6 +70,13 @@ export interface WorkflowRuntimeOptions {
    * logger (by default `consoleLogger`: warn and error to the console).
    */
   readonly logger?: LoggerOption;
+  /**
+   * An OpenTelemetry tracer (`trace.getTracer('my-app')` from `@opentelemetry/api`) to trace runs
+   * with: a `run.submit` span per submission (its trace context kept in the run's
+   * `taquba-traceparent` header), a `run.step` span per delivery of a step, a span per attempt of
+   * a `ctx.step`, and `signal.send` spans. Default none: no span, no header.
+   */
+  readonly tracer?: OpenTelemetryTracer;
 }
 
 /**
@@ -98,6 +106,7 @@ export interface ResolvedRuntimeOptions {
   readonly commandRetentionMs: number;
   readonly stepMaxAttempts: number | undefined;
   readonly logger: LogSink;
+  readonly tracer: OpenTelemetryTracer | undefined;
 }
 
 /**
@@ -118,6 +127,7 @@ const RUNTIME_OPTION_NAMES = optionNames<WorkflowRuntimeOptions>({
   commandRetentionMs: true,
   stepMaxAttempts: true,
   logger: true,
+  tracer: true,
 });
 
 /** Default `outcomeRetentionMs`: a week. */
@@ -191,5 +201,6 @@ export function resolveRuntimeOptions(queue: Queue, options: WorkflowRuntimeOpti
     commandRetentionMs: commandRetention(options.commandRetentionMs),
     stepMaxAttempts: options.stepMaxAttempts === undefined ? undefined : positiveInt('stepMaxAttempts', options.stepMaxAttempts),
     logger: options.logger === undefined ? queue.logger : resolveLogger(options.logger),
+    tracer: checkTracer('tracer', options.tracer),
   };
 }

@@ -35,7 +35,7 @@ import { attachFinishedRuns, readFinishedRun, wantsFinished, type FinishedReadOp
 import { awaitRunResult, type RunResultOptions } from './runs/run-result.js';
 import { readDurableRun } from './runs/durable-run.js';
 import { getRunTimeline, type RunTimeline } from './history/run-timeline.js';
-import { retryDeadJob, type DeadJobRetry } from './steps/dead-step-retry.js';
+import { retryDeadStep, type DeadStepRetry } from './steps/dead-step-retry.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import { MemoStore } from './steps/memo.js';
 import { reconcileDeadSteps, runReconcileLoop } from './runs/reconciler.js';
@@ -43,15 +43,18 @@ import { RunRegistry, type RunStatus } from './registry.js';
 import { sweepIntervalFor, runPeriodically, sweepExpiredFinishedRuns, sweepExpiredMemos } from './history/retention-sweeper.js';
 import { resolveRuntimeOptions, RUNNER_WRAPPER, type HostRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntimeOptions } from './runtime-options.js';
 import { clearBufferedSignal, sendSignal, signalLocksOf, type SignalOutcome } from './runs/signals.js';
+import { endingLocksOf } from './runs/termination.js';
 import { asStepRunnerObject, type StepRunner } from './steps/step.js';
 import { processDelivery } from './steps/step-processor.js';
 import { submitRun, type RunSpec, type SubmitOutcome } from './runs/submit.js';
+import { traceHook, tracedSignal, tracedSubmit } from './runs/run-tracing.js';
+import { traceRunner } from './steps/step-tracing.js';
 import { applyCommand, sweepCommandAnswers, type CommandOptions } from './commands/ledger.js';
 import { runtimeInbox, serveInbox } from './commands/runtime-inbox.js';
 
 import { NoopTerminalHook, type TerminalHook } from './runs/terminal-hook.js';
 import { isWorkflowSet, WorkflowRegistry, type Workflow, type WorkflowSet } from './functions/define.js';
-import { FunctionRunner, signalArguments } from './functions/function-runner.js';
+import { FunctionRunner, runOfFunctionSignalKey, signalArguments } from './functions/function-runner.js';
 import { ChildOutcomeHook } from './functions/children.js';
 import { functionRunLeftovers } from './functions/history.js';
 import { checkStartSpec, startSpec, WorkflowRun, type StartOptions } from './functions/workflow-run.js';
@@ -90,6 +93,7 @@ export class WorkflowRuntime {
     const stepRunner = wrap ? wrap(built) : built;
     if (typeof hook?.onTermination !== 'function') throw new InvalidArgumentError(`hook must implement onTermination(outcome, effects). hook=${show(hook)}`, { reason: 'invalid_hook' });
     const logger = resolved.logger;
+    const traced = (h: TerminalHook): TerminalHook => (resolved.tracer === undefined ? h : traceHook(h, resolved.tracer, resolved.queueName));
     const log: LogSink = {
       debug: (m, d) => logger.debug(`[workflow] ${m}`, d),
       info: (m, d) => logger.info(`[workflow] ${m}`, d),
@@ -103,16 +107,18 @@ export class WorkflowRuntime {
       store,
       clock: resolved.clock,
       memo: new MemoStore(store, resolved.memoPrefix, log.warn),
-      runner: stepRunner,
+      runner: resolved.tracer === undefined ? stepRunner : traceRunner(stepRunner, resolved.tracer, resolved.queueName, this.functions !== undefined),
       // A runtime of workflow functions also sends each child run's outcome to its parent.
-      hook: this.functions ? new ChildOutcomeHook(hook, (runId, name, value) => this.signal(runId, name, value)) : hook,
+      hook: traced(this.functions ? new ChildOutcomeHook(hook, (runId, name, value) => this.signal(runId, name, value)) : hook),
       registry: new RunRegistry(),
       signalLocks: signalLocksOf(queue),
+      endingLocks: endingLocksOf(queue),
       memoRetentionMs: resolved.memoRetentionMs,
       stepOutputReplay: resolved.stepOutputReplay,
       log,
       warn: log.warn,
-      ...(this.functions ? { endingDeletes: (runId: string) => this.endFunctionRun(runId) } : {}),
+      tracer: resolved.tracer,
+      ...(this.functions ? { endingDeletes: (runId: string) => this.endFunctionRun(runId), signalRunOf: runOfFunctionSignalKey } : {}),
     };
     attachFinishedRuns(this.ctx, resolved.outcomeRetentionMs, resolved.runIdReuse);
   }
@@ -165,7 +171,10 @@ export class WorkflowRuntime {
         return Promise.reject(e);
       }
     }
-    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => submitRun(this.ctx, this.submitLocks, spec, this.options.stepMaxAttempts, record));
+    const submit = (traced: RunSpec): Promise<SubmitOutcome> =>
+      applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => submitRun(this.ctx, this.submitLocks, traced, this.options.stepMaxAttempts, record));
+    const tracer = this.options.tracer;
+    return tracer === undefined ? submit(spec) : tracedSubmit(tracer, this.ctx.queueName, this.functions !== undefined, spec, submit);
   }
 
   /**
@@ -307,8 +316,8 @@ export class WorkflowRuntime {
    * such dead job on this queue), CORRUPT_DATA, INVALID_ARGUMENT, CLOSED or store errors.
    * Resolves with what was requeued.
    */
-  retryDeadJob(jobId: string, options?: CommandOptions): Promise<DeadJobRetry> {
-    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => retryDeadJob(this.ctx.queue, this.ctx.queueName, jobId, this.ctx.clock.now(), record));
+  retryDeadStep(jobId: string, options?: CommandOptions): Promise<DeadStepRetry> {
+    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => retryDeadStep(this.ctx.queue, this.ctx.queueName, jobId, this.ctx.clock.now(), record));
   }
 
   /**
@@ -329,13 +338,17 @@ export class WorkflowRuntime {
    *
    * `signal(runId, name, value)`: the signal `name` of a workflow function's run, which its
    * `ctx.waitForSignal(name)` receives as `value` (any value the codec stores); sent before the
-   * wait, it is kept for it.
+   * wait, it is kept for it. On a runtime of workflow functions, a signal to `<runId>#<name>` (in
+   * either form) is kept only while the run is active: for a run that has ended or not started it
+   * answers `run-not-active` and keeps nothing, so a later run under the id never receives it.
    */
   signal(correlationKey: string, payload: Uint8Array, options?: CommandOptions): Promise<SignalOutcome>;
   signal(runId: string, name: string, value: unknown, options?: CommandOptions): Promise<SignalOutcome>;
   async signal(keyOrRunId: string, payloadOrName: Uint8Array | string, valueOrOptions?: unknown, maybeOptions?: CommandOptions): Promise<SignalOutcome> {
     const { correlationKey, payload, options } = signalArguments(keyOrRunId, payloadOrName, valueOrOptions, maybeOptions);
-    return applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => sendSignal(this.ctx, correlationKey, payload, record));
+    const send = (): Promise<SignalOutcome> => applyCommand(this.ctx.queue, this.ctx.clock, options, (record) => sendSignal(this.ctx, correlationKey, payload, record));
+    const tracer = this.options.tracer;
+    return tracer === undefined ? send() : tracedSignal(tracer, this.ctx.queueName, correlationKey, send);
   }
 
   /**

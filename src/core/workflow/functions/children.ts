@@ -71,7 +71,8 @@ export interface ChildStarter {
   /**
    * Starts child `childRunId` of the parent tagged `tag`, unless it already ended (its finished
    * record carries the same tag: its outcome signal is buffered for the parent or on its way).
-   * Idempotent while the child runs. INPUT_MISMATCH when another run holds the id.
+   * Idempotent while the child runs. INPUT_MISMATCH when another run holds the id. `traceparent`:
+   * the parent's delivery span, the child's trace parent (traced runtimes; tracing.ts).
    */
-  ensureStarted(workflow: AnyWorkflow, input: unknown, childRunId: string, tag: string): Promise<void>;
+  ensureStarted(workflow: AnyWorkflow, input: unknown, childRunId: string, tag: string, traceparent?: string): Promise<void>;
 }

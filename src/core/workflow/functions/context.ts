@@ -14,7 +14,6 @@
  * replays the function from the top. Without sleeps or waits the function runs to its end in one
  * delivery: the cost of a step does not grow with the history.
  */
-import { fromUtf8 } from '../../bytes.js';
 import { decodeValue, encodeValue } from '../../codec.js';
 import type { Clock } from '../../clock.js';
 import { InvalidArgumentError, isTaqubaError, TaqubaError } from '../../errors.js';
@@ -26,8 +25,11 @@ import { StepError } from '../steps/step-error.js';
 import { childRunIdOf, childSignalName, parentTag, type ChildOutcome, type ChildStarter } from './children.js';
 import type { Workflow } from './define.js';
 import { validateRunId } from '../validation.js';
-import { decodeEvent, encodeEvent, eventKey, type Event } from './history.js';
+import { decodeEvent, encodeEvent, encodeFailure, eventKey, failureKey, type Event, type FailedAttempt, type History } from './history.js';
+import { callOf, retryingCall, type FunctionCall } from './calls.js';
 import { checkStepOptions, retryDelay, stepPolicy, type StepOptions } from './step-options.js';
+import { decodeSignalValue } from './signal-value.js';
+import type { ExecutionTrace } from './execution-trace.js';
 
 /** What a step's function receives. */
 export interface StepAttempt {
@@ -121,7 +123,8 @@ export interface ExecutionInit {
   readonly clock: Clock;
   readonly log: LogSink;
   readonly prefix: Uint8Array;
-  readonly history: Map<number, Event>;
+  /** What earlier executions recorded; the execution adds the failed attempts it records. */
+  readonly history: History;
   /** The underlying step number of this delivery. */
   readonly stepNumber: number;
   /** The signal payload this delivery woke with (null: none, or its wait timed out). */
@@ -133,7 +136,14 @@ export interface ExecutionInit {
   /** The run's history generation (history.ts), which tags its children. */
   readonly gen: string;
   readonly children: ChildStarter;
+  /** Told of each call this execution records, and of a sleep it finds over (a host's live run events). */
+  readonly onCall?: CallObserver;
+  /** Spans of step attempts and events of replayed calls, when the runtime traces. */
+  readonly trace?: ExecutionTrace;
 }
+
+/** Receives each `ctx` call as an execution records it. */
+export type CallObserver = (call: FunctionCall) => void;
 
 const NEVER: Promise<never> = new Promise<never>(() => undefined);
 
@@ -170,7 +180,7 @@ export class Execution implements WorkflowContext {
     this.version = init.version;
     this.signal = init.cancel;
     let last = -1;
-    for (const position of init.history.keys()) if (position > last) last = position;
+    for (const position of init.history.events.keys()) if (position > last) last = position;
     this.lastRecorded = last;
     // A halted execution starts nothing more (no step attempt, no write): its delivery is over.
     this.halted = new Promise<Halt>((resolve) => {
@@ -233,16 +243,20 @@ export class Execution implements WorkflowContext {
     // The values of `now`, `random` and `uuid` the step may use are durable before it runs: a
     // crash must not hand a step's side effect (an idempotency key) a value the run then forgets.
     await this.flush();
-    let lastError = '';
-    let attempts = 0;
-    for (let attempt = 1; attempt <= policy.attempts; attempt++) {
-      attempts = attempt;
-      if (attempt > 1) await this.init.clock.sleep(retryDelay(policy, attempt), this.signal);
+    // Attempts an earlier execution recorded as failed count: a crash mid-retries goes on with the next one.
+    const failures = this.init.history.failures.get(position) ?? [];
+    let lastError = failures.at(-1)?.error ?? '';
+    let attempts = failures.length;
+    for (let attempt = failures.length + 1; attempt <= policy.attempts; attempt++) {
+      const backoffMs = (failures.at(-1)?.retryAtMs ?? 0) - this.init.clock.now();
+      if (backoffMs > 0) await this.init.clock.sleep(backoffMs, this.signal);
       if (this.closed) return NEVER;
       this.signal.throwIfAborted();
+      attempts = attempt;
       let value: T;
       try {
-        value = await this.attempt(fn, attempt, policy.timeoutMs);
+        const run = (): Promise<T> => this.attempt(fn, attempt, policy.timeoutMs);
+        value = await (this.init.trace === undefined ? run() : this.init.trace.stepAttempt(position, name, attempt, run));
       } catch (e) {
         if (this.signal.aborted) throw e;
         lastError = errorText(e);
@@ -250,6 +264,8 @@ export class Execution implements WorkflowContext {
         const last = attempt === policy.attempts || isPermanent(e);
         this.log.warn(last ? `step ${JSON.stringify(name)} failed, out of attempts` : `step ${JSON.stringify(name)} failed, retrying`, { attempt, error: lastError });
         if (last) break;
+        const atMs = this.init.clock.now();
+        await this.recordFailure(position, failures, { name, attempt, error: lastError, atMs, retryAtMs: atMs + retryDelay(policy, attempt + 1) });
         continue;
       }
       const stored = await this.record(position, { kind: 'step', name, value: encodeStepValue(name, value) });
@@ -259,6 +275,16 @@ export class Execution implements WorkflowContext {
     const stored = await this.record(position, { kind: 'step', name, failed: { message: lastError, attempts } });
     if (stored.kind === 'step' && !('failed' in stored)) return decodeValue(stored.value) as T;
     throw new StepFailedError(name, attempts, lastError);
+  }
+
+  /** Records a failed attempt of the step at `position` (adding it to `failures`, the step's earlier ones) before its retry waits. */
+  private async recordFailure(position: number, failures: FailedAttempt[], failure: FailedAttempt): Promise<void> {
+    if (this.closed) return NEVER;
+    // A plain put: two executions failing the same attempt record the same fact.
+    await this.guarded(() => this.init.queue.kvPut(failureKey(this.init.prefix, position, failure.attempt), encodeFailure(failure)));
+    failures.push(failure);
+    this.init.history.failures.set(position, failures);
+    this.report(() => retryingCall(position, failures));
   }
 
   /** One attempt, aborted by the run's cancellation or the attempt's timeout. */
@@ -287,14 +313,12 @@ export class Execution implements WorkflowContext {
     // Finite: an endless sleep would only fail later, outside the function (the next step's delay must be finite).
     if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new InvalidArgumentError(`ctx.sleep needs a finite number of ms or a valid Date. duration=${show(duration)}`, { reason: 'invalid_sleep' });
     const position = this.position++;
-    let recorded = this.recorded(position, 'sleep', '');
-    if (recorded === undefined) {
-      if (this.closed) return NEVER;
-      recorded = await this.record(position, { kind: 'sleep', name: '', untilMs: now + Math.max(0, ms), atStep: this.init.stepNumber });
-    }
-    const untilMs = (recorded as { untilMs: number }).untilMs;
-    if (this.init.clock.now() >= untilMs) return;
-    return this.suspend({ untilMs });
+    const replayed = this.recorded(position, 'sleep', '');
+    if (this.closed && replayed === undefined) return NEVER;
+    const sleep = (replayed ?? (await this.record(position, { kind: 'sleep', name: '', untilMs: now + Math.max(0, ms), atStep: this.init.stepNumber }))) as Extract<Event, { kind: 'sleep' }>;
+    if (this.init.clock.now() < sleep.untilMs) return this.suspend({ untilMs: sleep.untilMs });
+    // Over: the execution after the one that began it is the one it woke (a fresh sleep already due reported itself).
+    if (replayed !== undefined && sleep.atStep === this.init.stepNumber - 1) this.report(() => callOf(position, sleep, false, []));
   }
 
   async waitForSignal<T = unknown>(name: string, options: WaitForSignalOptions = {}): Promise<SignalResult<T>> {
@@ -363,7 +387,7 @@ export class Execution implements WorkflowContext {
       return childValue<O>(child.childRunId, this.init.wokenWith);
     }
     if (this.closed) return NEVER;
-    await this.init.children.ensureStarted(workflow, input, child.childRunId, parentTag(this.runId, this.init.gen));
+    await this.init.children.ensureStarted(workflow, input, child.childRunId, parentTag(this.runId, this.init.gen), this.init.trace?.traceparent);
     return this.suspend({ untilMs: this.init.clock.now() + NO_TIMEOUT_MS, wait: childSignalName(child.childRunId) });
   }
 
@@ -385,9 +409,15 @@ export class Execution implements WorkflowContext {
 
   /** The event recorded at `position`, checked against the call made there; undefined if none. */
   private recorded(position: number, kind: Event['kind'], name: string): Event | undefined {
-    const event = this.init.history.get(position);
-    if (event === undefined) return undefined;
+    const event = this.init.history.events.get(position);
+    if (event === undefined) {
+      // A step whose attempts failed so far: the call there must be that step.
+      const failed = this.init.history.failures.get(position)?.[0];
+      if (failed !== undefined && (kind !== 'step' || failed.name !== name)) this.diverged(position, { kind: 'step', name: failed.name }, kind, name);
+      return undefined;
+    }
     if (event.kind !== kind || event.name !== name) this.diverged(position, event, kind, name);
+    this.init.trace?.replayed(position, kind, name);
     return event;
   }
 
@@ -427,18 +457,36 @@ export class Execution implements WorkflowContext {
   }
 
   /** Fails the run (the function cannot catch its way past a divergence) and throws into the function. */
-  private diverged(position: number, recorded: Event, kind: Event['kind'], name: string): never {
+  private diverged(position: number, recorded: Pick<Event, 'kind' | 'name'>, kind: Event['kind'], name: string): never {
     const error = new NonDeterminismError(this.runId, position, describe(recorded.kind, recorded.name), describe(kind, name));
     this.halt({ type: 'fatal', error });
     throw error;
   }
 
+  /** Writes `event` at `position`; returns what the history holds there (another execution's event when it recorded first). */
   private async write(position: number, event: Event, createOnly: boolean): Promise<Event> {
+    const stored = await this.guarded(() => this.writeOnce(position, event, createOnly));
+    if (stored === event) this.report(() => callOf(position, event, event.kind === 'sleep' && this.init.clock.now() < event.untilMs, this.init.history.failures.get(position) ?? []));
+    return stored;
+  }
+
+  /** Runs a history write; one that fails halts the execution as broken (the delivery fails and the run replays). */
+  private async guarded<T>(write: () => Promise<T>): Promise<T> {
     try {
-      return await this.writeOnce(position, event, createOnly);
+      return await write();
     } catch (error) {
       if (!(error instanceof NonDeterminismError)) this.halt({ type: 'broken', error });
       throw error;
+    }
+  }
+
+  /** Tells the observer of a call, if any; its failure is not the run's. */
+  private report(call: () => FunctionCall): void {
+    if (this.init.onCall === undefined) return;
+    try {
+      this.init.onCall(call());
+    } catch {
+      // An observer's failure is not the run's.
     }
   }
 
@@ -522,36 +570,6 @@ function childValue<O>(childRunId: string, payload: Uint8Array): O {
 
 function resultOf<T>(value: Uint8Array | null): SignalResult<T> {
   return value === null ? { timedOut: true } : { timedOut: false, value: decodeSignalValue(value) as T };
-}
-
-/** Marks a payload encoded by `encodeSignalValue` (0xc1 never starts a MessagePack value). */
-const SIGNAL_VALUE_MARK = 0xc1;
-
-/** A signal value as `runtime.signal(runId, name, value)` sends it. INVALID_ARGUMENT for a value the codec cannot store. */
-export function encodeSignalValue(value: unknown): Uint8Array {
-  let body: Uint8Array;
-  try {
-    body = encodeValue(value);
-  } catch (e) {
-    throw new InvalidArgumentError(`signal value cannot be stored: ${e instanceof Error ? e.message : String(e)}`, { reason: 'unstorable_signal_value' });
-  }
-  const out = new Uint8Array(body.length + 1);
-  out[0] = SIGNAL_VALUE_MARK;
-  out.set(body, 1);
-  return out;
-}
-
-/**
- * A signal's value: what `encodeSignalValue` encoded; a raw payload (the CLI's text, a
- * `signal(key, bytes)` call) is handed over as its UTF-8 text, or as bytes if it is not text.
- */
-export function decodeSignalValue(bytes: Uint8Array): unknown {
-  if (bytes[0] === SIGNAL_VALUE_MARK) return decodeValue(bytes.subarray(1));
-  try {
-    return fromUtf8(bytes);
-  } catch {
-    return bytes;
-  }
 }
 
 /** "Error: message" for errors, the value shown otherwise; a library error keeps its code. */

@@ -20,17 +20,20 @@ import { StepOutcome } from '../steps/outcome.js';
 import { StepError } from '../steps/step-error.js';
 import type { Step, StepRunnerObject } from '../steps/step.js';
 import { DeliveredStep } from '../steps/delivered-step.js';
-import { encodeSignalValue, errorText, Execution, type Halt } from './context.js';
-import { validateRunId } from '../validation.js';
+import { errorText, Execution, type CallObserver, type Halt } from './context.js';
+import { encodeSignalValue } from './signal-value.js';
+import { isRunId, validateRunId } from '../validation.js';
 import type { CommandOptions } from '../commands/ledger.js';
 import type { WorkflowRegistry } from './define.js';
 import { decodeEnvelope, encodeEnvelope, type Envelope } from './envelope.js';
-import { historyPrefix, loadHistory } from './history.js';
+import { emptyHistory, historyPrefix, loadHistory } from './history.js';
 import { PARENT_RUN_HEADER, type ChildStarter } from './children.js';
 import { startSpec } from './workflow-run.js';
 import { finishedRunRetention, readFinishedRun } from '../history/finished-runs.js';
 import type { RunSpec, SubmitOutcome } from '../runs/submit.js';
 import { InvalidConfigError } from '../../errors.js';
+import { ExecutionTrace } from './execution-trace.js';
+import { HEADER_TRACEPARENT } from '../../trace-context.js';
 
 /**
  * The correlation key of signal `name` of run `runId` (what `runtime.signal(runId, name, value)`
@@ -38,6 +41,13 @@ import { InvalidConfigError } from '../../errors.js';
  * what a cluster routes a signal by, so the signal reaches the shard of the run.
  */
 export const functionSignalKey = (runId: string, name: string): string => `${runId}#${name}`;
+
+/** The run a correlation key `<runId>#<name>` is a signal of; undefined for a key of another shape. */
+export function runOfFunctionSignalKey(correlationKey: string): string | undefined {
+  const hash = correlationKey.indexOf('#');
+  const runId = correlationKey.slice(0, hash);
+  return hash > 0 && isRunId(runId) ? runId : undefined;
+}
 
 /** Signal `name` of run `runId` carrying `value`, as sent. INVALID_ARGUMENT for a bad run id or a value the codec cannot store. */
 export function functionSignal(runId: string, name: string, value: unknown): { readonly correlationKey: string; readonly payload: Uint8Array } {
@@ -72,16 +82,20 @@ export class FunctionRunner implements StepRunnerObject {
         // A child's outcome is read back from its finished-run record when the parent replays.
         if (finishedRunRetention(this.runtime()) <= 0) throw new InvalidConfigError('ctx.invoke needs outcomeRetentionMs above 0 (a child is told finished by its kept outcome)', { option: 'outcomeRetentionMs' });
       },
-      ensureStarted: async (workflow, input, childRunId, tag) => {
+      ensureStarted: async (workflow, input, childRunId, tag, traceparent) => {
         const ctx = this.runtime();
         const ended = await readFinishedRun(ctx.queue, ctx.queueName, childRunId);
         if (ended !== null && ended.headers[PARENT_RUN_HEADER] === tag) return;
-        await submit(startSpec(workflow, input, { runId: childRunId, headers: { [PARENT_RUN_HEADER]: tag } }));
+        // The parent's trace context travels explicitly: not every platform carries the active span across awaits.
+        const headers: Record<string, string> = { [PARENT_RUN_HEADER]: tag };
+        if (traceparent !== undefined) headers[HEADER_TRACEPARENT] = traceparent;
+        await submit(startSpec(workflow, input, { runId: childRunId, headers }));
       },
     };
   }
 
-  async runStep(step: Step): Promise<StepOutcome> {
+  /** Runs one delivery of a run's step; `onCall` hears of each `ctx` call it records (the browser host's run events). */
+  async runStep(step: Step, onCall?: CallObserver): Promise<StepOutcome> {
     const ctx = this.runtime();
     let envelope: Envelope;
     try {
@@ -98,6 +112,8 @@ export class FunctionRunner implements StepRunnerObject {
     const gen = envelope.gen ?? step.jobId;
     const prefix = historyPrefix(ctx.queueName, step.runId, gen);
     const fresh = step.stepNumber === 0 && step.attempt === 1 && step.interruptions === 0;
+    const trace = ExecutionTrace.of(ctx.tracer, step, `${envelope.name}@${envelope.version}`);
+    const observe = trace === undefined ? onCall : trace.observer(onCall);
     const exec = new Execution({
       runId: step.runId,
       version: envelope.version,
@@ -105,13 +121,15 @@ export class FunctionRunner implements StepRunnerObject {
       clock: ctx.clock,
       log: ctx.log,
       prefix,
-      history: fresh ? new Map() : await loadHistory(ctx.queue, prefix),
+      history: fresh ? emptyHistory() : await loadHistory(ctx.queue, prefix),
       stepNumber: step.stepNumber,
       wokenWith: step.signalPayload,
       cancel: step.signal,
       stepDefaults: workflow.stepDefaults,
       gen,
       children: this.children,
+      ...(observe === undefined ? {} : { onCall: observe }),
+      ...(trace === undefined ? {} : { trace }),
       ...(step instanceof DeliveredStep && step.workerStopping ? { stopping: step.workerStopping } : {}),
     });
     const stopLease = keepLease(step, ctx, exec);

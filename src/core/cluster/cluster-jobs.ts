@@ -117,7 +117,7 @@ export async function prepareJob<I, O, E>(jobs: ReadonlyMap<string, AnyJob>, job
   try {
     const parsed = job.parse.input ? job.parse.input(input) : input;
     encoded = job.codec.encode(parsed);
-    key = job.idempotencyKey?.(parsed as I);
+    key = await job.idempotencyKey?.(parsed as I);
   } catch (e) {
     throw new InvalidArgumentError(`job input does not parse or encode: ${e instanceof Error ? e.message : String(e)}. job=${job.name}`, { reason: 'invalid_job_input', job: job.name });
   }

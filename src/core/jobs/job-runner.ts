@@ -127,6 +127,10 @@ export class JobRunner {
       memoRetentionMs: retention,
       // A cancelled job stores no job outcome: its finished-run record answers for it, as long.
       outcomeRetentionMs: retention === null ? Infinity : retention,
+      // A keyed job's id stays its one job while its outcome is kept, decided in the submission's
+      // own transaction: reading the outcome first and submitting after left a window where a
+      // duplicate racing the job's end ran it again.
+      ...(retention === 0 ? {} : { runIdReuse: 'after-retention' as const }),
       maxConcurrentSteps: options.maxConcurrentJobs ?? 16,
       // Jobs are submitted through the runner (or a cluster's inbox), never as raw commands.
       commandPollMs: null,
@@ -198,7 +202,7 @@ export class JobRunner {
     try {
       const parsed = job.parse.input ? job.parse.input(input) : input;
       encoded = job.codec.encode(parsed);
-      key = job.idempotencyKey?.(parsed);
+      key = await job.idempotencyKey?.(parsed);
     } catch (e) {
       const err = new InvalidArgumentError(`job input does not parse or encode: ${e instanceof Error ? e.message : String(e)}. job=${job.name}`, { reason: 'invalid_job_input', job: job.name });
       Object.defineProperty(err, 'cause', { value: e, configurable: true, writable: true });

@@ -16,6 +16,9 @@ import type { KvReadHandle } from '../workflow/steps/step.js';
 import type { StateKey } from './job-state.js';
 import { payloadIdempotencyKey } from './payload-key.js';
 
+/** What an idempotency key function returns (null or undefined: every submission runs). */
+export type IdempotencyKey = string | null | undefined;
+
 /** Bytes for a job's input, output and error payload. */
 export interface JobCodec {
   encode(value: unknown): Uint8Array;
@@ -85,7 +88,7 @@ export interface JobDefinition<I, O, E> {
    * after it finished gets the same handle (until retention sweeps the result). `'payload'`: the
    * key is `payloadIdempotencyKey(job, input)`, so equal inputs are one job.
    */
-  readonly idempotencyKey?: ((input: I) => string | null | undefined) | 'payload';
+  readonly idempotencyKey?: ((input: I) => IdempotencyKey | Promise<IdempotencyKey>) | 'payload';
   /** Attempts per job; default the runner's, else the queue's. */
   readonly maxAttempts?: number;
   /** Default: the value codec (JSON-like data plus Date, Map, Set, BigInt, typed arrays, undefined). */
@@ -97,7 +100,7 @@ export interface JobDefinition<I, O, E> {
 export interface Job<I, O, E = never> {
   readonly name: string;
   readonly run: (input: I, ctx: JobContext<E>) => Promise<O> | O;
-  readonly idempotencyKey: ((input: I) => string | null | undefined) | undefined;
+  readonly idempotencyKey: ((input: I) => IdempotencyKey | Promise<IdempotencyKey>) | undefined;
   readonly maxAttempts: number | undefined;
   readonly codec: JobCodec;
   readonly parse: JobParse<I, O, E>;
@@ -148,7 +151,7 @@ export function defineJob<I, O, E = never>(definition: JobDefinition<I, O, E>): 
     }
   }
   // The payload key needs the finished job (its name and codec); it is called only after this returns.
-  const keyOf = idempotencyKey === 'payload' ? (input: I): string => payloadIdempotencyKey(job, input) : idempotencyKey;
+  const keyOf = idempotencyKey === 'payload' ? (input: I): Promise<string> => payloadIdempotencyKey(job, input) : idempotencyKey;
   const job: Job<I, O, E> = Object.freeze({ name, run, idempotencyKey: keyOf, maxAttempts, codec: codec ?? valueJobCodec, parse: Object.freeze({ ...(parse ?? {}) }) });
   return job;
 }

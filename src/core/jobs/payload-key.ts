@@ -4,22 +4,21 @@
  * same input collapse onto one job id and different inputs never do. Opt-in per job:
  * `defineJob({ ..., idempotencyKey: 'payload' })`.
  */
-import { toHex } from '../bytes.js';
+import { sha256Hex } from '../hash.js';
 import { InvalidArgumentError } from '../errors.js';
 import { show } from '../show.js';
 import type { Job } from './job.js';
-import { sha256Sync } from './sha256-sync.js';
 
 /**
  * `{job.name}:{64 hex digits}` for `input`, from the bytes of the job's codec. The value codec
  * encodes objects in key order, so `{ a, b }` and `{ b, a }` are two keys. The runner computes it
- * on the input as `parse.input` returns it. Throws INVALID_ARGUMENT (reason `invalid_job` for
+ * on the input as `parse.input` returns it. Asynchronous because it hashes with WebCrypto. Rejects with INVALID_ARGUMENT (reason `invalid_job` for
  * something that is not a job, `invalid_job_input` for an input the codec cannot encode).
  * @example
- * payloadIdempotencyKey(resize, { url, width: 640 }); // 'img.resize:3f0a…'
+ * await payloadIdempotencyKey(resize, { url, width: 640 }); // 'img.resize:3f0a…'
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function payloadIdempotencyKey<I>(job: Job<I, any, any>, input: I): string {
+export async function payloadIdempotencyKey<I>(job: Job<I, any, any>, input: I): Promise<string> {
   if (typeof job !== 'object' || job === null || typeof job.name !== 'string' || typeof job.codec?.encode !== 'function') {
     throw new InvalidArgumentError(`payloadIdempotencyKey takes a job from defineJob. job=${show(job)}`, { reason: 'invalid_job' });
   }
@@ -29,5 +28,5 @@ export function payloadIdempotencyKey<I>(job: Job<I, any, any>, input: I): strin
   } catch (e) {
     throw new InvalidArgumentError(`job input cannot be encoded: ${e instanceof Error ? e.message : String(e)}. job=${job.name}`, { reason: 'invalid_job_input', job: job.name });
   }
-  return `${job.name}:${toHex(sha256Sync(bytes))}`;
+  return `${job.name}:${await sha256Hex(bytes)}`;
 }

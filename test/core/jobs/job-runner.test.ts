@@ -196,6 +196,7 @@ describe('JobRunner', () => {
     await h.result();
     await clock.advance(1100);
     await runner.runtime.sweepMemosNow();
+    await runner.runtime.sweepFinishedRunsNow();
     expect(await h.fetchResult()).toBeNull();
     const again = await runner.submit(add, { a: 1, b: 2, key: 'r' });
     expect(again.id).toBe(h.id);

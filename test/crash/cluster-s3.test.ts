@@ -73,6 +73,8 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
       steps: STEPS,
       // Steps that take a while, so the kill and the stop land with steps running and runs in flight.
       stepDelayMs: STEP_MS,
+      // `ran <shard>` per step: the pause waits for the paused member to be running a run.
+      report: true,
     });
     const start = (id: string) => {
       const p = new MemberProc(config(id));
@@ -124,9 +126,14 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     // A member paused past its lease mid-run, submissions still coming in through the others: its
     // shards move; continued, it commits nothing it ran after the stop.
     const extraHalf = Math.ceil(EXTRA_RUNS / 2);
+    const stepsRunBy = (p: MemberProc): number => [...p.ran.values()].reduce((n, v) => n + v, 0);
+    const bStepsBefore = stepsRunBy(b);
     a.send(`submit ${RUNS} ${RUNS + extraHalf}`);
     d.send(`submit ${RUNS + extraHalf} ${RUNS + EXTRA_RUNS}`);
-    await waitWhileProgressing('a fifth of the extra runs ended', () => terminated() >= RUNS + EXTRA_RUNS / 5, work, STALL_MS, live);
+    // Every earlier run has ended, so the first step b runs now is the first of an extra run on
+    // one of its shards: paused then, that run is in flight there (two more steps to go). Under
+    // load, waiting for a share of the extra runs to end instead could find b's already done.
+    await waitWhileProgressing('the paused member to run an extra run\'s first step', () => stepsRunBy(b) > bStepsBefore, work, STALL_MS, live);
     const pausedShards = [...b.owned];
     const atStop = { acceptedRuns: accepted(), ended: terminated(), pending: RUNS + EXTRA_RUNS - accepted().size };
     const stoppedAt = Date.now();

@@ -5,6 +5,8 @@
  *  - every job whose enqueue resolved, unless an ack of it resolved (or may have applied);
  *  - no job twice, and no job nobody enqueued;
  *  - no job acked twice (two acks that both resolved), and no acked job waiting again;
+ *  - no job taken out while waiting (`takeWaiting`, `removeWaitingWith`: a run's hand-off, a
+ *    debounced start) listed again, and none taken that was claimed at the time;
  *  - stats() equal to the jobs listed per status (done: cumulative, one per ack that applied);
  *    a second open shows the same jobs.
  */
@@ -37,6 +39,8 @@ interface JobModel {
   acks: number;
   /** An ack whose outcome is unknown (it may have applied). */
   ackMaybe: boolean;
+  /** Taken out while waiting: the take resolved `taken` (true), or may have applied ('maybe'). */
+  taken?: true | 'maybe';
 }
 
 class QueueActor extends Actor {
@@ -80,6 +84,7 @@ export class QueueScenario implements Scenario {
       [() => this.claim(r.pick(open), r), open.length > 0 ? 6 : 0],
       [() => this.settle(r.pick(holding), r, 'ack'), holding.length > 0 ? 6 : 0],
       [() => this.settle(r.pick(holding), r, 'nack'), holding.length > 0 ? 1.5 : 0],
+      [() => this.take(r.pick(open), r), open.length > 0 && this.jobs.size > 0 ? 1 : 0],
       [() => this.whenIdle(r.pick(open)), open.length > 0 ? 0.5 : 0],
       [() => this.close(r.pick(open)), open.length > 0 ? 0.5 : 0],
       [() => this.close(r.pick(broken)), broken.length > 0 ? 3 : 0],
@@ -159,6 +164,28 @@ export class QueueScenario implements Scenario {
     // Until it settles the ack may apply; a crash leaves it unknown.
     if (how === 'ack' && job) job.ackMaybe = true;
     return `${actor.name} ${how} ${payload}`;
+  }
+
+  /** Takes a known job out of the queue if it is waiting, by either primitive. */
+  private take(actor: QueueActor, r: Prng): string {
+    const known = [...this.jobs.values()].filter((j) => j.id !== undefined && j.taken === undefined);
+    if (known.length === 0) return `${actor.name} take: no known job`;
+    const job = r.pick(known);
+    const id = job.id!;
+    const guarded = r.chance(0.5);
+    const call: Promise<boolean> = guarded
+      ? actor.queue!.takeWaiting(id, { accept: (record) => record.id === id }, {}).then((outcome) => outcome === 'taken')
+      : actor.queue!.removeWaitingWith(id, {});
+    job.taken = 'maybe';
+    actor.call(`take ${job.payload}`, call, (result) => {
+      if (result.ok && result.value) job.taken = true;
+      else if (result.ok || ['FENCED', 'CLOSED'].includes(codeOf(result.error))) {
+        // Answered not taken (claimed, settled, unknown), or refused before it applied.
+        if (job.taken === 'maybe') delete job.taken;
+      }
+      if (result.ok && result.value && job.acks > 0) this.run.fail('queue-take-waiting-only', `${job.payload} (${id}) was taken after an ack resolved`);
+    });
+    return `${actor.name} ${guarded ? 'takeWaiting' : 'removeWaitingWith'} ${job.payload}`;
   }
 
   private whenIdle(actor: QueueActor): string {
@@ -270,10 +297,11 @@ export class QueueScenario implements Scenario {
       seen.set(payload, job);
       if (model.id !== undefined && model.id !== job.id) return run.fail('queue-ids', `${payload} was enqueued as ${model.id} but is listed as ${job.id}`);
       if (model.acks > 0 && job.status !== 'done') return run.fail('queue-acked-stays-done', `${payload} (${job.id}) was acked but is ${job.status}`);
+      if (model.taken === true) return run.fail('queue-taken-stays-gone', `${payload} (${job.id}) was taken out while waiting but is listed as ${job.status}`);
       if (job.status === 'claimed') return run.fail('queue-recovery', `${payload} (${job.id}) is still claimed after a fresh open`);
     }
     for (const model of this.jobs.values()) {
-      if (model.enqueue !== 'ok' || model.acks > 0 || model.ackMaybe) continue;
+      if (model.enqueue !== 'ok' || model.acks > 0 || model.ackMaybe || model.taken !== undefined) continue;
       if (!seen.has(model.payload)) return run.fail('queue-no-lost-enqueue', `${model.payload} (${model.id}) was enqueued (acknowledged) and never acked, but is gone`);
     }
     for (const model of this.jobs.values()) {

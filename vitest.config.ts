@@ -54,6 +54,8 @@ export default defineConfig({
           exclude: ['test/**/*.persistent.browser.test.ts', '**/node_modules/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // A Node backend served over HTTP for pages to reach (`inject('httpHostUrl')`).
+          globalSetup: ['test/setup/http-host.ts'],
           browser: {
             enabled: true,
             headless: true,

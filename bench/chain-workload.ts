@@ -37,9 +37,13 @@ export function countAcks(queue: Queue): AckCounter {
   return { until: (n) => new Promise<void>((resolve) => (waiter = { target: acked + n, resolve })) };
 }
 
+/** Keyed runs: run i gets the concurrency key `user-{i % KEYED_USERS}` with limit 1 (10 runs of a user per 2000, at most one at a time). */
+export const KEYED_USERS = 200;
+
 /**
  * Submits `runs` runs (16 submissions in flight), then works them until every step is acked.
  * Returns the submit time and the worker-phase time; `onWorkStart` runs just before the latter.
+ * `keyed`: every run under a concurrency key (`KEYED_USERS`).
  */
 export async function runChain(
   queue: Queue,
@@ -48,6 +52,7 @@ export async function runChain(
   runs: number,
   tag: string,
   onWorkStart?: () => void,
+  keyed = false,
 ): Promise<{ submitMs: number; workMs: number }> {
   const runtime = new WorkflowRuntime(queue, store, forward, new NoopTerminalHook(), { maxConcurrentSteps: CONCURRENCY, logger: quiet });
   const payload = new Uint8Array(PAYLOAD_BYTES).fill(42);
@@ -57,7 +62,7 @@ export async function runChain(
     Array.from({ length: 16 }, async () => {
       while (next < runs) {
         const i = next++;
-        await runtime.submit({ runId: `${tag}-${i}`, input: payload });
+        await runtime.submit({ runId: `${tag}-${i}`, input: payload, ...(keyed ? { concurrency: { key: `user-${i % KEYED_USERS}`, limit: 1 } } : {}) });
       }
     }),
   );

@@ -13,6 +13,13 @@
  *   raw_puts_per_s   the store's own sequential durable puts of 100-byte objects, same run
  *   cpu_us_per_step, alloc_kb_per_step   CPU (all threads) and JS heap allocated per step over the
  *                    worker phases of the measured windows (bench/cost-meter.ts)
+ *   steps_per_s_keyed, keyed_over_plain   the same workload with every run under a concurrency
+ *                    key (`user-{i % 200}`, limit 1: most runs wait for their user's previous
+ *                    one and are admitted by its ending), windows alternating with the main ones;
+ *                    the ratio is of submission plus worker time (target 0.8), since a waiting
+ *                    run's step 0 is enqueued by the ending that admits it, in the worker phase,
+ *                    where a plain run's was enqueued at submission (`keyed_over_plain_worker`:
+ *                    the worker phases alone)
  *   steps_per_s_objects, log_over_objects   on a store with append logs (fs): the same workload
  *                    with the WAL as objects (`appendLogs: false`), windows alternating with the
  *                    main ones, and the ratio of the two (docs/rfcs/0002-wal-append-log.md)
@@ -22,7 +29,7 @@
  */
 import type { ObjectStore } from '../src/core/objects/object-store.js';
 import { Queue } from '../src/core/queue/index.js';
-import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain } from './chain-workload.js';
+import { CONCURRENCY, KEYED_USERS, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain } from './chain-workload.js';
 import { FileSystemObjectStore } from '../src/node/fs-store.js';
 import { costMeter } from './cost-meter.js';
 import { durationMs, log, now, percentile, runFor, tempDir, type BenchContext, type Benchmark } from './harness.js';
@@ -43,6 +50,8 @@ async function run(ctx: BenchContext): Promise<void> {
   let submitMs = 0;
   let workMs = 0;
   let objectsMs = 0;
+  let keyedMs = 0;
+  let keyedSubmitMs = 0;
   const windowRates: number[] = [];
   const cost = costMeter();
   const handle = await ctx.freshStore('workflow');
@@ -57,6 +66,7 @@ async function run(ctx: BenchContext): Promise<void> {
       const acks = countAcks(queue);
       const objectsAcks = objectsQueue && countAcks(objectsQueue);
       await runChain(queue, acks, handle.store, WARMUP_RUNS, 'warm'); // JIT warm-up, not reported
+      await runChain(queue, acks, handle.store, WARMUP_RUNS, 'warm-keyed', undefined, true);
       if (objectsQueue) await runChain(objectsQueue, objectsAcks!, objectsStore!, WARMUP_RUNS, 'warm');
       for (let w = 0; w < WINDOWS; w++) {
         const window = await runChain(queue, acks, handle.store, RUNS, `run${w}`, () => cost.start());
@@ -64,6 +74,9 @@ async function run(ctx: BenchContext): Promise<void> {
         submitMs += window.submitMs;
         workMs += window.workMs;
         windowRates.push((RUNS * STEPS * 1000) / window.workMs);
+        const keyed = await runChain(queue, acks, handle.store, RUNS, `keyed${w}`, undefined, true);
+        keyedMs += keyed.workMs;
+        keyedSubmitMs += keyed.submitMs;
         if (objectsQueue) objectsMs += (await runChain(objectsQueue, objectsAcks!, objectsStore!, RUNS, `run${w}`)).workMs;
       }
     } finally {
@@ -89,6 +102,11 @@ async function run(ctx: BenchContext): Promise<void> {
     window_steps_per_s_min: Math.round(Math.min(...windowRates)),
     window_steps_per_s_max: Math.round(Math.max(...windowRates)),
   });
+  const keyedRate = (runs * STEPS * 1000) / keyedMs;
+  ctx.emit('steps_per_s_keyed', keyedRate, 'steps/s', { ...fields, duration_ms: Math.round(keyedMs), keys: KEYED_USERS, limit: 1 });
+  ctx.emit('keyed_over_plain', (submitMs + workMs) / (keyedSubmitMs + keyedMs), 'x', { target: 0.8, worker_phase_only: false });
+  ctx.emit('keyed_over_plain_worker', keyedRate / stepsPerS, 'x', { worker_phase_only: true });
+  log(`  same workload with a concurrency key on every run: ${keyedRate.toFixed(0)} steps/s`);
   if (objectsMs > 0) {
     const objectsRate = (runs * STEPS * 1000) / objectsMs;
     ctx.emit('steps_per_s_objects', objectsRate, 'steps/s', { ...fields, duration_ms: Math.round(objectsMs), wal: 'objects' });

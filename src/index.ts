@@ -75,6 +75,8 @@ export {
   type InvokeOptions,
   type StartOptions,
   type RunIdReuse,
+  type FlowKey,
+  type WorkflowFlowDefaults,
 } from './core/workflow/index.js';
 
 // Workflow (layer 4): runs as chains of steps, signals, effects, the memo, terminal hooks, run queries.
@@ -94,6 +96,12 @@ export {
   MemoStore,
   NoopTerminalHook,
   isFinishedRun,
+  describeRunArchive,
+  RUN_ARCHIVE_FORMAT_VERSION,
+  type ExportRunOptions,
+  type ImportRunOptions,
+  type ImportRunOutcome,
+  type RunArchiveSummary,
   type WorkflowRuntimeOptions,
   type RuntimeClientOptions,
   type CommandOptions,
@@ -105,6 +113,10 @@ export {
   type RunnerHandle,
   type RunSpec,
   type SubmitOutcome,
+  type ConcurrencyLimit,
+  type RateLimit,
+  type Debounce,
+  type FlowControl,
   type RunState,
   type RunStatus,
   type SignalOutcome,

@@ -8,9 +8,9 @@ import { ClosedError } from '../core/errors.js';
 import type { RunSpec, SignalOutcome, SubmitOutcome, Workflow } from '../core/workflow/index.js';
 import type { HostApi } from './host-api.js';
 import { createJobsClient, type JobsClient } from './job-client.js';
-import { OPERATION_NAMES } from '../core/operations/operation-list.js';
 import { awaitInChunks, WAIT_CHUNK_MS } from './chunked-wait.js';
-import type { BatchProgressEvent, FinishedRunView, HostEvent, HubEvent, OperationName, WireJobOutcome, WireRunSpec } from './protocol.js';
+import type { BatchProgressEvent, FinishedRunView, HostEvent, HubEvent, WireJobOutcome } from './protocol.js';
+import { listedOperations, toWireSpec, type EventFilter, type Promised, type RemoteOperations } from './remote-operations.js';
 import { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 import { createWorkflowClient, type RemoteStartOptions, type RemoteWorkflowRun } from './workflow-client.js';
 
@@ -34,40 +34,10 @@ export interface CloseOptions {
   readonly timeoutMs?: number;
 }
 
-export interface EventFilter {
-  /** Only events of this run (role events always pass). */
-  readonly runId?: string;
-}
+export type { EventFilter } from './remote-operations.js';
 
-type Promised<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never };
-
-/** Operations the page reaches through a method of its own: the job operations through `client.jobs`, `runWait` through `result`. */
-const WRAPPED_OPERATIONS = ['jobSubmit', 'jobWait', 'jobFetch', 'jobStatus', 'jobCancel', 'runWait'] as const satisfies readonly OperationName[];
-type WrappedOperation = (typeof WRAPPED_OPERATIONS)[number];
-const wrapped: ReadonlySet<OperationName> = new Set(WRAPPED_OPERATIONS);
-
-/** The operations of `HostApi`, as the page calls them. */
-export type ClientOperations = Promised<Omit<HostApi, 'openEvents' | 'close' | 'submit' | 'signal' | WrappedOperation>> & {
-  /** `HostApi.submit`, taking any iterable of KV writes (an array or a Map). */
-  submit(spec: RunSpec): Promise<SubmitOutcome>;
-  /**
-   * `signal(runId, name, value)`: the signal `name` of a workflow function's run, which its
-   * `ctx.waitForSignal(name)` receives as `value` (encoded here with the value codec; a signal sent
-   * before the wait is kept for it). INVALID_ARGUMENT (`invalid_run_id`, `invalid_signal_name`,
-   * `unstorable_signal_value`), CLOSED, STORE_*.
-   */
-  signal(runId: string, name: string, value: unknown): Promise<SignalOutcome>;
-  /** `HostApi.signal`: a durable signal on `correlationKey` with a payload of bytes. */
-  signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome>;
-  /**
-   * The outcome of run `runId` (`runtime.result`): at once for a run that ended within the outcome
-   * retention window, otherwise when the active run ends (on whichever tab leads, across leader
-   * changes); look at `status`. Rejects with NOT_FOUND (no active run and no finished-run record
-   * under this id), CANCELLED when `options.signal` aborts (the run goes on), INVALID_ARGUMENT for
-   * a bad id, CLOSED or STORE_*.
-   */
-  result(runId: string, options?: { readonly signal?: AbortSignal }): Promise<FinishedRunView>;
-};
+/** The operations of `HostApi`, as the page calls them: the run operations every remote client offers (remote-operations.ts), and `info`. */
+export type ClientOperations = RemoteOperations & Promised<Pick<HostApi, 'info'>>;
 
 export interface WorkflowClient extends ClientOperations {
   /**
@@ -229,9 +199,7 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
   const ended = new Set<() => void>();
 
   // Every operation the page calls as it is, from the core's list; those with a method of their own follow.
-  const operations = Object.fromEntries(
-    OPERATION_NAMES.filter((name) => !wrapped.has(name)).map((name) => [name, (...args: unknown[]) => track(() => (remote[name] as (...a: unknown[]) => Promise<unknown>)(...args))]),
-  ) as unknown as Omit<ClientOperations, 'result' | 'signal'>;
+  const operations = listedOperations((name, args) => track(() => (remote[name] as (...a: unknown[]) => Promise<unknown>)(...args)));
 
   const sendSignal = (correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> => {
     const moved = moveLarge([payload], [payload])[0];
@@ -247,8 +215,7 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
     submit: (spec: RunSpec) => {
       // Not a spec (undefined, null, ...): the runtime rejects it with INVALID_ARGUMENT (invalid_spec).
       if (typeof spec !== 'object' || spec === null) return track(() => remote.submit(spec as never));
-      const wire: WireRunSpec = spec.kvWrites === undefined ? { ...spec, kvWrites: undefined } : { ...spec, kvWrites: [...spec.kvWrites] };
-      if (wire.kvWrites === undefined) delete (wire as { kvWrites?: unknown }).kvWrites;
+      const wire = toWireSpec(spec);
       const moved = moveLarge(wire, [wire.input, ...(wire.kvWrites ?? []).map(([, v]) => v)]);
       return track(() => remote.submit(moved));
     },

@@ -17,6 +17,10 @@
  * Importing this module touches no browser API.
  */
 export { connect } from './client.js';
+// The sibling of `connect` for a store served over HTTP (`serveHttp` from `taquba-workflow/http`): the same typed operations.
+export { connectHttp } from '../http/client/connect-http.js';
+export type { ConnectHttpOptions, HttpEventFilter, HttpWorkflowClient } from '../http/client/connect-http.js';
+export type { HttpRunEvent, RunStatusEvent, TerminalRunEvent } from '../http/wire.js';
 export type { WorkflowClient, ClientOperations, ConnectOptions, CloseOptions, EventFilter } from './client.js';
 export type { HostApi } from './host-api.js';
 export type { JobsClient } from './job-client.js';
@@ -44,6 +48,6 @@ export type {
   WireError,
   WireJobOutcome,
 } from './protocol.js';
-export type { MemoEntryView, QueueCountsView, RunDetailsView } from './protocol.js';
+export type { MemoEntryView, QueueCountsView, RunDetailsView, ScheduleView } from './protocol.js';
 export { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 export { fromWireError, toWireError } from './wire-error.js';

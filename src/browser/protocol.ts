@@ -173,6 +173,7 @@ export type {
   RunPage,
   RunView,
   RuntimeOperations,
+  ScheduleView,
   WireBatchSubmitOptions,
   WireJobOutcome,
   WireRunSpec,

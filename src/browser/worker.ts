@@ -51,7 +51,7 @@ export interface WorkflowHostHandle {
 const SERVE_OPTION_NAMES = optionNames<ServeWorkflowRuntimeOptions>({
   store: true, name: true, runner: true, workflows: true, jobs: true, jobRunnerOptions: true, terminalHook: true,
   path: true, queueOptions: true, runtimeOptions: true, hostId: true, endpoint: true,
-  bulk: true,
+  bulk: true, schedules: true, cronOptions: true,
 });
 
 export function serveWorkflowRuntime(options: ServeWorkflowRuntimeOptions): WorkflowHostHandle {

@@ -12,7 +12,7 @@ import { createRunIdGenerator, type RunSpec, type SignalOutcome, type SubmitOutc
 import { functionSignal } from '../core/workflow/functions/function-runner.js';
 import { startSpec, WorkflowRun } from '../core/workflow/functions/workflow-run.js';
 import { validateRunId } from '../core/workflow/validation.js';
-import type { EventFilter } from './client.js';
+import type { EventFilter } from './remote-operations.js';
 import type { FinishedRunView, HostEvent, HostInfo, RunEvent, RunView } from './protocol.js';
 
 /** Options of `client.start`. */
@@ -25,6 +25,10 @@ export interface RemoteStartOptions {
   readonly runAt?: number;
   /** Caller-KV writes committed with the start, as `runtime.start`'s (applied once: a duplicate start applies none). */
   readonly kvWrites?: RunSpec['kvWrites'];
+  /** Flow control per key, as `runtime.start`'s (over the workflow's defaults; key functions run here, on the page). */
+  readonly concurrency?: RunSpec['concurrency'];
+  readonly rateLimit?: RunSpec['rateLimit'];
+  readonly debounce?: RunSpec['debounce'];
   /** Called with every event of the run up to its `terminal` event, subscribed before the start is sent, so none is missed. */
   readonly onEvent?: (event: RunEvent) => void;
 }
@@ -67,7 +71,8 @@ export interface WorkflowCalls {
   status(runId: string): Promise<RunView | null>;
   cancel(runId: string): Promise<boolean>;
   signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome>;
-  info(): Promise<HostInfo>;
+  /** The workflows the serving side registers; absent where it cannot say (over HTTP), and the runtime's own submit check answers instead (`unknown_workflow`). */
+  info?(): Promise<Pick<HostInfo, 'workflows'>>;
   subscribe(listener: (event: HostEvent) => void, filter?: EventFilter): () => void;
   events(filter?: EventFilter & { readonly signal?: AbortSignal }): AsyncIterableIterator<HostEvent>;
 }
@@ -123,8 +128,8 @@ export function createWorkflowClient(calls: WorkflowCalls): WorkflowFunctionsCli
   const nextRunId = createRunIdGenerator();
   // Every tab runs the same worker module, so this worker's definitions are the leader's.
   let registered: Promise<HostInfo['workflows']> | undefined;
-  const workflowsOfWorker = (): Promise<HostInfo['workflows']> => {
-    registered ??= calls.info().then((info) => info.workflows);
+  const workflowsOfWorker = (info: NonNullable<WorkflowCalls['info']>): Promise<HostInfo['workflows']> => {
+    registered ??= info().then((answer) => answer.workflows);
     registered.catch(() => (registered = undefined));
     return registered;
   };
@@ -160,7 +165,7 @@ export function createWorkflowClient(calls: WorkflowCalls): WorkflowFunctionsCli
   return {
     async start<I, O>(workflow: Workflow<I, O>, input: I, options: RemoteStartOptions = {}): Promise<RemoteWorkflowRun<O>> {
       checkWorkflow(workflow);
-      const { onEvent, runId = nextRunId(), headers, priority, runAt, kvWrites } = options ?? {};
+      const { onEvent, runId = nextRunId(), headers, priority, runAt, kvWrites, concurrency, rateLimit, debounce } = options ?? {};
       // Only the fields given: a submission carries no undefined fields.
       const spec = startSpec(workflow, input, {
         runId,
@@ -168,13 +173,16 @@ export function createWorkflowClient(calls: WorkflowCalls): WorkflowFunctionsCli
         ...(priority === undefined ? {} : { priority }),
         ...(runAt === undefined ? {} : { runAt }),
         ...(kvWrites === undefined ? {} : { kvWrites }),
+        ...(concurrency === undefined ? {} : { concurrency }),
+        ...(rateLimit === undefined ? {} : { rateLimit }),
+        ...(debounce === undefined ? {} : { debounce }),
       });
-      const workflows = await workflowsOfWorker();
+      const workflows = calls.info === undefined ? undefined : await workflowsOfWorker(calls.info);
       const what = `${workflow.name}@${workflow.version}`;
       if (workflows === null) {
         throw new InvalidArgumentError(`the worker runs a StepRunner (serveWorkflowRuntime({ runner })), not workflow functions: serve { workflows: [...] } to start ${what}`, { reason: 'unknown_workflow', workflow: what });
       }
-      if (!workflows.some((w) => w.name === workflow.name && w.version === workflow.version)) {
+      if (workflows !== undefined && !workflows.some((w) => w.name === workflow.name && w.version === workflow.version)) {
         const names = workflows.map((w) => `${w.name}@${w.version}`).join(', ');
         throw new InvalidArgumentError(`workflow ${what} is not registered in the worker (registered: ${names})`, { reason: 'unknown_workflow', workflow: what });
       }
@@ -182,6 +190,11 @@ export function createWorkflowClient(calls: WorkflowCalls): WorkflowFunctionsCli
       const unsubscribe = onEvent === undefined ? undefined : follow(calls, runId, onEvent);
       try {
         const outcome = await calls.submit(spec);
+        if (outcome.runId !== runId && onEvent !== undefined) {
+          // A debounced start joined another run's window: that run carries this input (not started yet).
+          unsubscribe?.();
+          follow(calls, outcome.runId, onEvent);
+        }
         return handle<O>(workflow, outcome.runId, outcome.newlySubmitted, outcome.finished);
       } catch (e) {
         unsubscribe?.();

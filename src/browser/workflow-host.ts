@@ -10,9 +10,11 @@
  * 2. Lock granted: open the store and the queue. Opening the queue bumps the writer epoch, which
  *    fences any writer that could still be alive; transient store errors (a dying worker's OPFS
  *    handles not yet released) are retried a few times.
- * 3. Promote scheduled jobs that came due while no tab was open, start the runtime, announce
- *    the leadership. Interrupted claims of the previous leader were requeued by the open, so its
- *    in-flight steps are redelivered at once (their memoized work is not redone).
+ * 3. Promote scheduled jobs that came due while no tab was open, start the runtime (and the
+ *    cron scheduler, with `schedules`), announce the leadership. Interrupted claims of the
+ *    previous leader were requeued by the open, so its in-flight steps are redelivered at once
+ *    (their memoized work is not redone). Schedules fire here only: the leader holds the writer,
+ *    and a new leader goes on from the firing its predecessor recorded (one per fire time).
  * 4. Hold the lock until `close`, or until the runtime fails (the host then reports `failed`,
  *    releases the lock, and another tab takes over).
  * 5. Stop: answer the requests in flight, resign, shut the runtime down (in-flight steps finish),
@@ -30,10 +32,13 @@ import { WorkflowRegistry } from '../core/workflow/functions/define.js';
 import { RUNNER_WRAPPER, type HostRuntimeOptions } from '../core/workflow/runtime-options.js';
 import type { Job, JobRunnerOptions } from '../core/jobs/index.js';
 import type { AnyJob } from '../core/jobs/job.js';
+import { DEFAULT_JOBS_QUEUE_NAME } from '../core/jobs/job-runner.js';
+import type { AnySchedule } from '../core/cron/index.js';
+import { checkHostSchedules } from '../core/cron/host-schedules.js';
 import { IndexedDbObjectStore } from '../stores/indexeddb/index.js';
 import { OpfsObjectStore } from '../stores/opfs/index.js';
 import type { HostBulk } from '../core/operations/local-bulk-operations.js';
-import { createRuntimeHost, type RuntimeHost } from '../core/operations/runtime-host.js';
+import { createRuntimeHost, type RuntimeHost, type RuntimeHostOptions } from '../core/operations/runtime-host.js';
 import { isCommand } from '../core/operations/operation-list.js';
 import type { BatchProgressEvent, HostEvent, HostInfo, HostRole, OperationCall, RunEvent, WireError } from './protocol.js';
 import { EventHub, observeHook, observeRunner, terminalEvent } from './run-events.js';
@@ -98,6 +103,18 @@ export interface WorkflowHostSettings {
    * `client.bulkSubmit` and follow `batch-progress` events. Default: none.
    */
   readonly bulk?: HostBulk;
+  /**
+   * Cron schedules the leader fires on its runtime and jobs (`Schedule` from `taquba-workflow`:
+   * a name, a 5-field expression, a zone, and a workflow `start`, a `submit`, a typed `job` or a
+   * plain `enqueue`). Kept in the store: one firing per fire time whichever tab leads, a new leader
+   * going on from the last recorded firing (after a time with no tab open, the one overdue firing
+   * is made up, no backfill). They are the app's whole declaration: a schedule dropped from the
+   * list is deleted when the next leader starts. Pages list them with `client.listSchedules()`.
+   * Default: none (no scheduler).
+   */
+  readonly schedules?: readonly AnySchedule[];
+  /** Options of the leader's `CronScheduler`: `retryDelayMs`, and its clock and logger (default the runtime's). */
+  readonly cronOptions?: RuntimeHostOptions['cronOptions'];
   /** The app's terminal hook. Default: none. */
   readonly terminalHook?: TerminalHook;
   /** Object-key prefix of the queue inside the store. Default `workflow`. */
@@ -134,8 +151,8 @@ async function closeStore(store: ObjectStore | undefined): Promise<void> {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** INVALID_CONFIG unless exactly one of `runner` and `workflows` is given, and well formed. */
-function checkRunner(options: WorkflowHostOptions): void {
+/** INVALID_CONFIG unless exactly one of `runner` and `workflows` is given, and well formed; the workflows' registry. */
+function checkRunner(options: WorkflowHostOptions): WorkflowRegistry | undefined {
   const { runner, workflows } = options as { runner?: unknown; workflows?: unknown };
   if ((runner === undefined) === (workflows === undefined)) {
     throw new InvalidConfigError('pass exactly one of runner (a StepRunner) and workflows (defineWorkflow values)', { option: runner === undefined ? 'runner' : 'workflows' });
@@ -143,8 +160,7 @@ function checkRunner(options: WorkflowHostOptions): void {
   if (workflows !== undefined) {
     try {
       // Built for its checks only (an empty list, a value not from defineWorkflow, a version given twice): the runtime builds its own.
-      new WorkflowRegistry({ workflows: workflows as readonly AnyWorkflow[] });
-      return;
+      return new WorkflowRegistry({ workflows: workflows as readonly AnyWorkflow[] });
     } catch (e) {
       throw new InvalidConfigError(e instanceof Error ? e.message : String(e), { option: 'workflows' });
     }
@@ -152,6 +168,7 @@ function checkRunner(options: WorkflowHostOptions): void {
   if (typeof runner !== 'function' && typeof (runner as { runStep?: unknown } | null)?.runStep !== 'function') {
     throw new InvalidConfigError('runner must be a StepRunner or a step function', { option: 'runner' });
   }
+  return undefined;
 }
 
 export class WorkflowHost {
@@ -169,7 +186,10 @@ export class WorkflowHost {
   private closing: Promise<void> | undefined;
   private closed = false;
 
-  /** Throws INVALID_CONFIG for a bad name or store. Touches no browser API. */
+  /**
+   * Throws INVALID_CONFIG for a bad name, store or runner, INVALID_ARGUMENT for a bad schedule
+   * (checked here, not in the leader: every leader would fail on it). Touches no browser API.
+   */
   constructor(private readonly options: WorkflowHostOptions) {
     if (typeof options?.name !== 'string' || !NAME_PATTERN.test(options.name)) {
       throw new InvalidConfigError(`host name must be 1..100 characters of [A-Za-z0-9_.-]. name=${JSON.stringify(options?.name)}`, { option: 'name' });
@@ -178,7 +198,15 @@ export class WorkflowHost {
     if (store !== 'indexeddb' && store !== 'opfs' && typeof store !== 'function') {
       throw new InvalidConfigError(`store must be 'indexeddb', 'opfs' or a factory. store=${String(store)}`, { option: 'store' });
     }
-    checkRunner(options);
+    const workflows = checkRunner(options);
+    if (options.schedules !== undefined) {
+      checkHostSchedules(options.schedules, {
+        queueName: options.runtimeOptions?.queueName ?? DEFAULT_QUEUE_NAME,
+        workflows,
+        jobs: (options.jobs ?? []) as readonly AnyJob[],
+        jobsQueueName: options.jobRunnerOptions?.queueName ?? DEFAULT_JOBS_QUEUE_NAME,
+      });
+    }
     this.hostId = options.hostId ?? randomHostId();
     this.name = options.name;
     const id = `taquba-workflow:${storeKind(store)}:${options.name}`;
@@ -339,6 +367,8 @@ export class WorkflowHost {
         jobs: this.options.jobs as readonly AnyJob[] | undefined,
         jobRunnerOptions: this.options.jobRunnerOptions,
         bulk: this.options.bulk,
+        schedules: this.options.schedules,
+        cronOptions: this.options.cronOptions,
         onBatchProgress: (update) => emit({ type: 'batch-progress', executor: this.hostId, ...update }),
         exportBytes: answerBytes,
       });

@@ -71,7 +71,7 @@ async function withReader<T>(io: Io, options: GlobalOptions, use: (s: Session) =
   }
 }
 
-const STATES: readonly DurableRunState[] = ['pending', 'scheduled', 'waiting-for-signal', 'running', 'cancelling', 'dead'];
+const STATES: readonly DurableRunState[] = ['pending', 'scheduled', 'waiting-for-signal', 'waiting-for-slot', 'running', 'cancelling', 'dead'];
 const FINISHED: readonly TerminalStatus[] = ['succeeded', 'failed', 'cancelled'];
 
 /** What `--status` asks `runs` for: active runs (in these states, or all), or finished runs that ended in these states. */

@@ -25,10 +25,15 @@ export interface JsonBytes {
 
 export const jsonBytes = (bytes: Uint8Array): JsonBytes => ({ size: bytes.length, text: bytesText(bytes) ?? null, base64: Buffer.from(bytes).toString('base64') });
 
-export type JsonWait = { type: 'signal'; correlationKey: string; timeoutAtMs: number } | { type: 'timer'; atMs: number; reason: 'delay' | 'retry' } | null;
+export type JsonWait =
+  | { type: 'signal'; correlationKey: string; timeoutAtMs: number }
+  | { type: 'timer'; atMs: number; reason: 'delay' | 'retry' }
+  | { type: 'slot'; key: string; position: number }
+  | null;
 
 export function jsonWait(wait: RunWait | null): JsonWait {
   if (wait === null) return null;
+  if (wait.type === 'slot') return { type: 'slot', key: wait.key, position: wait.position };
   return wait.type === 'signal' ? { type: 'signal', correlationKey: wait.correlationKey, timeoutAtMs: wait.timeoutAt } : { type: 'timer', atMs: wait.at, reason: wait.reason };
 }
 

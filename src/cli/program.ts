@@ -9,6 +9,7 @@ import { CliError, errorLine, EXIT_USAGE, toCliError, usageError } from './cli-e
 import { cancelCommand, deadCommand, queuesCommand, retryCommand, runCommand, runsCommand, signalCommand, watchCommand, type GlobalOptions, type Io } from './commands.js';
 import { errorDocument } from './json.js';
 import { schedulesCommand } from './schedules.js';
+import { exportCommand, importCommand } from './archive-commands.js';
 
 function integer(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
   return (value) => {
@@ -43,7 +44,7 @@ export function buildProgram(io: Io): Command {
     .description('active runs: state, current step, what they wait for, attempts, age; finished runs (still kept) with --status succeeded,failed,cancelled')
     .option(
       '--status <states>',
-      'only these states (comma-separated or repeated), of active runs: pending, scheduled, waiting-for-signal, running, cancelling, dead; or of finished runs: succeeded, failed, cancelled (not both)',
+      'only these states (comma-separated or repeated), of active runs: pending, scheduled, waiting-for-signal, waiting-for-slot, running, cancelling, dead; or of finished runs: succeeded, failed, cancelled (not both)',
       collect,
     )
     .option('--limit <n>', 'page size', integer(0), 50)
@@ -108,6 +109,25 @@ export function buildProgram(io: Io): Command {
     .option('--timeout <seconds>', 'as for signal', integer(1), 30)
     .option('--command-id <id>', 'as for signal')
     .action((jobId: string, local, cmd: Command) => retryCommand(io, globals(cmd), jobId, local));
+
+  program
+    .command('export')
+    .description('write a run as a portable archive file (a copy; --hand-off moves it: this store stops running it)')
+    .argument('<runId>', 'run id')
+    .option('--out <file>', 'the archive file (default <runId>.taquba-run)')
+    .option('--hand-off', "move the run (as the store's writer; only between steps): import the file elsewhere to continue it")
+    .option('--to <where>', 'with --hand-off: where the run goes, kept here and shown as its status')
+    .option('--kv <key>', 'a caller-KV key the run needs elsewhere (repeatable)', collect)
+    .option('--force', 'as for signal')
+    .action((runId: string, local, cmd: Command) => exportCommand(io, globals(cmd), runId, local));
+
+  program
+    .command('import')
+    .description("continue an exported run in this store (as its writer; once per archive), on --queue or the queue it left")
+    .argument('<file>', 'the archive file taquba export wrote')
+    .option('--run-id <id>', "the run's id here (default: a hand-off's own id, a new id for a copy)")
+    .option('--force', 'as for signal')
+    .action((file: string, local, cmd: Command) => importCommand(io, globals(cmd), file, local));
 
   return program;
 }

@@ -25,6 +25,7 @@ function stateColor(state: string | null, c: Colors): string {
     case 'dead_lettered':
       return c.red(state);
     case 'waiting-for-signal':
+    case 'waiting-for-slot':
     case 'scheduled':
     case 'cancelling':
     case 'cancelled':
@@ -38,12 +39,14 @@ function stateColor(state: string | null, c: Colors): string {
 export function waitText(wait: RunWait | null, v: ViewContext): string {
   if (wait === null) return '';
   if (wait.type === 'signal') return `signal ${JSON.stringify(wait.correlationKey)} (times out ${relativeTime(wait.timeoutAt, v.nowMs)})`;
+  if (wait.type === 'slot') return `slot of ${JSON.stringify(wait.key)} (${wait.position} ahead)`;
   return `${wait.reason === 'retry' ? 'retry' : 'timer'} ${relativeTime(wait.at, v.nowMs)}`;
 }
 
 function jsonWaitText(run: JsonRun, v: ViewContext): string {
   const w = run.waitingFor;
   if (w === null) return '';
+  if (w.type === 'slot') return waitText(w, v);
   return waitText(w.type === 'signal' ? { type: 'signal', correlationKey: w.correlationKey, timeoutAt: w.timeoutAtMs } : { type: 'timer', at: w.atMs, reason: w.reason }, v);
 }
 

@@ -232,7 +232,7 @@ describe('taquba runs --status <finished states>', () => {
       expect(r.code, status.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
       expect(oneLine(r)).toMatch(
-        /^taquba: USAGE: --status mixes states of active runs \([a-z,-]+\) with states of finished runs \([a-z,]+\)\. status="[a-z,-]+" \(hint: a listing is of active runs or of finished runs, not both \(active runs: pending, scheduled, waiting-for-signal, running, cancelling, dead; finished runs: succeeded, failed, cancelled\); list each with its own taquba runs\)$/,
+        /^taquba: USAGE: --status mixes states of active runs \([a-z,-]+\) with states of finished runs \([a-z,]+\)\. status="[a-z,-]+" \(hint: a listing is of active runs or of finished runs, not both \(active runs: pending, scheduled, waiting-for-signal, waiting-for-slot, running, cancelling, dead; finished runs: succeeded, failed, cancelled\); list each with its own taquba runs\)$/,
       );
     }
     expect(oneLine(await cliHere(at('runs', '--status', 'running,failed')))).toContain('(running) with states of finished runs (failed). status="running,failed"');
@@ -241,7 +241,7 @@ describe('taquba runs --status <finished states>', () => {
     expect(JSON.parse(oneLine(asJson))).toMatchObject({ schema: 'taquba-cli/1', error: { code: 'USAGE' } });
     // An unknown state names both groups.
     expect(oneLine(await cliHere(at('runs', '--status', 'done')))).toBe(
-      'taquba: USAGE: unknown run state. status="done" (hint: one of pending, scheduled, waiting-for-signal, running, cancelling, dead (active runs) or succeeded, failed, cancelled (finished runs))',
+      'taquba: USAGE: unknown run state. status="done" (hint: one of pending, scheduled, waiting-for-signal, waiting-for-slot, running, cancelling, dead (active runs) or succeeded, failed, cancelled (finished runs))',
     );
   });
 

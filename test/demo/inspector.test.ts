@@ -3,7 +3,8 @@
  * of the agent's workflow run after a reload (its calls by name with their values, its executions
  * with their tries, the signal it waits for), a decision sent before the run waits, a step out of
  * attempts that the panel and the inspector show alike until Retry, and a second tab that follows
- * a run live (its calls stay shown after the run ended). Each test reads visible text and roles only (Playwright's locators reach into shadow DOM).
+ * a run live (its calls stay shown after the run ended), and the scheduled daily digest with its
+ * next firing. Each test reads visible text and roles only (Playwright's locators reach into shadow DOM).
  */
 import { afterEach, beforeEach, expect, inject, test } from 'vitest';
 import {
@@ -130,5 +131,25 @@ test('a second tab follows a run live: its running execution, each call, the end
   await inspectorCall(second, 'step publish').getByText('done', { exact: true }).waitFor();
   await inspectorCall(second, 'signal approve').getByText('received', { exact: true }).waitFor();
   expect(await inspector(second).getByText(/Calls not kept/).count()).toBe(0);
+  expect(browser.errors).toEqual([]);
+});
+
+test('the daily digest is scheduled: the page and the inspector (of a second tab too) show it with its next firing', async () => {
+  const page = await browser.open();
+  expect(await connected(page)).toBe('leader');
+  const item = page.getByRole('region', { name: 'Scheduled tasks' }).getByRole('listitem').filter({ hasText: 'Daily digest' });
+  await item.getByText(/^every day at 08:00 \(.+\)$/).waitFor();
+  await item.getByText(/^Next: .+ · last: not yet$/).waitFor();
+
+  // The inspector lists it from the store (the follower's through the leader).
+  const second = await browser.open();
+  expect(await connected(second)).toBe('follower');
+  for (const tab of [page, second]) {
+    const row = inspector(tab).getByRole('region', { name: 'Schedules' }).getByRole('row').filter({ hasText: 'daily-digest' });
+    await row.getByText('0 8 * * *', { exact: true }).waitFor();
+    await row.getByText('workflow daily-digest@1', { exact: true }).waitFor();
+    await row.getByRole('cell', { name: /\(in \d+ (s|min|h)/ }).waitFor();
+    await row.getByRole('cell', { name: 'not yet' }).waitFor();
+  }
   expect(browser.errors).toEqual([]);
 });

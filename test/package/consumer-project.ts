@@ -136,7 +136,7 @@ export interface EntryPoint {
 }
 
 const BROWSER_ONLY = new Set(['./browser', './browser/worker', './browser/inspector', './stores/indexeddb', './stores/opfs']);
-const NODE_ONLY = new Set(['./node']);
+const NODE_ONLY = new Set(['./node', './http']);
 const PEER = new Set(['./stores/s3']);
 
 /**

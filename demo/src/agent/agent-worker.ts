@@ -1,12 +1,14 @@
 /**
  * The demo's worker: one per tab. It serves the workflow runtime with the agent's workflow over
  * the store the page chose (the worker's name: `agent-indexeddb` or `agent-opfs`); the workers of
- * all tabs elect one leader that executes the runs, the others forward to it.
+ * all tabs elect one leader that executes the runs (and fires the daily digest's schedule), the
+ * others forward to it.
  */
 import { serveWorkflowRuntime } from 'taquba-workflow/browser/worker';
 import { liveChannelName, STORE_NAME, type StoreKind } from '../shared/agent-state.js';
 import { loadModelSettings, recordModelCall, startAttempt } from '../shared/demo-db.js';
 import { agent, provideAgentEnvironment } from './agent-workflow.js';
+import { digest, digestSchedule } from './digest-workflow.js';
 
 const store: StoreKind = self.name === 'agent-opfs' ? 'opfs' : 'indexeddb';
 const hostId = `tab-${crypto.randomUUID().slice(0, 8)}`;
@@ -24,7 +26,8 @@ serveWorkflowRuntime({
   store,
   name: STORE_NAME,
   hostId,
-  workflows: [agent],
+  workflows: [agent, digest],
+  schedules: [digestSchedule(store)],
   queueOptions: {
     // A durable timer (the approval timeout) fires within half a second.
     schedulerIntervalMs: 500,

@@ -3,7 +3,8 @@
  * task)`), shows the selected run's agent view (what it does or waits for, the draft, every step
  * with its attempts, the brief) next to `<taquba-inspector>` (runs, the workflow's calls,
  * executions, signals, dead letters, queues), and turns buttons into runtime calls (`client.signal`,
- * `client.cancel`). The run's state is read from the runtime, as the inspector reads it; what the
+ * `client.cancel`), and lists the scheduled daily digest with its next firing
+ * (`client.listSchedules()`). The run's state is read from the runtime, as the inspector reads it; what the
  * runtime does not keep (outputs, every attempt) comes from the demo's own log (demo-db.ts). A
  * reload, or another tab, shows the same thing.
  */
@@ -26,6 +27,7 @@ import {
 import { byId as $ } from './dom.js';
 import type { RunSnapshot } from './run-model.js';
 import { renderModelCalls, renderRunDetail, type Streaming } from './views.js';
+import { renderSchedules } from './schedules-view.js';
 
 const STORE_SETTING = 'taquba-demo:store';
 const POLL_MS = 2_000;
@@ -138,6 +140,15 @@ function describeRun(runId: string): RunDescription | undefined {
     // A decision sent before the run waits for it shows as buffered.
     signalKeys: [`${runId}#${SIGNALS.approve}`],
   };
+}
+
+/** The schedules the runtime keeps, with their next firing (answered by the tab that executes). */
+async function loadSchedules(): Promise<void> {
+  try {
+    renderSchedules(await client.listSchedules());
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'CLOSED') showError(e);
+  }
 }
 
 async function loadModelCalls(): Promise<void> {
@@ -350,7 +361,10 @@ function onEvent(event: HostEvent): void {
     leader = event.leader;
     // The tab strip tells which of several tabs executes.
     document.title = event.role === 'leader' ? `▶ Executing · ${storeTitle}` : storeTitle;
-    if (event.role === 'leader' || event.role === 'follower') refreshSoon();
+    if (event.role === 'leader' || event.role === 'follower') {
+      refreshSoon();
+      void loadSchedules();
+    }
     return;
   }
   onRunEvent(event);
@@ -364,6 +378,8 @@ function onRunEvent(event: RunEvent): void {
   }
   leader = event.executor;
   if (event.type === 'terminal') streaming.delete(event.runId);
+  // A scheduled run ended: its schedule's last and next firing moved on.
+  if (event.type === 'terminal' && event.runId.startsWith('cron-')) void loadSchedules();
   refreshSoon();
 }
 
@@ -428,6 +444,8 @@ function boot(): void {
     // Also for an ended run: a dead letter retried from the inspector revives its run.
     if (document.visibilityState === 'visible') void refresh();
   }, POLL_MS);
+  // A firing moves the next one on; a minute is often enough for a daily schedule.
+  setInterval(() => document.visibilityState === 'visible' && void loadSchedules(), 60_000);
 
   if (__OFFLINE_BUILD__ && 'serviceWorker' in navigator) {
     navigator.serviceWorker.register('./sw.js').catch((e: unknown) => console.warn('offline support unavailable:', e));

@@ -13,7 +13,7 @@ export type RunTimeline = Awaited<ReturnType<WorkflowClient['runTimeline']>>;
 type FunctionCall = NonNullable<RunTimeline['workflowFunction']>['calls'][number];
 
 /** A run's state as the runtime reports it (`ended`: finished, its outcome no longer kept). */
-export type RunState = 'pending' | 'running' | 'cancelling' | 'waiting-for-signal' | 'scheduled' | 'dead' | 'succeeded' | 'failed' | 'cancelled' | 'ended';
+export type RunState = 'pending' | 'running' | 'cancelling' | 'waiting-for-signal' | 'waiting-for-slot' | 'scheduled' | 'dead' | 'succeeded' | 'failed' | 'cancelled' | 'ended';
 
 /** The inspector's words for each state (`<taquba-inspector>` shows the same badge). */
 export const STATE_TEXT: Readonly<Record<RunState, string>> = {
@@ -21,6 +21,7 @@ export const STATE_TEXT: Readonly<Record<RunState, string>> = {
   running: 'Running',
   cancelling: 'Cancelling',
   'waiting-for-signal': 'Waiting for a signal',
+  'waiting-for-slot': 'Waiting for a slot',
   scheduled: 'Scheduled',
   dead: 'Dead-lettered',
   succeeded: 'Succeeded',
@@ -29,7 +30,7 @@ export const STATE_TEXT: Readonly<Record<RunState, string>> = {
   ended: 'Ended',
 };
 
-const ACTIVE: ReadonlySet<RunState> = new Set<RunState>(['pending', 'running', 'cancelling', 'waiting-for-signal', 'scheduled', 'dead']);
+const ACTIVE: ReadonlySet<RunState> = new Set<RunState>(['pending', 'running', 'cancelling', 'waiting-for-signal', 'waiting-for-slot', 'scheduled', 'dead']);
 
 /** Everything the panel shows about a run, read at `now`. */
 export interface RunSnapshot {

@@ -3,7 +3,7 @@
  * page's `WorkflowClient`: the run list (filterable by state), one run's timeline (steps done,
  * the current one with each attempt and its times, steps still to come when the app names them,
  * signals waited for or already buffered, memo entries, the app's KV values decoded), the dead
- * letters with retry and discard, and the queue counts.
+ * letters with retry and discard, the cron schedules (when the store has any) and the queue counts.
  *
  * Live: run events trigger a re-read (coalesced), and a poll catches what events do not carry
  * (another tab's submissions, a follower's view). Accessible: real buttons and lists, one polite
@@ -14,11 +14,11 @@
  * DOM API (it loads in Node, in workers and during server rendering).
  */
 import type { QueueStats } from '../../core/queue/index.js';
-import type { DeadStepView, HostEvent } from '../protocol.js';
+import type { DeadStepView, HostEvent, ScheduleView } from '../protocol.js';
 import { h, replaceKeepingFocus } from './dom.js';
 import type { FunctionCall, FunctionTimeline } from '../../core/workflow/index.js';
 import { WORKFLOW_HEADER } from '../../core/workflow/functions/workflow-run.js';
-import { describeBytes, describeDuration, describeTime, describeValue } from './format.js';
+import { describeBytes, describeDuration, describeSchedule, describeTime, describeValue } from './format.js';
 import { describeCalls, mergeCalls, signalLabel, waitLimit, type CallView } from './function-calls.js';
 import { ACTIVE, FILTERS, RunReads, STATE_TEXT, type InspectorClient, type InspectorOptions, type RunDetailView, type RunRow, type RunState } from './run-reads.js';
 import { INSPECTOR_CSS } from './styles.js';
@@ -92,6 +92,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
     private detail: RunDetailView | null = null;
     private dead: readonly DeadStepView[] = [];
     private queues: readonly QueueStats[] = [];
+    private schedules: readonly ScheduleView[] = [];
     private error: string | null = null;
     /** States last shown, to announce changes (not the first sight of a run). */
     private readonly lastStates = new Map<string, RunState>();
@@ -100,7 +101,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
     private readonly busy = new Set<string>();
     /** Values the person expanded (kept open across re-renders). */
     private readonly expanded = new Set<string>();
-    private readonly sections: { runs: HTMLElement; detail: HTMLElement; dead: HTMLElement; queues: HTMLElement; announcer: HTMLElement; error: HTMLElement };
+    private readonly sections: { runs: HTMLElement; detail: HTMLElement; dead: HTMLElement; schedules: HTMLElement; queues: HTMLElement; announcer: HTMLElement; error: HTMLElement };
     /** The run list under the (persistent) heading and filter. */
     private readonly runList: HTMLElement = h('div');
     /** What each section last rendered from: an unchanged section is left alone (selection, open menus). */
@@ -118,6 +119,8 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
         runs: section('runs', 'Runs'),
         detail: section('detail', 'Run timeline'),
         dead: h('section', { part: 'dead-letters', 'aria-label': 'Dead letters', tabindex: -1, class: 'wide' }),
+        // Shown only for a store with schedules.
+        schedules: h('section', { part: 'schedules', 'aria-label': 'Schedules', tabindex: -1, class: 'wide', hidden: true }),
         queues: h('section', { part: 'queues', 'aria-label': 'Queues', tabindex: -1, class: 'wide' }),
       };
       const s = this.sections;
@@ -133,7 +136,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
         ...FILTERS.map((f) => h('option', { value: f.value }, f.label)),
       );
       s.runs.append(h('div', { class: 'head' }, h('h2', { id: 'runs-heading' }, 'Runs'), h('label', {}, 'Show', filter)), this.runList);
-      this.root.append(style, h('div', { class: 'root', part: 'inspector' }, s.announcer, h('div', { class: 'wide' }, s.error), s.runs, s.detail, s.dead, s.queues));
+      this.root.append(style, h('div', { class: 'root', part: 'inspector' }, s.announcer, h('div', { class: 'wide' }, s.error), s.runs, s.detail, s.dead, s.schedules, s.queues));
       this.render();
     }
 
@@ -242,11 +245,17 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       const reads = this.reads;
       if (!client || !reads) return;
       try {
-        const [rows, dead, queues] = await Promise.all([reads.runs(this.filter, this.rows, this.selected), client.listDeadSteps({ limit: DEAD_PAGE }), client.queueCounts()]);
+        const [rows, dead, queues, schedules] = await Promise.all([
+          reads.runs(this.filter, this.rows, this.selected),
+          client.listDeadSteps({ limit: DEAD_PAGE }),
+          client.queueCounts(),
+          client.listSchedules?.() ?? [],
+        ]);
         this.announceChanges(rows, dead);
         this.rows = rows;
         this.dead = dead;
         this.queues = queues;
+        this.schedules = schedules;
         if (this.selected === null && rows.length > 0) this.selected = rows[0]!.runId;
         this.detail = this.selected === null ? null : await reads.detail(this.selected, rows);
         this.error = null;
@@ -348,6 +357,7 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
       this.renderRuns();
       this.renderDetail();
       this.renderDead();
+      this.renderSchedules();
       this.renderQueues();
     }
 
@@ -485,7 +495,9 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
           ? null
           : wait.type === 'signal'
             ? `waiting for signal "${signalLabel(runId, wait.correlationKey, fn)}" · ${waitLimit(wait.timeoutAt, now)}`
-            : `${wait.reason === 'retry' ? 'retry' : 'resumes'} ${describeTime(wait.at, now)}`;
+            : wait.type === 'slot'
+              ? `waiting for a slot of "${wait.key}" · ${wait.position} ahead`
+              : `${wait.reason === 'retry' ? 'retry' : 'resumes'} ${describeTime(wait.at, now)}`;
       return h(
         'li',
         { class: `step ${step.phase}`, part: `step step-${step.phase}` },
@@ -613,6 +625,37 @@ function createInspectorClass(): new () => TaqubaInspectorElement {
         h('h2', { id: 'dead-heading' }, `Dead letters (${this.dead.length})`),
         items.length > 0 ? h('ul', { class: 'dead', 'aria-labelledby': 'dead-heading' }, ...items) : h('p', { class: 'empty' }, 'No dead letters.'),
       );
+    }
+
+    private renderSchedules(): void {
+      if (!this.stale('schedules', this.schedules)) return;
+      const section = this.sections.schedules;
+      section.hidden = this.schedules.length === 0;
+      if (section.hidden) return section.replaceChildren();
+      const now = Date.now();
+      const cols = ['Schedule', 'Cron', 'Zone', 'Fires', 'Next firing', 'Last firing'];
+      const table = h(
+        'table',
+        { 'aria-labelledby': 'schedules-heading', class: 'schedules' },
+        h('thead', {}, h('tr', {}, ...cols.map((c) => h('th', { scope: 'col' }, c)))),
+        h(
+          'tbody',
+          {},
+          ...this.schedules.map((s) =>
+            h(
+              'tr',
+              { part: 'schedule' },
+              h('th', { scope: 'row' }, s.name),
+              h('td', {}, h('code', {}, s.cron)),
+              h('td', {}, s.timezone),
+              h('td', {}, describeSchedule(s.target)),
+              h('td', {}, describeTime(s.nextFireMs, now)),
+              h('td', {}, s.lastFireMs === undefined ? 'not yet' : describeTime(s.lastFireMs, now)),
+            ),
+          ),
+        ),
+      );
+      replaceKeepingFocus(this.root, section, h('h2', { id: 'schedules-heading' }, `Schedules (${this.schedules.length})`), h('div', { class: 'table-wrap' }, table));
     }
 
     private renderQueues(): void {

@@ -4,6 +4,7 @@
  * time plus how long ago. Pure functions, no DOM.
  */
 import { decodeValue } from '../../core/codec.js';
+import type { ScheduleTargetInfo } from '../../core/cron/index.js';
 
 const MAX_VALUE_CHARS = 2_000;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -95,4 +96,18 @@ export function describeDuration(ms: number): string {
  */
 export function isCancelMessage(message: string | null | undefined): boolean {
   return message !== null && message !== undefined && /cancel requested|cancelled|canceled/i.test(message);
+}
+
+/** What a schedule's firing does, in words: "workflow digest@1", "job tally", "a run", "a job on queue tasks". */
+export function describeSchedule(target: ScheduleTargetInfo): string {
+  switch (target.type) {
+    case 'start':
+      return `workflow ${target.workflow}`;
+    case 'job':
+      return `job ${target.job}`;
+    case 'submit':
+      return 'a run';
+    case 'enqueue':
+      return `a job on queue ${target.queueName}`;
+  }
 }

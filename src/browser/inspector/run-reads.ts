@@ -14,7 +14,9 @@ import { storedEnding, type RunDescription, type RunEnding, type RunObserver } f
 export type InspectorClient = Pick<
   WorkflowClient,
   'listRuns' | 'listFinishedRuns' | 'runTimeline' | 'status' | 'listMemo' | 'bufferedSignal' | 'queueCounts' | 'listDeadSteps' | 'retryDeadStep' | 'discardDeadStep' | 'kvScan' | 'subscribe'
->;
+> &
+  // Optional: a client without it shows no schedules.
+  Partial<Pick<WorkflowClient, 'listSchedules'>>;
 
 /** What an app may tell the inspector; everything is optional. */
 export interface InspectorOptions {
@@ -63,6 +65,7 @@ export const STATE_TEXT: Readonly<Record<RunState, string>> = {
   running: 'Running',
   cancelling: 'Cancelling',
   'waiting-for-signal': 'Waiting for a signal',
+  'waiting-for-slot': 'Waiting for a slot',
   scheduled: 'Scheduled',
   dead: 'Dead-lettered',
   succeeded: 'Succeeded',
@@ -71,14 +74,15 @@ export const STATE_TEXT: Readonly<Record<RunState, string>> = {
   ended: 'Ended',
 };
 
-export const ACTIVE: ReadonlySet<RunState> = new Set<RunState>(['pending', 'running', 'cancelling', 'waiting-for-signal', 'scheduled', 'dead']);
+export const ACTIVE: ReadonlySet<RunState> = new Set<RunState>(['pending', 'running', 'cancelling', 'waiting-for-signal', 'waiting-for-slot', 'scheduled', 'dead']);
 
 /** The run-list filter: a value of the select, and which states it keeps. */
 export const FILTERS: readonly { readonly value: string; readonly label: string; readonly states: readonly RunState[] | null }[] = [
   { value: 'all', label: 'All runs', states: null },
-  { value: 'active', label: 'Active', states: ['pending', 'running', 'cancelling', 'waiting-for-signal', 'scheduled', 'dead'] },
+  { value: 'active', label: 'Active', states: ['pending', 'running', 'cancelling', 'waiting-for-signal', 'waiting-for-slot', 'scheduled', 'dead'] },
   { value: 'running', label: 'Running', states: ['running', 'cancelling'] },
   { value: 'waiting-for-signal', label: 'Waiting for a signal', states: ['waiting-for-signal'] },
+  { value: 'waiting-for-slot', label: 'Waiting for a slot (concurrency limit)', states: ['waiting-for-slot'] },
   { value: 'scheduled', label: 'Scheduled (retry or delay)', states: ['scheduled'] },
   { value: 'pending', label: 'Pending', states: ['pending'] },
   { value: 'ended', label: 'Ended', states: ['succeeded', 'failed', 'cancelled', 'ended'] },

@@ -55,7 +55,7 @@ ul, ol { list-style: none; margin: 0; padding: 0; }
 .run .meta { flex: 1 1 100%; }
 .badge { flex: none; display: inline-block; font-size: 0.75rem; font-weight: 600; padding: 0.05rem 0.5rem; border-radius: 999px; background: var(--_surface); color: var(--_muted); white-space: nowrap; }
 .badge.running, .badge.pending { color: var(--_accent); }
-.badge.waiting-for-signal { color: var(--_wait); }
+.badge.waiting-for-signal, .badge.waiting-for-slot { color: var(--_wait); }
 .badge.scheduled, .badge.cancelling { color: var(--_warn); }
 .badge.succeeded { color: var(--_ok); }
 .badge.failed, .badge.dead { color: var(--_bad); }
@@ -95,6 +95,8 @@ table { border-collapse: collapse; width: 100%; font-size: 0.85rem; }
 th, td { text-align: right; padding: 0.25rem 0.5rem; border-bottom: 1px solid var(--_border); }
 th:first-child, td:first-child { text-align: left; overflow-wrap: break-word; }
 .table-wrap { overflow-x: auto; }
+.schedules th, .schedules td { text-align: left; }
+code { font: 0.8rem/1.4 var(--taquba-inspector-mono-font, ui-monospace, monospace); }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 `;
 

@@ -242,6 +242,7 @@ function currentPhase(state: DurableRunState, seenRunning: boolean): StepPhase {
     case 'cancelling':
       return 'cancelling';
     case 'waiting-for-signal':
+    case 'waiting-for-slot':
       return 'waiting';
     case 'scheduled':
       return 'scheduled';

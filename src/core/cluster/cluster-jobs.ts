@@ -33,7 +33,7 @@ export interface JobMember {
   cancel(id: string): Promise<boolean>;
 }
 
-const SUBMIT_OPTIONS = optionNames<JobSubmitOptions>({ priority: true, runAt: true, maxAttempts: true, headers: true });
+const SUBMIT_OPTIONS = optionNames<JobSubmitOptions>({ priority: true, runAt: true, maxAttempts: true, headers: true, concurrency: true, rateLimit: true });
 
 /** The most a waiting handle sleeps between two reads of the outcome. */
 const MAX_RESULT_POLL_MS = 1000;
@@ -99,7 +99,7 @@ export class ClusterJobOutcomes implements JobOutcomeSource {
 export interface PreparedJob {
   readonly runId: string;
   readonly input: Uint8Array;
-  readonly spec: { headers?: Record<string, string>; priority?: number; maxAttemptsPerStep?: number; runAt?: number };
+  readonly spec: { headers?: Record<string, string>; priority?: number; maxAttemptsPerStep?: number; runAt?: number } & Pick<JobSubmitOptions, 'concurrency' | 'rateLimit'>;
 }
 
 /**
@@ -132,6 +132,9 @@ export async function prepareJob<I, O, E>(jobs: ReadonlyMap<string, AnyJob>, job
       ...(options.priority === undefined ? {} : { priority: options.priority }),
       ...(options.runAt === undefined ? {} : { runAt: options.runAt }),
       ...(attempts === undefined ? {} : { maxAttemptsPerStep: attempts }),
+      // A job's run lives on the shard of its id: its flow limits hold per shard.
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     },
   };
 }

@@ -12,6 +12,10 @@ import type { WorkflowRuntimeOptions } from '../workflow/runtime-options.js';
 import { isWorkflowSet, WorkflowRegistry, type WorkflowSet } from '../workflow/functions/define.js';
 import { MAX_SHARDS } from './layout.js';
 import type { AnyJob } from '../jobs/job.js';
+import { DEFAULT_JOBS_QUEUE_NAME } from '../jobs/job-runner.js';
+import { DEFAULT_QUEUE_NAME } from '../workflow/constants.js';
+import type { AnySchedule } from '../cron/index.js';
+import { checkClusterSchedules } from './cluster-schedules.js';
 
 export interface ClusterOptions {
   /** Object-key prefix of the whole cluster (a valid object key). Every member passes the same one. */
@@ -30,6 +34,16 @@ export interface ClusterOptions {
    * `JobRunner` on queue name `jobs`. Every member passes the same jobs. Default: none.
    */
   readonly jobs?: readonly AnyJob[];
+  /**
+   * Cron schedules (`Schedule`: a name, a 5-field expression, a zone, and a workflow `start`, a
+   * `submit` or a typed `job` per firing; no plain `enqueue`). Each lives on the shard its name
+   * hashes to and fires there, so a tick fires once across members, a new owner going on from
+   * the recorded firing (cluster-schedules.ts). A firing's run id routes to that shard, so
+   * `cluster.result(id)` finds it from any member. They are the cluster's whole declaration: a
+   * schedule dropped from the list is deleted when its shard next opens. Every member passes the
+   * same ones. Default: none (no scheduler).
+   */
+  readonly schedules?: readonly AnySchedule[];
   /** This member's id (`[A-Za-z0-9_-]`, 1..64). Default: a random one. Two live members must never share one. */
   readonly memberId?: string;
   /** False: a client member that owns no shards (submits, signals, cancels and reads only). Default true. */
@@ -60,6 +74,8 @@ export interface ResolvedClusterOptions {
   readonly workflows: WorkflowRegistry | undefined;
   readonly hook: TerminalHook;
   readonly jobs: ReadonlyMap<string, AnyJob>;
+  /** Undefined: no scheduler on the shards. */
+  readonly schedules: readonly AnySchedule[] | undefined;
   readonly memberId: string;
   readonly takesShards: boolean;
   readonly leaseMs: number;
@@ -78,6 +94,7 @@ const CLUSTER_OPTION_NAMES = optionNames<ClusterOptions>({
   runner: true,
   hook: true,
   jobs: true,
+  schedules: true,
   memberId: true,
   takesShards: true,
   leaseMs: true,
@@ -151,6 +168,15 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   objectOption('queueOptions', options.queueOptions);
   objectOption('runtimeOptions', options.runtimeOptions);
   if (options.runtimeOptions && 'memoPrefix' in options.runtimeOptions) throw bad('runtimeOptions.memoPrefix', (options.runtimeOptions as WorkflowRuntimeOptions).memoPrefix, 'is set by the cluster (one per shard)');
+  const schedules =
+    options.schedules === undefined
+      ? undefined
+      : checkClusterSchedules(options.schedules, {
+          queueName: options.runtimeOptions?.queueName ?? DEFAULT_QUEUE_NAME,
+          workflows,
+          jobs: [...jobs.values()],
+          jobsQueueName: DEFAULT_JOBS_QUEUE_NAME,
+        });
   return {
     name: options.name,
     shards,
@@ -158,6 +184,7 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
     workflows,
     hook,
     jobs,
+    schedules,
     memberId,
     takesShards,
     leaseMs,

@@ -31,6 +31,7 @@ import type { Workflow } from '../workflow/functions/define.js';
 import { startSpec, WorkflowRun, type StartOptions, type WorkflowRunSource } from '../workflow/functions/workflow-run.js';
 import { signalArguments } from '../workflow/functions/function-runner.js';
 import type { RunResultOptions } from '../workflow/runs/run-result.js';
+import { listSchedules, type ScheduleInfo } from '../cron/index.js';
 
 export type { RenewalStats } from './member-loop.js';
 
@@ -368,11 +369,28 @@ export class Cluster {
    */
   async submit(spec: RunSpec, options?: CommandOptions): Promise<SubmitOutcome> {
     validateSpec(spec, undefined); // typed errors here, before a command is sent
-    const runId = spec.runId ?? this.nextRunId();
+    const runId = spec.runId ?? this.freshRunIdFor(spec);
     const shard = this.shardOf(runId);
     const full = { ...spec, runId };
     const command = submitCommand(full);
     return this.route(shard, command, options, (rt, once) => rt.submit(full, once));
+  }
+
+  /**
+   * A fresh run id for `spec`. Flow control keeps a key's state in one shard's store, so a run
+   * under a flow key (its `concurrency`, else `debounce`, else `rateLimit` key) gets an id that
+   * routes to the key's shard: the key's runs meet there, and its limit holds across the cluster.
+   * (A caller-chosen run id places the run by its id: the limit then holds per shard.)
+   */
+  private freshRunIdFor(spec: RunSpec): string {
+    const key = spec.concurrency?.key ?? spec.debounce?.key ?? spec.rateLimit?.key;
+    if (key === undefined) return this.nextRunId();
+    const shard = shardOfText(key, this.options.shards);
+    // A fresh id lands on a given shard with probability 1/shards: a handful of draws.
+    for (;;) {
+      const runId = this.nextRunId();
+      if (shardOfText(runId, this.options.shards) === shard) return runId;
+    }
   }
 
   /**
@@ -517,6 +535,28 @@ export class Cluster {
   async getRun(runId: string): Promise<RunDetails | null> {
     const shard = this.shardOf(runId);
     return this.readRun(shard, runId, this.localRuntime(shard));
+  }
+
+  /**
+   * The cron schedules of every shard (the `schedules` option's, each on its shard), in name
+   * order, with their next and last firing, read from any member (refreshed readers of the
+   * shards' engines; a shard never written has none). CORRUPT_DATA, CLOSED after `leave`, store errors.
+   */
+  async listSchedules(): Promise<ScheduleInfo[]> {
+    if (this.left !== undefined) throw this.failure ?? new ClosedError(`cluster member ${this.memberId} has left`);
+    const all: ScheduleInfo[] = [];
+    for (let shard = 0; shard < this.options.shards; shard++) {
+      let reader: WorkflowReader;
+      try {
+        reader = await this.reader(shard);
+      } catch (e) {
+        if (isTaqubaError(e, 'NOT_FOUND')) continue;
+        throw e;
+      }
+      await reader.refresh();
+      all.push(...(await listSchedules(reader.queue)));
+    }
+    return all.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** @internal Tests: stop the member loop only, keeping the shards' workers running (a zombie). */

@@ -1,7 +1,8 @@
 /**
  * One owned shard in one member: its engine opened as writer (fencing any older owner, RFC 0001),
- * its runtime host's workers (runtime-host.ts: the runtime, and the jobs when the cluster has
- * any; the member applies its inbox, inbox.ts). Built when the member takes the shard's lease,
+ * its runtime host's workers (runtime-host.ts: the runtime, the jobs when the cluster has any,
+ * and the scheduler of the schedules placed on this shard when it has schedules,
+ * cluster-schedules.ts; the member applies its inbox, inbox.ts). Built when the member takes the shard's lease,
  * closed when it hands the shard over or loses it. Engine opens pass through the member's
  * `OpenGate`, so a failover that hands a member many shards opens them in parallel without every
  * replay competing for the same CPU and store at once.
@@ -13,6 +14,7 @@ import { ClosedError } from '../errors.js';
 import { createRuntimeHost, type RuntimeHost } from '../operations/runtime-host.js';
 import type { ClusterLayout } from './layout.js';
 import type { ResolvedClusterOptions } from './cluster-options.js';
+import { firingRunIdOn, scheduleShard } from './cluster-schedules.js';
 
 /**
  * The store without `lockWriter`: a shard engine must be able to take over from a paused owner
@@ -120,6 +122,12 @@ export class ShardHost {
       runtimeOptions: { clock: o.clock, ...o.runtimeOptions, memoPrefix: this.layout.memoPrefix(this.shard), commandPollMs: null },
       jobs: [...o.jobs.values()],
       jobRunnerOptions: { memoPrefix: this.layout.jobsMemoPrefix(this.shard), clock: o.clock, logger: o.logger },
+      ...(o.schedules === undefined
+        ? {}
+        : {
+            schedules: o.schedules.filter((s) => scheduleShard(s.name, o.shards) === this.shard),
+            cronOptions: { logger: o.logger, firingRunId: firingRunIdOn(this.shard, o.shards) },
+          }),
     });
     this.worker = this.host.spawn();
     this.worker.done.catch((e) => {

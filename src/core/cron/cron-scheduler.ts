@@ -24,7 +24,7 @@ import { WorkflowRuntime } from '../workflow/runtime.js';
 import { parseCronExpression, type CronExpression } from './cron-expression.js';
 import { fire, type CronFiring } from './firing.js';
 import { notifySchedulesChanged, onSchedulesChanged, withScheduleLock } from './queue-schedules.js';
-import { checkScheduleName, newScheduleRecord, resolveSchedule, type AnySchedule, type ResolvedSchedule, type Schedule, type ScheduleExecutors } from './schedule.js';
+import { checkScheduleName, newScheduleRecord, resolveDeclared, resolveSchedule, type AnySchedule, type ResolvedSchedule, type Schedule, type ScheduleExecutors } from './schedule.js';
 import { listSchedules, readSchedule, scanSchedules } from './schedule-list.js';
 import { encodeSchedule, sameDefinition, scheduleKey, type ScheduleInfo } from './schedule-record.js';
 
@@ -36,9 +36,22 @@ export interface CronSchedulerOptions {
   /**
    * Schedules declared in code, written when `run` (or `fireDueNow`) first starts: a new one is
    * created, a changed one replaced (keeping its recorded next firing when its expression and zone
-   * are unchanged). Schedules in the store that are not listed here are left alone.
+   * are unchanged), and marked as declared. Schedules in the store that are not listed here are
+   * left alone, unless `removeUndeclared`.
    */
   readonly schedules?: readonly AnySchedule[];
+  /**
+   * When the declared schedules are written, also delete those an earlier declaration wrote that
+   * `schedules` no longer lists (schedules made with `define` or `replace` stay). Default false:
+   * a scheduler cannot know what another on the same store declares. A runtime host sets it, its
+   * `schedules` being the app's whole declaration.
+   */
+  readonly removeUndeclared?: boolean;
+  /**
+   * @internal The run id of a firing that starts a run; fixed per (schedule, fire time). Default
+   * `cron-{name}-{fireMs}`; a cluster shard picks one its shard owns (cluster-schedules.ts).
+   */
+  readonly firingRunId?: (schedule: string, fireMs: number) => string;
   /** First wait before a failed firing is tried again (doubling per failure, up to a minute or this, if longer). Default 1 s. */
   readonly retryDelayMs?: number;
   /** Default: the queue's clock. */
@@ -47,7 +60,7 @@ export interface CronSchedulerOptions {
   readonly logger?: LoggerOption;
 }
 
-const OPTION_NAMES = optionNames<CronSchedulerOptions>({ runtime: true, jobs: true, schedules: true, retryDelayMs: true, clock: true, logger: true });
+const OPTION_NAMES = optionNames<CronSchedulerOptions>({ runtime: true, jobs: true, schedules: true, removeUndeclared: true, firingRunId: true, retryDelayMs: true, clock: true, logger: true });
 
 const DEFAULT_RETRY_DELAY_MS = 1000;
 const MAX_RETRY_DELAY_MS = 60_000;
@@ -67,6 +80,8 @@ export class CronScheduler {
   private readonly retryDelayMs: number;
   private readonly failures = new Map<string, Failure>();
   private readonly expressions = new Map<string, CronExpression>();
+  private readonly removeUndeclared: boolean;
+  private readonly runIdOf: ((schedule: string, fireMs: number) => string) | undefined;
   private declaredWritten = false;
 
   /**
@@ -98,17 +113,13 @@ export class CronScheduler {
     const rule = numberRule(retry, { min: 1 });
     if (rule !== undefined) throw new InvalidConfigError(`retryDelayMs ${rule} (milliseconds). retryDelayMs=${show(retry)}`, { option: 'retryDelayMs' });
     this.retryDelayMs = retry;
-    const declared = options.schedules ?? [];
-    if (!Array.isArray(declared)) throw new InvalidConfigError(`schedules must be an array of schedules. schedules=${show(declared)}`, { option: 'schedules' });
-    const seen = new Set<string>();
-    this.declared = declared.map((schedule) => {
-      const resolved = resolveSchedule(schedule, this.executors);
-      if (seen.has(resolved.name)) {
-        throw new InvalidArgumentError(`two declared schedules have the same name. schedule=${resolved.name}`, { reason: 'duplicate_schedule', schedule: resolved.name });
-      }
-      seen.add(resolved.name);
-      return resolved;
-    });
+    if (options.removeUndeclared !== undefined && typeof options.removeUndeclared !== 'boolean') {
+      throw new InvalidConfigError(`removeUndeclared must be a boolean. removeUndeclared=${show(options.removeUndeclared)}`, { option: 'removeUndeclared' });
+    }
+    this.removeUndeclared = options.removeUndeclared ?? false;
+    if (options.firingRunId !== undefined && typeof options.firingRunId !== 'function') throw new InvalidConfigError(`firingRunId must be a function. firingRunId=${show(options.firingRunId)}`, { option: 'firingRunId' });
+    this.runIdOf = options.firingRunId;
+    this.declared = resolveDeclared(options.schedules ?? [], this.executors);
   }
 
   /**
@@ -147,12 +158,17 @@ export class CronScheduler {
     return this.replaceResolved(resolveSchedule(schedule, this.executors));
   }
 
-  private replaceResolved(resolved: ResolvedSchedule): Promise<ScheduleInfo> {
+  /** `replace`, or (`declared`) the write of a declared schedule, which marks it as declared. */
+  private replaceResolved(resolved: ResolvedSchedule, declared = false): Promise<ScheduleInfo> {
     return withScheduleLock(this.queue, resolved.name, async () => {
       const existing = await readSchedule(this.queue, resolved.name);
-      const candidate = newScheduleRecord(resolved, this.clock.now());
+      const fresh = newScheduleRecord(resolved, this.clock.now());
+      const candidate = declared ? { ...fresh, declared } : fresh;
       if (existing === null) return this.write(candidate);
-      if (sameDefinition(existing, candidate)) return existing;
+      if (sameDefinition(existing, candidate)) {
+        // Only a declaration changes the mark of an unchanged schedule (one stored before it had marks).
+        return declared && existing.declared !== true ? this.write({ ...existing, declared }) : existing;
+      }
       const sameTiming = existing.cron === candidate.cron && existing.timezone === candidate.timezone;
       return this.write({
         ...candidate,
@@ -205,7 +221,8 @@ export class CronScheduler {
   /** One pass, and when the next is due. */
   private async pass(signal?: AbortSignal): Promise<{ firings: CronFiring[]; wakeAtMs: number }> {
     if (!this.declaredWritten) {
-      for (const resolved of this.declared) await this.replaceResolved(resolved);
+      for (const resolved of this.declared) await this.replaceResolved(resolved, true);
+      if (this.removeUndeclared) await this.removeDropped();
       this.declaredWritten = true;
     }
     const firings: CronFiring[] = [];
@@ -235,7 +252,7 @@ export class CronScheduler {
         const at = this.clock.now();
         if (current.nextFireMs > at) return current.nextFireMs;
         const expression = this.expressionOf(current);
-        const firing = await fire(this.queue, this.executors, current, expression, at);
+        const firing = await fire(this.queue, this.executors, current, expression, at, this.runIdOf);
         firings.push(firing);
         this.log.info(`[cron] fired schedule ${current.name}`, { schedule: current.name, fireTime: new Date(firing.fireMs).toISOString(), id: firing.id });
         return expression.nextAfter(Math.max(at, firing.fireMs));
@@ -255,6 +272,23 @@ export class CronScheduler {
         error: e instanceof Error ? e.message : String(e),
       });
       return retryAtMs;
+    }
+  }
+
+  /** Deletes the declared schedules this scheduler's list no longer has (`removeUndeclared`). */
+  private async removeDropped(): Promise<void> {
+    const kept = new Set(this.declared.map((d) => d.name));
+    const stored = await scanSchedules(this.queue, () => undefined);
+    for (const schedule of stored) {
+      if (schedule.declared !== true || kept.has(schedule.name)) continue;
+      await withScheduleLock(this.queue, schedule.name, async () => {
+        // Read again under the lock: a `replace` since the scan made it the app's own.
+        if ((await readSchedule(this.queue, schedule.name))?.declared !== true) return;
+        await this.queue.kvDelete(scheduleKey(schedule.name));
+        this.failures.delete(schedule.name);
+        notifySchedulesChanged(this.queue);
+        this.log.info(`[cron] deleted schedule ${schedule.name}: no longer declared`, { schedule: schedule.name });
+      });
     }
   }
 

@@ -7,7 +7,8 @@
  * - A plain queue job commits with the record in one transaction (`enqueueWithKv`), with dedup
  *   key `cron:{name}:{F}`; a retry that finds the job still waiting gets its id back.
  * - A run (workflow start, plain run, typed job) is submitted as a command with id
- *   `cron:{name}:{F}` and run id `cron-{name}-{F}`: the command ledger keeps its answer in the
+ *   `cron:{name}:{F}` and run id `cron-{name}-{F}` (a cluster's differs, see `firingRunId`
+ *   in cron-scheduler.ts, but is as fixed per F): the command ledger keeps its answer in the
  *   run's step-0 transaction, so a firing applied again (its record update lost to a crash) answers
  *   with the same run and starts nothing, even after that run ended (within the runtime's
  *   `commandRetentionMs`, one day by default). The record is written next.
@@ -66,7 +67,14 @@ function runtimeFor(target: ScheduleTargetInfo, executors: ScheduleExecutors, na
  * Fires `record` (due: `nextFireMs <= nowMs`) and commits its next state. Rejects with what the
  * enqueue or submission rejects with (the record is then unchanged, so the firing is retried).
  */
-export async function fire(queue: Queue, executors: ScheduleExecutors, record: ScheduleInfo, expression: CronExpression, nowMs: number): Promise<CronFiring> {
+export async function fire(
+  queue: Queue,
+  executors: ScheduleExecutors,
+  record: ScheduleInfo,
+  expression: CronExpression,
+  nowMs: number,
+  runIdOf: (name: string, fireMs: number) => string = firingRunId,
+): Promise<CronFiring> {
   const fireMs = record.nextFireMs;
   const nextFireMs = expression.nextAfter(Math.max(nowMs, fireMs));
   const fired = (id: string): [Uint8Array, Uint8Array] => [scheduleKey(record.name), encodeSchedule({ ...record, nextFireMs, lastFireMs: fireMs, lastFireId: id })];
@@ -89,7 +97,7 @@ export async function fire(queue: Queue, executors: ScheduleExecutors, record: S
   const runtime = runtimeFor(target, executors, record.name);
   const outcome = await runtime.submit(
     {
-      runId: firingRunId(record.name, fireMs),
+      runId: runIdOf(record.name, fireMs),
       input: target.input,
       headers,
       ...(priority === undefined ? {} : { priority }),

@@ -2,7 +2,7 @@
  * How a schedule is stored: one caller-KV record per schedule, under the runtime's reserved
  * `workflow/` prefix (so no step's KV effects can touch it):
  *
- *   workflow/cron/schedules/{name}   MessagePack { v: 1, name, cron, tz, target, defined, next, last?, lastId? }
+ *   workflow/cron/schedules/{name}   MessagePack { v: 1, name, cron, tz, target, defined, next, last?, lastId?, d? }
  *
  * `target` is everything a firing needs, as data (a workflow start is stored as the run input
  * `runtime.start` would submit), so any process holding the writer fires it without the caller's
@@ -47,6 +47,11 @@ export interface ScheduleInfo {
   /** The last firing made, and the job or run id it enqueued. */
   readonly lastFireMs?: number;
   readonly lastFireId?: string;
+  /**
+   * True when a host's (or a scheduler's) `schedules` list wrote it: a host deletes such a
+   * schedule once its list no longer has it. Absent for one made with `define` or `replace`.
+   */
+  readonly declared?: boolean;
 }
 
 function encodeTarget(target: ScheduleTargetInfo): Record<string, unknown> {
@@ -84,6 +89,7 @@ export function encodeSchedule(s: ScheduleInfo): Uint8Array {
     next: s.nextFireMs,
     last: s.lastFireMs,
     lastId: s.lastFireId,
+    d: s.declared === true ? true : undefined,
   });
 }
 
@@ -144,5 +150,6 @@ export function decodeSchedule(key: Uint8Array, bytes: Uint8Array): ScheduleInfo
     nextFireMs: r.next as number,
     ...(typeof r.last === 'number' ? { lastFireMs: r.last } : {}),
     ...(typeof r.lastId === 'string' ? { lastFireId: r.lastId } : {}),
+    ...(r.d === true ? { declared: true } : {}),
   };
 }

@@ -5,7 +5,7 @@
  * runtime and job runner when it is defined (their queue names are stored with it) and kept as
  * data, so the writer fires it whatever code defined it.
  */
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, InvalidConfigError } from '../errors.js';
 import { show } from '../show.js';
 import type { AnyJob, Job } from '../jobs/job.js';
 import type { JobRunner } from '../jobs/job-runner.js';
@@ -64,6 +64,16 @@ export interface ScheduleExecutors {
   readonly jobs: JobRunner | undefined;
 }
 
+/**
+ * What resolving a target needs of the runtime and the job runner: their queue names and their
+ * checks of a workflow or a job. The real ones (`ScheduleExecutors`) are such; a host that checks
+ * its declared schedules before it builds them passes stand-ins (host-schedules.ts).
+ */
+export interface ScheduleResolvers {
+  readonly runtime: { readonly queueName: string; workflowRun(workflow: Workflow, runId: string): unknown } | undefined;
+  readonly jobs: { readonly queueName: string; handle(job: AnyJob, id: string): unknown } | undefined;
+}
+
 const TIMING_KEYS = ['name', 'cron', 'timezone', 'headers', 'priority', 'maxAttempts'] as const;
 const TARGET_KEYS = ['start', 'submit', 'job', 'enqueue'] as const;
 
@@ -92,7 +102,7 @@ export interface ResolvedSchedule {
  * `invalid_timezone`, or what the target's own checks throw (`unknown_workflow`,
  * `unstorable_input`, `unregistered_job`, `invalid_job_input`, `reserved_header`).
  */
-export function resolveSchedule(schedule: AnySchedule, executors: ScheduleExecutors): ResolvedSchedule {
+export function resolveSchedule(schedule: AnySchedule, executors: ScheduleResolvers): ResolvedSchedule {
   if (typeof schedule !== 'object' || schedule === null || Array.isArray(schedule)) throw invalid(undefined, `a schedule must be an object, not ${show(schedule)}`);
   const name = (schedule as { name?: unknown }).name;
   checkScheduleName(name);
@@ -133,7 +143,7 @@ function tupleOf(value: unknown, name: string, key: string): readonly [{ readonl
   return value as unknown as readonly [{ readonly name: string }, unknown];
 }
 
-function resolveTarget(schedule: AnySchedule, name: string, options: ScheduleTargetOptions, executors: ScheduleExecutors): ScheduleTargetInfo {
+function resolveTarget(schedule: AnySchedule, name: string, options: ScheduleTargetOptions, executors: ScheduleResolvers): ScheduleTargetInfo {
   if (schedule.start !== undefined) {
     const runtime = needs(executors.runtime, name, 'runtime');
     const [definition, input] = tupleOf(schedule.start, name, 'start');
@@ -188,6 +198,24 @@ function jobRunInput(job: AnyJob, input: unknown, name: string): Uint8Array {
       schedule: name,
     });
   }
+}
+
+/**
+ * Resolves a declared list (`schedules` of a scheduler or a host). Throws INVALID_CONFIG for a
+ * value that is not an array, INVALID_ARGUMENT for a bad schedule (see `resolveSchedule`) or two
+ * under one name (reason `duplicate_schedule`).
+ */
+export function resolveDeclared(declared: unknown, executors: ScheduleResolvers): ResolvedSchedule[] {
+  if (!Array.isArray(declared)) throw new InvalidConfigError(`schedules must be an array of schedules. schedules=${show(declared)}`, { option: 'schedules' });
+  const seen = new Set<string>();
+  return (declared as readonly AnySchedule[]).map((schedule) => {
+    const resolved = resolveSchedule(schedule, executors);
+    if (seen.has(resolved.name)) {
+      throw new InvalidArgumentError(`two declared schedules have the same name. schedule=${resolved.name}`, { reason: 'duplicate_schedule', schedule: resolved.name });
+    }
+    seen.add(resolved.name);
+    return resolved;
+  });
 }
 
 /** The stored record of a new schedule (first firing strictly after `nowMs`); INVALID_ARGUMENT when it is over the KV value cap. */

@@ -31,6 +31,7 @@ import type { Queue } from '../queue/index.js';
 import { show } from '../show.js';
 import { InputMismatchError } from '../workflow/errors.js';
 import { WorkflowRuntime, type RunnerHandle } from '../workflow/runtime.js';
+import type { RunSpec } from '../workflow/runs/submit.js';
 import { NoopTerminalHook } from '../workflow/runs/terminal-hook.js';
 import type { AnyJob, Job } from './job.js';
 import { runJobStep } from './job-dispatch.js';
@@ -82,10 +83,14 @@ export interface JobSubmitOptions {
   readonly maxAttempts?: number;
   /** Threaded to `ctx.headers`; `workflow.*` names are reserved. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** At most `limit` jobs with this key running at once; the others wait, in order (`RunSpec.concurrency`). */
+  readonly concurrency?: RunSpec['concurrency'];
+  /** At most `limit` jobs with this key start per `periodMs` (`RunSpec.rateLimit`). */
+  readonly rateLimit?: RunSpec['rateLimit'];
 }
 
 const RUNNER_OPTIONS = optionNames<JobRunnerOptions>({ queueName: true, memoPrefix: true, retentionMs: true, maxConcurrentJobs: true, maxAttempts: true, pollIntervalMs: true, clock: true, logger: true, state: true, tracer: true });
-const SUBMIT_OPTIONS = optionNames<JobSubmitOptions>({ priority: true, runAt: true, maxAttempts: true, headers: true });
+const SUBMIT_OPTIONS = optionNames<JobSubmitOptions>({ priority: true, runAt: true, maxAttempts: true, headers: true, concurrency: true, rateLimit: true });
 
 export class JobRunner {
   private readonly jobs = new Map<string, AnyJob>();
@@ -227,6 +232,8 @@ export class JobRunner {
       ...(options.headers === undefined ? {} : { headers: options.headers }),
       ...(options.priority === undefined ? {} : { priority: options.priority }),
       ...(options.runAt === undefined ? {} : { runAt: options.runAt }),
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
       ...((options.maxAttempts ?? job.maxAttempts) === undefined ? {} : { maxAttemptsPerStep: options.maxAttempts ?? job.maxAttempts }),
     });
     return new JobHandle(this.outcomes, job, outcome.runId, outcome.newlySubmitted);

@@ -16,6 +16,7 @@ import { TERMINAL_STATUSES } from '../workflow/history/finished-runs.js';
 import type { CommandOptions } from '../workflow/commands/ledger.js';
 import type { JobSubmitOptions } from '../jobs/index.js';
 import type { BatchProgress, BatchStatus } from '../bulk/index.js';
+import { listSchedules } from '../cron/index.js';
 import { waitAtMost } from './bounded-wait.js';
 import { noJobsError, type LocalJobOperations } from './local-job-operations.js';
 import { noBulkError, type LocalBulkOperations } from './local-bulk-operations.js';
@@ -35,6 +36,7 @@ import type {
   RunPage,
   RunView,
   RuntimeOperations,
+  ScheduleView,
   WireBatchSubmitOptions,
   WireJobOutcome,
   WireRunSpec,
@@ -42,12 +44,14 @@ import type {
 
 /**
  * A stored run state as `status` reports it. A step dead-lettered outside a worker leaves its run
- * active until reconciliation fails it (the `terminal` event follows): reported as `pending`.
+ * active until reconciliation fails it (the `terminal` event follows): reported as `pending`, as
+ * is a run waiting for a concurrency slot (its step 0 waits, not yet enqueued; `getRun` tells).
  */
 const VIEW_STATE: Readonly<Record<DurableRunState, RunView['state']>> = {
   pending: 'pending',
   scheduled: 'scheduled',
   'waiting-for-signal': 'waiting-for-signal',
+  'waiting-for-slot': 'pending',
   running: 'running',
   cancelling: 'cancelling',
   dead: 'pending',
@@ -219,6 +223,11 @@ export class LocalOperations implements RuntimeOperations {
   async queueCounts(): Promise<readonly QueueCountsView[]> {
     const names = await this.queue.listQueues();
     return Promise.all(names.map((name) => this.queue.stats(name)));
+  }
+
+  async listSchedules(): Promise<readonly ScheduleView[]> {
+    const schedules = await listSchedules(this.queue);
+    return schedules.map((s) => ({ ...s, target: { ...s.target, input: this.out(s.target.input) } }));
   }
 
   /** The runtime's one retry rule (`retryDeadStep`): a step whose run failed with it revives the run. */

@@ -50,6 +50,7 @@ export const OPERATIONS = {
   listMemo: READ,
   bufferedSignal: READ,
   queueCounts: READ,
+  listSchedules: READ,
   retryDeadStep: { kind: 'command', arity: 1 },
   // Deleting a deleted dead job answers false.
   discardDeadStep: { kind: 'write', resend: true },

@@ -1,7 +1,7 @@
 /**
  * The operations on a running store, as one interface: what a page, another tab or another
  * process may ask of the runtime that owns the store (submit, cancel, signal, status, reads of
- * active and finished runs, dead steps, memo and KV reads, jobs, bulk batches). One method per
+ * active and finished runs, dead steps, memo and KV reads, schedules, jobs, bulk batches). One method per
  * operation; arguments and answers are plain data (bytes as `Uint8Array`), so any carrier (a
  * Worker boundary, a BroadcastChannel, an object inbox) can take a call to the runtime and its
  * answer back. `LocalOperations` (local-operations.ts) is the one implementation, over a
@@ -12,6 +12,7 @@ import type { DeadStep, DeadStepRetry, DurableRunState, FinishedRun, KvKey, Memo
 import type { JobSubmitOptions } from '../jobs/index.js';
 import type { JobOutcome } from '../jobs/job-records.js';
 import type { BatchProgress, BatchStatus, FailurePolicy } from '../bulk/index.js';
+import type { ScheduleInfo } from '../cron/index.js';
 
 /** A run as `status` reports it. */
 export type RunView = {
@@ -102,6 +103,12 @@ export interface KvScanPageOptions {
   /** Page size, default 100. */
   readonly limit?: number;
 }
+
+/**
+ * A cron schedule as the store keeps it (the core's `ScheduleInfo`: expression, zone, target,
+ * next and last firing; plain data, unchanged across a boundary).
+ */
+export type ScheduleView = ScheduleInfo;
 
 /** A job submission as the serving runtime answers it. */
 export interface JobSubmission {
@@ -198,6 +205,12 @@ export interface RuntimeOperations {
   bufferedSignal(correlationKey: string): Promise<Uint8Array | null>;
   /** Counts per state of every queue of the store, by queue name. */
   queueCounts(): Promise<readonly QueueCountsView[]>;
+  /**
+   * The cron schedules in the store, in name order, with their next and last firing (whether or
+   * not the serving host fires them: it does with `schedules`). CORRUPT_DATA for an undecodable
+   * schedule record, CLOSED, STORE_*.
+   */
+  listSchedules(): Promise<readonly ScheduleView[]>;
   /**
    * Re-enqueues a dead step of this runtime's queue with fresh attempts (its history keeps a
    * `requeued` marker), by `runtime.retryDeadStep`: a step that failed its run revives the run.

@@ -56,6 +56,7 @@ import { PayloadOffload } from './storage/payload-offload.js';
 import { closedError, notePendingInserts, type QueueContext } from './queue-context.js';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueConfig, type ResolvedQueueOptions } from './queue-options.js';
 import { reapExpiredLeases, recoverInterruptedClaims } from './transitions/reaper.js';
+import { takeWaitingJob, type TakeGuard, type TakeOutcome } from './transitions/take-waiting.js';
 import { sweepDead, sweepDone } from './transitions/retention.js';
 import { promoteDueJobs } from './transitions/scheduler.js';
 import { ackClaim, assertClaim, deadLetterClaim, nackClaim, type NackOptions, type NackOutcome } from './transitions/settlement.js';
@@ -470,6 +471,25 @@ export class Queue {
    */
   async cancelWith(id: string, effects: SettlementEffects, recorded?: Iterable<readonly [Uint8Array, Uint8Array]>): Promise<{ outcome: CancelOutcome; results: EnqueueResult[] }> {
     return cancelJob(this.ctx, id, effects, recorded);
+  }
+
+  /**
+   * Deletes a waiting (pending or scheduled) job and applies `effects` in the same transaction,
+   * like `cancelWith`; true once durable. False, with nothing applied, when the job is claimed,
+   * settled or unknown: unlike `cancel`, a claimed job is left alone (no cancel request). The
+   * workflow runtime replaces a debounced run's scheduled first step this way.
+   */
+  async removeWaitingWith(id: string, effects: SettlementEffects): Promise<boolean> {
+    return (await cancelJob(this.ctx, id, effects, undefined, true)).outcome === 'removed';
+  }
+
+  /**
+   * @internal Removes a waiting (pending or scheduled) job with `effects`, only while `guard`
+   * holds (the record and caller-KV entries as read before); a claimed job is left alone
+   * (`claimed`). Durable. The workflow layer's run hand-off (take-waiting.ts).
+   */
+  async takeWaiting(id: string, guard: TakeGuard, effects: SettlementEffects): Promise<TakeOutcome> {
+    return takeWaitingJob(this.ctx, id, guard, effects);
   }
 
   /** Makes a scheduled job pending now with an optional wake payload; `recorded` caller-KV writes commit with the wake. Durable. */

@@ -34,6 +34,8 @@ export { DEFAULT_OUTCOME_RETENTION_MS, type WorkflowRuntimeOptions } from './run
 export { isFinishedRun, type FinishedReadOptions, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './history/finished-runs.js';
 export type { RunResultOptions } from './runs/run-result.js';
 export type { RunSpec, SubmitOutcome } from './runs/submit.js';
+export type { ConcurrencyLimit, Debounce, FlowControl, RateLimit } from './flow/flow-options.js';
+export type { FlowKey, WorkflowFlowDefaults } from './functions/flow-defaults.js';
 export type { RunIdReuse } from './runtime-options.js';
 export type { RunState, RunStatus } from './registry.js';
 export type { SignalOutcome } from './runs/signals.js';
@@ -49,6 +51,9 @@ export type {
   WorkflowReadSource,
 } from './history/inspection.js';
 export { WorkflowReader, type WorkflowReaderOptions } from './history/workflow-reader.js';
+export { describeRunArchive, RUN_ARCHIVE_FORMAT_VERSION, type RunArchiveSummary } from './archive/archive-format.js';
+export type { ExportRunOptions } from './archive/export-run.js';
+export type { ImportRunOptions, ImportRunOutcome } from './archive/import-run.js';
 export { RuntimeClient, type RuntimeClientOptions } from './commands/runtime-client.js';
 export type { CommandOptions } from './commands/ledger.js';
 export type { DeadStepRetry } from './steps/dead-step-retry.js';

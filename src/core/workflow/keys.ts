@@ -10,6 +10,15 @@
  *   workflow/signal-wait/{key}             job id of the scheduled waiter of a correlation key
  *   workflow/signal-buf/{key}              the one buffered signal of a correlation key
  *   workflow/signal-delivered/{run}/{step} signal consumed on behalf of a step
+ *   workflow/flow/{q}/slots/{k}            a concurrency key's state (active, limit, waiting, next seq)
+ *   workflow/flow/{q}/queued/{k}/{seq:016} a run waiting for a slot of key k (its step-0 job to be)
+ *   workflow/flow/{q}/input/{run}/{i:04}   chunk i of a large input of a waiting run
+ *   workflow/flow/{q}/rate/{k}             the last starts of a rate-limit key
+ *   workflow/flow/{q}/debounce/{k}         the open debounce window of a key (its run and step-0 job)
+ *
+ * `{k}` is a flow-control key, URI-encoded (flow/flow-options.ts checks it encodes).
+ *   workflow/moved/{q}/{run}               where a handed-off run went (archive/moved-runs.ts)
+ *   workflow/imports/{archive}             the run an archive was imported as (archive/import-run.ts)
  *
  * `{q}` is the runtime's queue name, URI-encoded so it holds no `/`: runtimes sharing a queue
  * handle keep their finished runs apart, and each sweeps its own with its own window.
@@ -18,6 +27,7 @@
  *   p/memos/{run}/{step}/{hex}             per-step memo entry
  *   p/memos/{run}/run/{hex}                run-scoped memo entry
  *   p/step-outputs/{run}/{step}/{hex}      step-output replay record
+ *   p/memos/{run}/handoff/{archive}        the archive a hand-off moved the run with (swept with the memos)
  */
 import { fromUtf8, utf8 } from '../bytes.js';
 
@@ -29,6 +39,7 @@ const ENDED_PREFIX = 'workflow/ended/';
 const SIGNAL_WAIT_PREFIX = 'workflow/signal-wait/';
 const SIGNAL_BUF_PREFIX = 'workflow/signal-buf/';
 const SIGNAL_DELIVERED_PREFIX = 'workflow/signal-delivered/';
+const FLOW_PREFIX = 'workflow/flow/';
 
 /** Width of the zero-padded timestamp in marker keys, so keys sort oldest first. */
 const TS_WIDTH = 20;
@@ -94,6 +105,20 @@ function parseStampedName(rest: string): { endedAtMs: number; runId: string } | 
   return { endedAtMs, runId: rest.slice(slash + 1) };
 }
 
+const flowSegment = (key: string): string => encodeURIComponent(key);
+/** Width of the zero-padded sequence number of a waiting run, so the list reads in arrival order. */
+const SEQ_WIDTH = 16;
+
+export const flowSlotsKey = (queueName: string, key: string): Uint8Array => utf8(`${FLOW_PREFIX}${queueSegment(queueName)}/slots/${flowSegment(key)}`);
+/** Prefix of the runs waiting for a slot of `key`, oldest first. */
+export const flowQueuedPrefix = (queueName: string, key: string): Uint8Array => utf8(`${FLOW_PREFIX}${queueSegment(queueName)}/queued/${flowSegment(key)}/`);
+export const flowQueuedKey = (queueName: string, key: string, seq: number): Uint8Array =>
+  utf8(`${FLOW_PREFIX}${queueSegment(queueName)}/queued/${flowSegment(key)}/${String(seq).padStart(SEQ_WIDTH, '0')}`);
+export const flowInputChunkKey = (queueName: string, runId: string, index: number): Uint8Array =>
+  utf8(`${FLOW_PREFIX}${queueSegment(queueName)}/input/${runId}/${String(index).padStart(4, '0')}`);
+export const flowRateKey = (queueName: string, key: string): Uint8Array => utf8(`${FLOW_PREFIX}${queueSegment(queueName)}/rate/${flowSegment(key)}`);
+export const flowDebounceKey = (queueName: string, key: string): Uint8Array => utf8(`${FLOW_PREFIX}${queueSegment(queueName)}/debounce/${flowSegment(key)}`);
+
 /** Dedup key of step `step` of a run: at most one such job waits at a time. */
 export const stepDedupKey = (runId: string, step: number): string => `run:${runId}:${step}`;
 /** Dedup key of a run's terminal notification. */
@@ -112,3 +137,13 @@ export function parseMemoObjectName(name: string): { readonly scope: number | 'r
 }
 export const stepOutputObjectKey = (prefix: string, runId: string, step: number, payloadHashHex: string): string =>
   `${prefix}/step-outputs/${runId}/${step}/${payloadHashHex}`;
+
+const MOVED_PREFIX = 'workflow/moved/';
+const IMPORTS_PREFIX = 'workflow/imports/';
+
+/** Where run `runId` of the runtime on `queueName` went when it was handed off. */
+export const movedRunKey = (queueName: string, runId: string): Uint8Array => utf8(`${MOVED_PREFIX}${queueSegment(queueName)}/${runId}`);
+/** The import of archive `archiveId` into this store (its idempotency record). */
+export const archiveImportKey = (archiveId: string): Uint8Array => utf8(`${IMPORTS_PREFIX}${archiveId}`);
+/** The archive kept in the source by the hand-off of `runId` (a memo-scope name no memo uses). */
+export const handOffObjectKey = (prefix: string, runId: string, archiveId: string): string => `${prefix}/memos/${runId}/handoff/${archiveId}`;

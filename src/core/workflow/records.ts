@@ -20,9 +20,16 @@ export interface RunRecord {
 export interface StepPointer {
   readonly step: number;
   readonly jobId: string;
+  /**
+   * Set while the run waits for a concurrency slot (flow/concurrency.ts): the queue name of its
+   * runtime, the key and the run's place in the key's list. `jobId` is then the id drawn at
+   * submission, of no job: the admission enqueues step 0 under a fresh id and rewrites the pointer.
+   */
+  readonly queued?: { readonly queueName: string; readonly key: string; readonly seq: number };
 }
 
-function asMap(bytes: Uint8Array, what: string): Record<string, unknown> {
+/** A record's MessagePack map; CORRUPT_DATA when it is not one. */
+export function asMap(bytes: Uint8Array, what: string): Record<string, unknown> {
   let raw: unknown;
   try {
     raw = decodeRecord(bytes);
@@ -33,15 +40,16 @@ function asMap(bytes: Uint8Array, what: string): Record<string, unknown> {
   return raw as Record<string, unknown>;
 }
 
-function field<T>(map: Record<string, unknown>, name: string, what: string, check: (v: unknown) => boolean): T {
+/** A field of a record's map that passes `check`; CORRUPT_DATA naming it otherwise. */
+export function field<T>(map: Record<string, unknown>, name: string, what: string, check: (v: unknown) => boolean): T {
   const v = map[name];
   if (!check(v)) throw corrupt(`undecodable ${what}. field=${name}`, { reason: 'undecodable_record', record: what, field: name });
   return v as T;
 }
 
-const isString = (v: unknown): boolean => typeof v === 'string';
-const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const isBytes = (v: unknown): boolean => v instanceof Uint8Array;
+export const isString = (v: unknown): boolean => typeof v === 'string';
+export const isCount = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+export const isBytes = (v: unknown): boolean => v instanceof Uint8Array;
 
 export function encodeRunRecord(r: RunRecord): Uint8Array {
   return encodeRecord({ runId: r.runId, submittedAtMs: r.submittedAtMs, inputHash: r.inputHash });
@@ -57,12 +65,17 @@ export function decodeRunRecord(bytes: Uint8Array): RunRecord {
 }
 
 export function encodeStepPointer(p: StepPointer): Uint8Array {
-  return encodeRecord({ step: p.step, jobId: p.jobId });
+  if (p.queued === undefined) return encodeRecord({ step: p.step, jobId: p.jobId });
+  return encodeRecord({ step: p.step, jobId: p.jobId, queued: [p.queued.queueName, p.queued.key, p.queued.seq] });
 }
+
+const isQueued = (v: unknown): boolean => v === undefined || (Array.isArray(v) && v.length === 3 && isString(v[0]) && isString(v[1]) && isCount(v[2]));
 
 export function decodeStepPointer(bytes: Uint8Array): StepPointer {
   const m = asMap(bytes, 'step pointer');
-  return { step: field(m, 'step', 'step pointer', isCount), jobId: field(m, 'jobId', 'step pointer', isString) };
+  const pointer = { step: field<number>(m, 'step', 'step pointer', isCount), jobId: field<string>(m, 'jobId', 'step pointer', isString) };
+  const queued = field<[string, string, number] | undefined>(m, 'queued', 'step pointer', isQueued);
+  return queued === undefined ? pointer : { ...pointer, queued: { queueName: queued[0], key: queued[1], seq: queued[2] } };
 }
 
 const STATUSES = new Set<string>(['succeeded', 'failed', 'cancelled']);

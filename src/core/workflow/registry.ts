@@ -26,11 +26,14 @@ export interface RunStatus {
   /**
    * `cancelling` whenever a cancel was requested and the run has not terminated yet. How a
    * finished run ended (`succeeded`, `failed`, `cancelled`) only where a call asks for finished
-   * runs (`readStatus(id, { includeFinished: true })`).
+   * runs (`readStatus(id, { includeFinished: true })`), and there `moved` for a run handed off
+   * to another store (`exportRun` with `handOff`), which continues there.
    */
-  readonly state: RunState | TerminalStatus;
-  /** The step the run has reached (for a finished run, the step that ended it). */
+  readonly state: RunState | TerminalStatus | 'moved';
+  /** The step the run has reached (for a finished run, the step that ended it; for a moved one, the step it left at). */
   readonly currentStep: number;
+  /** `moved` only: the destination its hand-off named (`to`), or null. */
+  readonly movedTo?: string | null;
 }
 
 export interface RegistryEntry {
@@ -149,7 +152,7 @@ export class RunRegistry {
     if (this.entries.get(runId) === entry) this.entries.delete(runId);
   }
 
-  status(runId: string): RunStatus | null {
+  status(runId: string): (RunStatus & { readonly state: RunState }) | null {
     const entry = this.entries.get(runId);
     if (!entry) return null;
     return { runId, state: entry.cancelRequested ? 'cancelling' : entry.state, currentStep: entry.currentStep };

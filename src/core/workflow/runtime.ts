@@ -31,7 +31,7 @@ import type { RuntimeContext } from './context.js';
 import { show } from '../show.js';
 import { validateRunId } from './validation.js';
 import { getRunOrFinished, listDeadSteps, listRuns, type DeadStep, type DeadStepListOptions, type RunDetails, type RunListOptions, type RunListPage } from './history/inspection.js';
-import { attachFinishedRuns, readFinishedRun, wantsFinished, type FinishedReadOptions, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './history/finished-runs.js';
+import { attachFinishedRuns, wantsFinished, type FinishedReadOptions, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './history/finished-runs.js';
 import { awaitRunResult, type RunResultOptions } from './runs/run-result.js';
 import { readDurableRun } from './runs/durable-run.js';
 import { getRunTimeline, type RunTimeline } from './history/run-timeline.js';
@@ -39,7 +39,7 @@ import { retryDeadStep, type DeadStepRetry } from './steps/dead-step-retry.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import { MemoStore } from './steps/memo.js';
 import { reconcileDeadSteps, runReconcileLoop } from './runs/reconciler.js';
-import { RunRegistry, type RunStatus } from './registry.js';
+import { RunRegistry, type RunState, type RunStatus } from './registry.js';
 import { sweepIntervalFor, runPeriodically, sweepExpiredFinishedRuns, sweepExpiredMemos } from './history/retention-sweeper.js';
 import { resolveRuntimeOptions, RUNNER_WRAPPER, type HostRuntimeOptions, type ResolvedRuntimeOptions, type WorkflowRuntimeOptions } from './runtime-options.js';
 import { clearBufferedSignal, sendSignal, signalLocksOf, type SignalOutcome } from './runs/signals.js';
@@ -59,6 +59,9 @@ import { ChildOutcomeHook } from './functions/children.js';
 import { functionRunLeftovers } from './functions/history.js';
 import { checkStartSpec, startSpec, WorkflowRun, type StartOptions } from './functions/workflow-run.js';
 import { spawnRunner, type RunnerHandle } from './runner-handle.js';
+import { exportRun, type ExportRunOptions } from './archive/export-run.js';
+import { importRun, type ImportRunOptions, type ImportRunOutcome } from './archive/import-run.js';
+import { readEndedStatus } from './archive/moved-runs.js';
 
 /** Replies nobody fetched this long after their batch was sent are deleted (senders wait far less). */
 const ORPHAN_REPLY_MS = 10 * 60_000;
@@ -203,7 +206,7 @@ export class WorkflowRuntime {
    * `readStatus(id, { includeFinished: true })` or `result`). `readStatus` also reads the store.
    * INVALID_ARGUMENT for a bad run id.
    */
-  status(runId: string): RunStatus | null {
+  status(runId: string): (RunStatus & { readonly state: RunState }) | null {
     validateRunId(runId);
     return this.ctx.registry.status(runId);
   }
@@ -216,7 +219,8 @@ export class WorkflowRuntime {
    * (it has failed), and for another runtime's run (another queue name).
    * With `{ includeFinished: true }`, a run that ended within `outcomeRetentionMs` reports how:
    * `succeeded`, `failed` or `cancelled`, `currentStep` the step that ended it (null again once
-   * the record was swept). Rejects with INVALID_ARGUMENT (run id, options), CORRUPT_DATA, CLOSED or
+   * the record was swept); a run handed off from here (`exportRun` with `handOff`) `moved`, with
+   * `movedTo`. Rejects with INVALID_ARGUMENT (run id, options), CORRUPT_DATA, CLOSED or
    * store errors.
    */
   async readStatus(runId: string, options?: FinishedReadOptions): Promise<RunStatus | null> {
@@ -227,8 +231,7 @@ export class WorkflowRuntime {
     // A dead step's run has failed but its ending is not committed yet (reconciliation does it):
     // an earlier run's record under the same id would be a wrong answer.
     if ((await readDurableRun(this.ctx.queue, runId, this.ctx.queueName)).type === 'dead') return null;
-    const finished = await readFinishedRun(this.ctx.queue, this.ctx.queueName, runId);
-    return finished === null ? null : { runId, state: finished.status, currentStep: finished.finalStep };
+    return readEndedStatus(this.ctx.queue, this.ctx.queueName, runId);
   }
 
   /**
@@ -371,6 +374,36 @@ export class WorkflowRuntime {
     validateRunId(runId);
     this.functions?.check(workflow);
     return new WorkflowRun<O>(this, runId, false);
+  }
+
+  /**
+   * The run as one portable archive (docs/rfcs/0004-run-archive.md): its records, current step,
+   * memo, function history, buffered signals and the caller-KV `kvKeys` it names; `importRun` in
+   * any store continues it. A copy by default (nothing changes here; a running step is copied as
+   * waiting). With `handOff: true` the run moves: in the transaction that takes its step job out,
+   * this store stops running it and keeps where it went (`to`), answered by `readStatus(id,
+   * { includeFinished: true })` as `moved`; only between steps, and asked again after a lost
+   * answer it gives the same archive. Rejects with NOT_FOUND (`run_not_found`, `run_moved`),
+   * CONFLICT (`step_running`, `step_dead`, `child_run`, `pending_children`, `run_moving`),
+   * INVALID_ARGUMENT, CORRUPT_DATA, CLOSED or store errors.
+   * @example
+   * const archive = await runtime.exportRun(runId, { handOff: true, to: 'https://backend.example' });
+   * await backendRuntime.importRun(archive); // the run continues there, where it stopped
+   */
+  exportRun(runId: string, options?: ExportRunOptions): Promise<Uint8Array> {
+    return exportRun(this.ctx, runId, options);
+  }
+
+  /**
+   * Continues an exported run here, at the step it left at, in one transaction with its step job.
+   * Importing an archive again answers the first import (`newlyImported` false). A hand-off's
+   * archive imports under its run id, a copy under a new one, unless `runId` says. Rejects with
+   * CORRUPT_DATA (a damaged archive), INVALID_ARGUMENT (`archive_version`: a newer format, naming
+   * both; `archive_kind`: a StepRunner's run on a runtime of workflow functions), ALREADY_EXISTS
+   * (`run_exists`), CONFLICT (`archive_imported`, `signal_key_in_use`), CLOSED or store errors.
+   */
+  importRun(archive: Uint8Array, options?: ImportRunOptions): Promise<ImportRunOutcome> {
+    return importRun(this.ctx, this.submitLocks, archive, options, this.functions !== undefined);
   }
 
   /** Discards the buffered signal of `correlationKey`; false when there was none. */

@@ -14,6 +14,8 @@ import { defineJob } from '../../../src/core/jobs/index.js';
 import { pipeline } from '../../../src/core/bulk/index.js';
 import { isTaqubaError } from '../../../src/core/errors.js';
 import { waitFor } from '../../support/wait.js';
+import { MockClock } from '../../../src/core/clock.js';
+import { CronScheduler } from '../../../src/core/cron/index.js';
 
 const quiet = { warn: () => undefined, info: () => undefined };
 const fast = { pollIntervalMs: 5, logger: quiet };
@@ -143,6 +145,89 @@ describe('createRuntimeHost', () => {
     }
     expect(isTaqubaError(error, 'INVALID_CONFIG')).toBe(true);
     expect((error as Error).message).toMatch(/jobs/);
+    await queue.close();
+  });
+});
+
+describe('createRuntimeHost: schedules', () => {
+  /** The scheduler's own clock: runs and jobs go on in real time while cron time is stepped. */
+  const cronClock = (): MockClock => new MockClock(Date.parse('2025-01-01T00:00:30.000Z'));
+  const minutelyGreeting = { name: 'greeting', cron: '* * * * *', start: [greet, 'ada'] } as const;
+  const minutelyDouble = { name: 'doubling', cron: '* * * * *', job: [double, 21] } as const;
+
+  it('fires its schedules on its runtime and jobs, lists them through its operations, and stops firing at shutdown', async () => {
+    const clock = cronClock();
+    const { queue, host } = await openHost({
+      runner: { workflows: [greet] },
+      runtimeOptions: fast,
+      jobs: [double],
+      jobRunnerOptions: { pollIntervalMs: 5 },
+      schedules: [minutelyGreeting, minutelyDouble],
+      cronOptions: { clock },
+    });
+    expect(host.cron).toBeDefined();
+    const worker = host.spawn();
+    await waitFor(() => clock.pendingSleepers === 1, 'the scheduler to sleep until the first firing');
+    await clock.advance(30_000);
+    await waitFor(async () => (await host.cron!.list()).every((s) => s.lastFireId !== undefined), 'both schedules to fire');
+
+    const [doubling, greeting] = await host.operations.listSchedules();
+    expect(greeting).toMatchObject({ name: 'greeting', cron: '* * * * *', timezone: 'UTC', declared: true, lastFireMs: Date.parse('2025-01-01T00:01:00Z'), nextFireMs: Date.parse('2025-01-01T00:02:00Z') });
+    expect(greeting!.target).toMatchObject({ type: 'start', workflow: 'greet@1', queueName: host.runtime.queueName });
+    expect(await host.runtime.workflowRun(greet, greeting!.lastFireId!).result()).toBe('hello ada');
+    expect(await host.jobs!.handle(double, doubling!.lastFireId!).result()).toBe(42);
+
+    await worker.shutdown();
+    await clock.advance(60_000);
+    expect((await host.cron!.get('greeting'))!.lastFireMs).toBe(Date.parse('2025-01-01T00:01:00Z'));
+    await queue.close();
+  });
+
+  it('its schedules are its whole declaration: the next host keeps an unchanged one with its firing record and deletes a dropped one', async () => {
+    const clock = cronClock();
+    const store = new MemoryObjectStore();
+    const queue = await Queue.open(store, 'host', { logger: quiet });
+    const first = createRuntimeHost(queue, store, { runner: { workflows: [greet] }, runtimeOptions: fast, schedules: [minutelyGreeting, { ...minutelyGreeting, name: 'dropped' }], cronOptions: { clock } });
+    await first.cron!.fireDueNow();
+    await clock.advance(30_000);
+    await first.cron!.fireDueNow();
+    await first.cron!.define({ name: 'by-hand', cron: '0 0 * * *', enqueue: { queue: 'tasks' } });
+
+    const next = createRuntimeHost(queue, store, { runner: { workflows: [greet] }, runtimeOptions: fast, schedules: [minutelyGreeting], cronOptions: { clock } });
+    await next.cron!.fireDueNow();
+    expect((await next.operations.listSchedules()).map((s) => [s.name, s.lastFireMs])).toEqual([
+      ['by-hand', undefined],
+      ['greeting', Date.parse('2025-01-01T00:01:00Z')],
+    ]);
+    await queue.close();
+  });
+
+  it('without schedules builds no scheduler, and its operations still list the store\'s; a bad schedule is INVALID_ARGUMENT at once', async () => {
+    const copies: Uint8Array[] = [];
+    const { queue, host } = await openHost({
+      runner: { workflows: [greet] },
+      exportBytes: (bytes) => {
+        const copy = bytes.slice();
+        copies.push(copy);
+        return copy;
+      },
+    });
+    expect(host.cron).toBeUndefined();
+    expect(await host.operations.listSchedules()).toEqual([]);
+    const store = new MemoryObjectStore();
+    await new CronScheduler(queue, { logger: false }).define({ name: 'plain', cron: '0 3 * * *', enqueue: { queue: 'tasks', payload: utf8('p') } });
+    const [plain] = await host.operations.listSchedules();
+    expect(plain).toMatchObject({ name: 'plain', target: { type: 'enqueue', queueName: 'tasks' } });
+    // Bytes leave through the host's exportBytes.
+    expect(copies).toContain(plain!.target.input);
+
+    let error: unknown;
+    try {
+      createRuntimeHost(queue, store, { runner: { workflows: [greet] }, schedules: [{ name: 'bad', cron: '0 0 * * * *', start: [greet, 'x'] }] });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'invalid_cron_expression' } });
     await queue.close();
   });
 });

@@ -9,6 +9,7 @@
 import { InvalidArgumentError, isTaqubaError, type ErrorCode } from '../../errors.js';
 import { decodeKindRecord, encodeKindRecord, malformedField } from '../../kind-records.js';
 import type { RunSpec, SubmitOutcome } from '../runs/submit.js';
+import type { FlowControl } from '../flow/flow-options.js';
 import type { SignalOutcome } from '../runs/signals.js';
 import type { DeadStepRetry } from '../steps/dead-step-retry.js';
 import type { CommandOptions } from './ledger.js';
@@ -17,7 +18,7 @@ import { kvKeyBytes } from '../validation.js';
 const FORMAT = 1;
 
 /** A run's submission as data: `RunSpec` with its run id drawn and KV keys as bytes. */
-interface SubmitFields {
+interface SubmitFields extends FlowControl {
   readonly runId: string;
   readonly input?: Uint8Array;
   readonly headers?: Record<string, string>;
@@ -73,6 +74,9 @@ export function submitCommand(spec: RunSpec & { readonly runId: string }): RunCo
     ...(spec.priority === undefined ? {} : { priority: spec.priority }),
     ...(spec.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: spec.maxAttemptsPerStep }),
     ...(spec.runAt === undefined ? {} : { runAt: spec.runAt }),
+    ...(spec.concurrency === undefined ? {} : { concurrency: spec.concurrency }),
+    ...(spec.rateLimit === undefined ? {} : { rateLimit: spec.rateLimit }),
+    ...(spec.debounce === undefined ? {} : { debounce: spec.debounce }),
     ...(spec.kvWrites === undefined ? {} : { kvWrites: [...spec.kvWrites].map(([k, v]) => [kvKeyBytes(k), v] as [Uint8Array, Uint8Array]) }),
   };
 }

@@ -12,9 +12,10 @@ import { InvalidArgumentError } from '../../errors.js';
 import { show } from '../../show.js';
 import type { WorkflowContext } from './context.js';
 import { checkStepOptions, type StepOptions } from './step-options.js';
+import { checkFlowDefaults, type WorkflowFlowDefaults } from './flow-defaults.js';
 
-/** What `defineWorkflow` takes. */
-export interface WorkflowDefinition<I, O> {
+/** What `defineWorkflow` takes. `concurrency`, `rateLimit` and `debounce` are defaults of every start (flow-defaults.ts). */
+export interface WorkflowDefinition<I, O> extends WorkflowFlowDefaults<I> {
   /** 1..100 characters of `[A-Za-z0-9_.-]`; names the workflow in the store, the CLI and the inspector. */
   readonly name: string;
   /** A positive integer, default 1. See the module comment on changing a workflow. */
@@ -37,6 +38,8 @@ export interface Workflow<I = unknown, O = unknown> {
   readonly run: (ctx: WorkflowContext, input: I) => Promise<O>;
   /** @internal */
   readonly stepDefaults: StepOptions;
+  /** @internal */
+  readonly flowDefaults: WorkflowFlowDefaults<I>;
   /** @internal Carries the types (never set). */
   readonly types?: { readonly input: I; readonly output: O };
 }
@@ -72,7 +75,7 @@ function invalid(message: string, field: string): InvalidArgumentError {
  */
 export function defineWorkflow<I = void, O = unknown>(definition: WorkflowDefinition<I, O>): Workflow<I, O> {
   if (typeof definition !== 'object' || definition === null) throw invalid(`a workflow definition must be an object. definition=${show(definition)}`, 'definition');
-  const { name, version = 1, run, steps = {} } = definition;
+  const { name, version = 1, run, steps = {}, concurrency, rateLimit, debounce } = definition;
   if (typeof name !== 'string' || !NAME.test(name)) throw invalid(`workflow name must be 1..100 characters of [A-Za-z0-9_.-]. name=${show(name)}`, 'name');
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) throw invalid(`workflow version must be an integer of at least 1. version=${show(version)}`, 'version');
   if (typeof run !== 'function') throw invalid(`workflow run must be an async function (ctx, input) => output. run=${show(run)}`, 'run');
@@ -83,7 +86,14 @@ export function defineWorkflow<I = void, O = unknown>(definition: WorkflowDefini
     if (e instanceof InvalidArgumentError) throw new InvalidArgumentError(e.message, { ...e.details, reason: 'invalid_workflow', field: 'steps' });
     throw e;
   }
-  return Object.freeze({ name, version, run, stepDefaults: steps });
+  const flowDefaults = { ...(concurrency && { concurrency }), ...(rateLimit && { rateLimit }), ...(debounce && { debounce }) };
+  try {
+    checkFlowDefaults(flowDefaults);
+  } catch (e) {
+    if (e instanceof InvalidArgumentError) throw new InvalidArgumentError(`workflow ${name}: ${e.message}`, { ...e.details, reason: 'invalid_workflow' });
+    throw e;
+  }
+  return Object.freeze({ name, version, run, stepDefaults: steps, flowDefaults });
 }
 
 /** What the third argument of `new WorkflowRuntime` is for workflow functions. */

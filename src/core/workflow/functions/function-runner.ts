@@ -89,7 +89,9 @@ export class FunctionRunner implements StepRunnerObject {
         // The parent's trace context travels explicitly: not every platform carries the active span across awaits.
         const headers: Record<string, string> = { [PARENT_RUN_HEADER]: tag };
         if (traceparent !== undefined) headers[HEADER_TRACEPARENT] = traceparent;
-        await submit(startSpec(workflow, input, { runId: childRunId, headers }));
+        // The parent waits for this very run: a debounce default, which could fold it into another run, does not apply to a child.
+        const { debounce: _debounce, ...spec } = startSpec(workflow, input, { runId: childRunId, headers });
+        await submit(spec);
       },
     };
   }
@@ -111,7 +113,8 @@ export class FunctionRunner implements StepRunnerObject {
     if (workflow === undefined) throw StepError.transient(`workflow ${envelope.name}@${envelope.version} is not registered on this runtime (registered: ${this.workflows.describe()})`);
     const gen = envelope.gen ?? step.jobId;
     const prefix = historyPrefix(ctx.queueName, step.runId, gen);
-    const fresh = step.stepNumber === 0 && step.attempt === 1 && step.interruptions === 0;
+    // A step 0 whose payload names its generation came with its history (an imported run, archive/).
+    const fresh = step.stepNumber === 0 && step.attempt === 1 && step.interruptions === 0 && envelope.gen === undefined;
     const trace = ExecutionTrace.of(ctx.tracer, step, `${envelope.name}@${envelope.version}`);
     const observe = trace === undefined ? onCall : trace.observer(onCall);
     const exec = new Execution({

@@ -10,6 +10,8 @@ import type { RunResultOptions } from '../runs/run-result.js';
 import type { TerminalStatus } from '../runs/terminal-hook.js';
 import type { CommandOptions } from '../commands/ledger.js';
 import type { RunSpec } from '../runs/submit.js';
+import type { FlowControl } from '../flow/flow-options.js';
+import { resolveFlow } from './flow-defaults.js';
 import { RunFailedError } from './errors.js';
 import type { AnyWorkflow, WorkflowRegistry } from './define.js';
 import { decodeEnvelope, encodeEnvelope } from './envelope.js';
@@ -23,8 +25,11 @@ export function workflowOfHeaders(headers: Readonly<Record<string, string>>): { 
   return match ? { name: match[1]!, version: Number(match[2]) } : undefined;
 }
 
-/** Options of `runtime.start`: the `RunSpec` fields that make sense for a typed input. */
-export interface StartOptions {
+/**
+ * Options of `runtime.start`: the `RunSpec` fields that make sense for a typed input.
+ * `concurrency`, `rateLimit` and `debounce` override the workflow's defaults field by field.
+ */
+export interface StartOptions extends FlowControl {
   /** 1..128 characters of `[A-Za-z0-9_-]`; default a fresh time-ordered id. Starting the same id and input again is answered with the run already there. */
   readonly runId?: string;
   readonly headers?: Readonly<Record<string, string>>;
@@ -92,10 +97,11 @@ export function startSpec(workflow: AnyWorkflow, input: unknown, options: StartO
   } catch (e) {
     throw new InvalidArgumentError(`workflow ${workflow.name} input cannot be stored: ${e instanceof Error ? e.message : String(e)}`, { reason: 'unstorable_input', workflow: workflow.name });
   }
-  const { commandId: _commandId, ...spec } = options;
+  const { commandId: _commandId, concurrency, rateLimit, debounce, ...spec } = options;
   // The header names the workflow wherever the run's headers go: the finished-run record, hooks, webhooks.
   const headers = { ...spec.headers, [WORKFLOW_HEADER]: `${workflow.name}@${workflow.version}` };
-  return { ...spec, headers, input: encodeEnvelope({ name: workflow.name, version: workflow.version, input: encoded }) };
+  const flow = resolveFlow(workflow.flowDefaults ?? {}, input, { concurrency, rateLimit, debounce });
+  return { ...spec, ...flow, headers, input: encodeEnvelope({ name: workflow.name, version: workflow.version, input: encoded }) };
 }
 
 /**

@@ -260,7 +260,7 @@ export async function listFinishedRuns(
         const record = decodeFinishedRun(value);
         if (!wanted.has(record.status)) return undefined;
         const now = await readDurableRun(source, runId, queueName);
-        return now.type === 'active' || now.type === 'dead' ? undefined : finishedRunOf(runId, record);
+        return now.type === 'active' || now.type === 'dead' || now.type === 'queued' ? undefined : finishedRunOf(runId, record);
       }),
     );
     for (const row of rows) if (row) runs.push(row);

@@ -19,14 +19,14 @@
  * stay what they always were, active runs only, so a caller that reads null as "not active"
  * keeps working.
  */
-import { fromUtf8, utf8 } from '../../bytes.js';
+import { equalBytes, fromUtf8, utf8 } from '../../bytes.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { JobAttempt, JobRecord, KvPage, KvScanOptions, PayloadError } from '../../queue/index.js';
 import { HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL } from '../constants.js';
 import { DURABLE_READ_ATTEMPTS, readDurableRun, readSettledRun, type DurableRun } from '../runs/durable-run.js';
 import { show } from '../../show.js';
 import { validateRunId } from '../validation.js';
-import { RUNS_PREFIX, signalBufferKey } from '../keys.js';
+import { flowQueuedKey, flowQueuedPrefix, RUNS_PREFIX, signalBufferKey } from '../keys.js';
 import { decodeRunRecord } from '../records.js';
 import { userHeaders } from '../steps/step-headers.js';
 import { checkCorrelationKey } from '../steps/outcome.js';
@@ -47,12 +47,14 @@ export interface WorkflowReadSource {
 /**
  * An active run's state as the store records it (its current step job):
  * `pending` (claimable), `scheduled` (a delay or a retry backoff), `waiting-for-signal`,
- * `running` (claimed), `cancelling` (claimed, cancel requested), `dead` (the step was
- * dead-lettered outside a worker; the runtime's reconciliation fails the run at its next pass).
+ * `waiting-for-slot` (submitted with a concurrency key whose limit was reached: no step job yet,
+ * it starts when an earlier run of the key ends), `running` (claimed), `cancelling` (claimed,
+ * cancel requested), `dead` (the step was dead-lettered outside a worker; the runtime's
+ * reconciliation fails the run at its next pass).
  */
-export type DurableRunState = 'pending' | 'scheduled' | 'waiting-for-signal' | 'running' | 'cancelling' | 'dead';
+export type DurableRunState = 'pending' | 'scheduled' | 'waiting-for-signal' | 'waiting-for-slot' | 'running' | 'cancelling' | 'dead';
 
-const STATES: ReadonlySet<string> = new Set<DurableRunState>(['pending', 'scheduled', 'waiting-for-signal', 'running', 'cancelling', 'dead']);
+const STATES: ReadonlySet<string> = new Set<DurableRunState>(['pending', 'scheduled', 'waiting-for-signal', 'waiting-for-slot', 'running', 'cancelling', 'dead']);
 
 /** One active run in a listing. */
 export interface RunSummary {
@@ -91,7 +93,9 @@ export type RunWait =
   /** A durable signal on `correlationKey`; the step runs without one at `timeoutAt` (epoch ms). */
   | { readonly type: 'signal'; readonly correlationKey: string; readonly timeoutAt: number }
   /** A time: a runner-requested delay, or the backoff before a retry of a failed try. */
-  | { readonly type: 'timer'; readonly at: number; readonly reason: 'delay' | 'retry' };
+  | { readonly type: 'timer'; readonly at: number; readonly reason: 'delay' | 'retry' }
+  /** A slot of concurrency key `key`: `position` runs of the key wait before it (0: it is next). */
+  | { readonly type: 'slot'; readonly key: string; readonly position: number };
 
 /** One active run in detail: its current step and that step's tries. */
 export interface RunDetails {
@@ -150,6 +154,8 @@ export interface DeadStepListOptions {
 export const DEAD_STEP_PAGE_MAX = 1000;
 const RUN_PAGE_DEFAULT = 100;
 const DEAD_PAGE_DEFAULT = 50;
+/** How far `getRun` looks down a concurrency key's list for a waiting run's position. */
+const WAITING_POSITION_SCAN = 1000;
 
 function stateOf(job: JobRecord): DurableRunState {
   switch (job.status) {
@@ -203,6 +209,7 @@ async function summarize(source: WorkflowReadSource, queueName: string, key: Uin
   // A listing reports a run that will not settle rather than failing the page (its queue is
   // unknown then, so another runtime's run can show up this way).
   if (run.type === 'moved') return { runId, submittedAtMs: record.submittedAtMs, state: null, currentStep: null, jobId: null };
+  if (run.type === 'queued') return { runId, submittedAtMs: decodeRunRecord(run.record).submittedAtMs, state: 'waiting-for-slot', currentStep: 0, jobId: run.jobId };
   // The id may have been terminated and submitted again since the scan: report the record read last.
   return { runId, submittedAtMs: decodeRunRecord(run.record).submittedAtMs, state: stateOf(run.job), currentStep: run.step, jobId: run.job.id };
 }
@@ -248,8 +255,9 @@ export async function getRun(source: WorkflowReadSource, queueName: string, runI
   validateRunId(runId);
   const run = await readSettledRun(source, runId, queueName);
   if (run.type === 'absent' || run.type === 'foreign') return null;
-  const { job, step } = run;
   const record = decodeRunRecord(run.record);
+  if (run.type === 'queued') return queuedRunDetails(source, queueName, run, record.submittedAtMs);
+  const { job, step } = run;
   const history = await source.attemptHistory(job.id);
   return {
     runId,
@@ -267,6 +275,30 @@ export async function getRun(source: WorkflowReadSource, queueName: string, runI
     claimedAt: job.claimedAt ?? null,
     failedAt: job.failedAt ?? null,
     history,
+  };
+}
+
+/** A run waiting for a concurrency slot, as `getRun` reports it (its step 0 has no job yet). */
+async function queuedRunDetails(source: WorkflowReadSource, queueName: string, run: Extract<DurableRun, { type: 'queued' }>, submittedAtMs: number): Promise<RunDetails> {
+  const ahead = await source.kvScan(flowQueuedPrefix(queueName, run.key), { limit: WAITING_POSITION_SCAN });
+  const position = ahead.entries.findIndex(([key]) => equalBytes(key, flowQueuedKey(queueName, run.key, run.seq)));
+  return {
+    runId: run.run.runId,
+    submittedAtMs,
+    state: 'waiting-for-slot',
+    currentStep: 0,
+    jobId: run.jobId,
+    attempts: 0,
+    maxAttempts: run.run.maxAttempts,
+    interruptions: 0,
+    lastError: null,
+    // Beyond the scan the position is only known to be at least its size.
+    waitingFor: { type: 'slot', key: run.key, position: position === -1 ? ahead.entries.length : position },
+    headers: { ...run.run.headers },
+    enqueuedAt: submittedAtMs,
+    claimedAt: null,
+    failedAt: null,
+    history: [],
   };
 }
 

@@ -13,8 +13,9 @@ import { DEFAULT_MEMO_PREFIX, DEFAULT_QUEUE_NAME } from '../constants.js';
 import { show } from '../../show.js';
 import { getRunTimeline, type RunTimeline } from './run-timeline.js';
 import { getRun, getRunOrFinished, listDeadSteps, listRuns, type DeadStep, type DeadStepListOptions, type RunDetails, type RunListOptions, type RunListPage } from './inspection.js';
-import { readFinishedRun, wantsFinished, type FinishedReadOptions, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './finished-runs.js';
+import { wantsFinished, type FinishedReadOptions, type FinishedRun, type FinishedRunListOptions, type FinishedRunListPage } from './finished-runs.js';
 import type { RunStatus } from '../registry.js';
+import { readEndedStatus } from '../archive/moved-runs.js';
 import { validateRunId } from '../validation.js';
 
 /** Options of `WorkflowReader.open`: the queue reader's, plus the runtime's queue name. */
@@ -105,7 +106,7 @@ export class WorkflowReader {
   /**
    * As `WorkflowRuntime.readStatus`, from the store only (a reader has no registry, so a cancel
    * requested of a step not yet claimed shows once its job is flagged), as of the last refresh.
-   * With `{ includeFinished: true }`, a finished run reports how it ended. Rejects with
+   * With `{ includeFinished: true }`, a finished run reports how it ended (a handed-off one: `moved`). Rejects with
    * INVALID_ARGUMENT (run id, options), CORRUPT_DATA or STORE_*.
    */
   async readStatus(runId: string, options?: FinishedReadOptions): Promise<RunStatus | null> {
@@ -118,8 +119,7 @@ export class WorkflowReader {
       return { runId, state: run.state === 'running' || run.state === 'cancelling' ? run.state : 'pending', currentStep: run.currentStep };
     }
     if (!includeFinished) return null;
-    const finished = await readFinishedRun(this.queue, this.queueName, runId);
-    return finished === null ? null : { runId, state: finished.status, currentStep: finished.finalStep };
+    return readEndedStatus(this.queue, this.queueName, runId);
   }
 
   /**

@@ -33,20 +33,60 @@
  */
 import type { RuntimeContext } from '../context.js';
 import type { CommandRecord } from '../commands/ledger.js';
-import { DURABLE_READ_ATTEMPTS, inconsistent, readDurableRun } from './durable-run.js';
+import { DURABLE_READ_ATTEMPTS, inconsistent, readDurableRun, type DurableRun } from './durable-run.js';
 import type { RegistryEntry, RunStatus } from '../registry.js';
 import { userHeaders } from '../steps/step-headers.js';
 import { commitEnding, terminationEffects } from './termination.js';
 import { endingFactsRead, factsOfRunRecord } from '../history/finished-runs.js';
+import { stepPointerKey } from '../keys.js';
+import { decodeStepPointer } from '../records.js';
+import { addWithdrawal } from '../flow/concurrency.js';
+import { flowHeadersOf, withFlowLock } from '../flow/flow-locks.js';
 
 /** Protocol step 1. */
 async function cancelRegistered(ctx: RuntimeContext, runId: string, entry: RegistryEntry, record: CommandRecord | undefined): Promise<boolean> {
   entry.cancelRequested = true;
   await endingFactsRead(ctx, runId);
+  const jobId = entry.currentJobId;
+  // The run's flow keys are on its step jobs (a slot or a window to release with the ending).
+  const flow = flowHeadersOf((await ctx.queue.getJob(jobId))?.headers);
   const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: entry.headers, finalStep: entry.currentStep });
-  const { outcome } = await commitEnding(ctx, runId, effects, () => ctx.queue.cancelWith(entry.currentJobId, effects, record?.writes(true)));
-  if (outcome === 'removed') ctx.registry.removeIf(runId, entry);
+  const { outcome } = await commitEnding(ctx, runId, effects, () => ctx.queue.cancelWith(jobId, effects, record?.writes(true)), flow);
+  // No job: the run may wait for a concurrency slot, which its job is not enqueued before.
+  if (outcome === 'removed' || (outcome === 'not_found' && (await cancelIfQueued(ctx, runId, record)))) ctx.registry.removeIf(runId, entry);
   return true;
+}
+
+/** Cancels the run if it waits for a concurrency slot; false when it does not. */
+async function cancelIfQueued(ctx: RuntimeContext, runId: string, record: CommandRecord | undefined): Promise<boolean> {
+  for (let attempt = 1; attempt <= DURABLE_READ_ATTEMPTS; attempt++) {
+    const run = await readDurableRun(ctx.queue, runId, ctx.queueName);
+    if (run.type === 'moved') continue;
+    if (run.type !== 'queued') return false;
+    if (await cancelQueued(ctx, run, record)) return true;
+  }
+  return false;
+}
+
+/**
+ * Cancels run `run`, waiting for a slot: its termination commits with its entry's deletion, under
+ * the key's lock, if the pointer still marks it waiting at that place. False when it was admitted
+ * (or ended) since the read: read it again.
+ */
+async function cancelQueued(ctx: RuntimeContext, run: Extract<DurableRun, { type: 'queued' }>, record: CommandRecord | undefined): Promise<boolean> {
+  const runId = run.run.runId;
+  const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: run.run.headers, finalStep: 0 }, {}, factsOfRunRecord(run.record, run.jobId));
+  return commitEnding(ctx, runId, effects, () =>
+    withFlowLock(ctx.queue, ctx.queueName, 'concurrency', run.key, async () => {
+      const pointer = await ctx.queue.kvGet(stepPointerKey(runId));
+      const queued = pointer === undefined ? undefined : decodeStepPointer(pointer).queued;
+      if (queued?.key !== run.key || queued.seq !== run.seq) return false;
+      await addWithdrawal(ctx, run.key, run.seq, run.run, effects);
+      await ctx.queue.commitEffects({ ...effects, kvWrites: [...effects.kvWrites, ...(record?.writes(true) ?? [])] });
+      ctx.registry.remove(runId);
+      return true;
+    }),
+  );
 }
 
 /**
@@ -60,13 +100,17 @@ export async function cancelRun(ctx: RuntimeContext, runId: string, record?: Com
     const run = await readDurableRun(ctx.queue, runId, ctx.queueName);
     if (run.type === 'absent' || run.type === 'dead' || run.type === 'foreign') return false;
     if (run.type === 'moved') continue;
+    if (run.type === 'queued') {
+      if (await cancelQueued(ctx, run, record)) return true;
+      continue;
+    }
     // A claim here may have registered the run while we read: the registry path knows more
     // (the delivery) and keeps the `cancelling` overlay, so take it.
     const registered = ctx.registry.get(runId);
     if (registered) return cancelRegistered(ctx, runId, registered, record);
     const { job, step } = run;
     const effects = terminationEffects(ctx, { runId, status: 'cancelled', result: null, error: null, headers: userHeaders(job.headers), finalStep: step }, {}, factsOfRunRecord(run.record, job.id));
-    const { outcome } = await commitEnding(ctx, runId, effects, () => ctx.queue.cancelWith(job.id, effects, record?.writes(true)));
+    const { outcome } = await commitEnding(ctx, runId, effects, () => ctx.queue.cancelWith(job.id, effects, record?.writes(true)), flowHeadersOf(job.headers));
     if (outcome === 'removed') return true;
     if (outcome === 'requested') {
       const live = ctx.registry.get(runId);
@@ -87,6 +131,7 @@ export async function readRunStatus(ctx: RuntimeContext, runId: string): Promise
     const run = await readDurableRun(ctx.queue, runId, ctx.queueName);
     if (run.type === 'absent' || run.type === 'dead' || run.type === 'foreign') return null;
     if (run.type === 'moved') continue;
+    if (run.type === 'queued') return { runId, state: 'pending', currentStep: 0 };
     const { job, step } = run;
     if (job.status !== 'claimed') return { runId, state: 'pending', currentStep: step };
     return { runId, state: job.cancelRequested ? 'cancelling' : 'running', currentStep: step };

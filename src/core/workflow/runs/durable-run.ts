@@ -18,8 +18,9 @@
  */
 import type { JobRecord } from '../../queue/index.js';
 import { corrupt } from '../errors.js';
-import { runRecordKey, stepPointerKey } from '../keys.js';
+import { flowQueuedKey, runRecordKey, stepPointerKey } from '../keys.js';
 import { decodeStepPointer } from '../records.js';
+import { decodeQueuedRun, type QueuedRun } from '../flow/flow-records.js';
 
 export type DurableRun =
   /** No run record: never submitted, or terminated (its id is released). */
@@ -28,6 +29,11 @@ export type DurableRun =
   | { readonly type: 'active'; readonly step: number; readonly job: JobRecord; readonly record: Uint8Array }
   /** The current step job was dead-lettered outside a worker; reconciliation will fail the run. */
   | { readonly type: 'dead'; readonly step: number; readonly job: JobRecord; readonly record: Uint8Array }
+  /**
+   * The run waits for a concurrency slot (flow/concurrency.ts): no job yet (`jobId` is the id the
+   * pointer names, of no job); `run` is its waiting entry at `seq` of `key`.
+   */
+  | { readonly type: 'queued'; readonly step: 0; readonly jobId: string; readonly key: string; readonly seq: number; readonly run: QueuedRun; readonly record: Uint8Array }
   /** The run's step job is on another queue name: another runtime's run (treated as unknown). */
   | { readonly type: 'foreign' }
   /** A settlement committed between the reads; read again. */
@@ -58,6 +64,14 @@ export async function readDurableRun(source: DurableRunSource, runId: string, qu
   // the caller once its attempts run out.
   if (pointerBytes === undefined) return { type: 'moved' };
   const pointer = decodeStepPointer(pointerBytes);
+  if (pointer.queued !== undefined) {
+    const { queueName: owner, key, seq } = pointer.queued;
+    if (owner !== queueName) return { type: 'foreign' };
+    // Admission deletes the entry and unmarks the pointer together: a missing entry means it moved.
+    const entry = await source.kvGet(flowQueuedKey(queueName, key, seq));
+    if (entry === undefined) return { type: 'moved' };
+    return { type: 'queued', step: 0, jobId: pointer.jobId, key, seq, run: decodeQueuedRun(entry), record };
+  }
   const job = await source.getJob(pointer.jobId);
   if (job === undefined || job.status === 'done') return { type: 'moved' };
   // Every step of a run goes to the queue name of the runtime that submitted it.

@@ -20,6 +20,7 @@ import { decodeStepPointer } from '../records.js';
 import { parseStepJob, userHeaders } from '../steps/step-headers.js';
 import { commitEnding, terminationEffects } from './termination.js';
 import { factsOfRunRecord } from '../history/finished-runs.js';
+import { flowHeadersOf } from '../flow/flow-locks.js';
 
 const PAGE = 100;
 
@@ -47,7 +48,7 @@ async function reconcileJob(ctx: RuntimeContext, job: JobRecord): Promise<boolea
   );
   // Nothing else rewrites a pointer whose job is dead (no worker holds it; a submission of the
   // same id sees the record and stays a duplicate), so the check above still holds here.
-  await commitEnding(ctx, parsed.runId, effects, () => ctx.queue.commitEffects(effects));
+  await commitEnding(ctx, parsed.runId, effects, () => ctx.queue.commitEffects(effects), flowHeadersOf(job.headers));
   ctx.registry.remove(parsed.runId);
   return true;
 }

@@ -6,8 +6,9 @@
  * 2. Active: wait for its current step job to leave the queue (the queue's in-process completion
  *    wait, which misses no transition), then read again: the run advanced to a new job, or ended.
  * 3. Dead step (dead-lettered outside a worker): the run fails at the next reconciliation pass;
- *    read again after a poll interval.
- * 4. Not active: the finished-run record answers; none ⇒ NOT_FOUND.
+ *    read again after a poll interval. So too for a run waiting for a concurrency slot (no job yet).
+ * 4. Not active: the finished-run record answers; a newer moved-run record (a hand-off) ⇒ NOT_FOUND
+ *    (reason `run_moved`); none ⇒ NOT_FOUND.
  * Active comes first, so an id submitted again is awaited anew rather than answered with the
  * record of its earlier run.
  */
@@ -16,7 +17,8 @@ import { numberRule } from '../../options.js';
 import { show } from '../../show.js';
 import type { RuntimeContext } from '../context.js';
 import { readDurableRun } from './durable-run.js';
-import { finishedRunRetention, readFinishedRun, type FinishedRun } from '../history/finished-runs.js';
+import { finishedRunRetention, type FinishedRun } from '../history/finished-runs.js';
+import { movedAway, readRunEnding } from '../archive/moved-runs.js';
 import { validateRunId } from '../validation.js';
 
 /** Options of `WorkflowRuntime.result`. */
@@ -79,12 +81,14 @@ export async function awaitRunResult(ctx: RuntimeContext, runId: string, options
         await ctx.queue.waitForCompletion(run.job.id, WAIT_CHUNK_MS, stop.signal);
         continue;
       }
-      if (run.type === 'dead') {
+      // A run waiting for a concurrency slot has no job to wait on yet: read again after a while.
+      if (run.type === 'dead' || run.type === 'queued') {
         await ctx.clock.sleep(pollIntervalMs, stop.signal).catch(() => undefined);
         continue;
       }
-      const finished = await readFinishedRun(ctx.queue, ctx.queueName, runId);
-      if (finished) return finished;
+      const ending = await readRunEnding(ctx.queue, ctx.queueName, runId);
+      if (ending?.type === 'moved') throw movedAway(ending.moved);
+      if (ending) return ending.run;
       throw notKept(runId, finishedRunRetention(ctx));
     }
   } finally {

@@ -12,6 +12,11 @@
  *    then one transaction: step 0 (dedup `run:{id}:0`, pre-drawn id) + the caller's KV writes +
  *    run record + step pointer. A dedup hit (a waiting step 0 with no record) applies nothing and
  *    is answered as a duplicate of that job.
+ *    With flow control (`concurrency`, `rateLimit`, `debounce`), flow/flow-submit.ts decides under
+ *    the keys' locks and adds to the same transaction: a start time and the key's records; or, for
+ *    a run waiting for a concurrency slot, no job yet (its record and a pointer marked queued); or,
+ *    for a debounced run joining an open window, the window's run takes this input instead (the
+ *    answer names that run).
  * 6. With `runIdReuse: 'after-retention'`, before 5: a kept finished-run record of the id answers
  *    as a duplicate with `finished` (another input ⇒ INPUT_MISMATCH, when the record knows the hash).
  * Duplicates never apply their KV writes. A command applied through a carrier keeps its answer
@@ -29,15 +34,20 @@ import { checkKvValue, checkUserHeaders, checkUserKvKey, kvKeyBytes, validateRun
 import type { KvKey } from '../steps/effects-handle.js';
 import type { CommandRecord } from '../commands/ledger.js';
 import { checkOptions, optionNames } from '../../options.js';
-import { runRecordKey, stepDedupKey, stepPointerKey } from '../keys.js';
+import { runRecordKey, stepPointerKey } from '../keys.js';
 import type { KeyedMutex } from '../../keyed-mutex.js';
-import { decodeRunRecord, decodeStepPointer, encodeRunRecord, encodeStepPointer } from '../records.js';
-import { stepJobHeaders } from '../steps/step-headers.js';
+import { decodeRunRecord, decodeStepPointer } from '../records.js';
+import { checkFlowControl, type FlowControl } from '../flow/flow-options.js';
+import { enqueueNewRun, type NewRun } from '../flow/new-run.js';
+import { submitWithFlow } from '../flow/flow-submit.js';
 import { keepsFinishedRunIds, readFinishedRecord } from '../history/finished-runs.js';
 import type { TerminalStatus } from './terminal-hook.js';
 
-/** A run to start. Everything is optional. */
-export interface RunSpec {
+/**
+ * A run to start. Everything is optional. `concurrency`, `rateLimit` and `debounce` put the run
+ * under flow control per key (flow/flow-options.ts).
+ */
+export interface RunSpec extends FlowControl {
   /** 1..128 characters of `[A-Za-z0-9_-]`; default a fresh time-ordered id. */
   readonly runId?: string;
   /** Payload of step 0 (default empty). Part of the idempotency check. */
@@ -56,9 +66,17 @@ export interface RunSpec {
 
 export interface SubmitOutcome {
   readonly runId: string;
-  /** False for a duplicate of an active run with the same input. */
+  /**
+   * False for a duplicate of an active run with the same input. True also for a debounced
+   * submission that joined an open window: `runId` then names the window's run, which carries
+   * this input.
+   */
   readonly newlySubmitted: boolean;
-  /** The queue job now carrying the run (step 0 for a new run; for a finished one, the job that ended it, or '' if unknown). */
+  /**
+   * The queue job now carrying the run (step 0 for a new run; for a finished one, the job that
+   * ended it, or '' if unknown). For a run waiting for a concurrency slot, an id of no job yet:
+   * its step 0 gets a fresh one when admitted.
+   */
   readonly jobId: string;
   /**
    * How the run had ended, when the id names a finished run whose outcome is still kept and the
@@ -69,7 +87,18 @@ export interface SubmitOutcome {
 }
 
 /** Every RunSpec field (add a new field's name here, or submit rejects it as unknown). */
-const RUN_SPEC_FIELDS = optionNames<RunSpec>({ runId: true, input: true, headers: true, priority: true, maxAttemptsPerStep: true, runAt: true, kvWrites: true });
+const RUN_SPEC_FIELDS = optionNames<RunSpec>({
+  runId: true,
+  input: true,
+  headers: true,
+  priority: true,
+  maxAttemptsPerStep: true,
+  runAt: true,
+  kvWrites: true,
+  concurrency: true,
+  rateLimit: true,
+  debounce: true,
+});
 
 interface ValidSpec {
   readonly runId: string | undefined;
@@ -77,6 +106,7 @@ interface ValidSpec {
   readonly headers: Readonly<Record<string, string>>;
   readonly options: EnqueueOptions;
   readonly kvWrites: [Uint8Array, Uint8Array][];
+  readonly flow: FlowControl | undefined;
 }
 
 export function validateSpec(spec: RunSpec, defaultAttempts: number | undefined): ValidSpec {
@@ -112,7 +142,8 @@ export function validateSpec(spec: RunSpec, defaultAttempts: number | undefined)
   const attempts = spec.maxAttemptsPerStep ?? defaultAttempts;
   if (attempts !== undefined) options.maxAttempts = attempts;
   if (spec.runAt !== undefined) options.runAt = spec.runAt;
-  return { runId: spec.runId, input, headers: { ...headers }, options, kvWrites };
+  const flow = checkFlowControl(spec);
+  return { runId: spec.runId, input, headers: { ...headers }, options, kvWrites, flow };
 }
 
 /** `record`: the command being applied, whose answer commits with a new run (commands/ledger.ts). */
@@ -147,22 +178,23 @@ export async function submitRun(ctx: RuntimeContext, locks: KeyedMutex, spec: Ru
     }
     const jobId = ctx.queue.nextJobId();
     const registered = ctx.registry.submitted(runId, jobId, v.headers, hashHex);
+    const run: NewRun = {
+      runId,
+      jobId,
+      input: v.input,
+      inputHash: hash,
+      submittedAtMs: ctx.clock.now(),
+      headers: v.headers,
+      options: v.options,
+      kvWrites: v.kvWrites,
+      answer: (outcome) => record?.writes(outcome) ?? [],
+    };
     let committed = false;
     try {
-      const result = await ctx.queue.enqueueWithKv(
-        ctx.queueName,
-        v.input,
-        { ...v.options, dedupKey: stepDedupKey(runId, 0), idOverride: jobId, headers: stepJobHeaders(v.headers, runId, 0) },
-        [
-          ...v.kvWrites,
-          [runRecordKey(runId), encodeRunRecord({ runId, submittedAtMs: ctx.clock.now(), inputHash: hash })],
-          [stepPointerKey(runId), encodeStepPointer({ step: 0, jobId })],
-          ...(record?.writes({ runId, newlySubmitted: true, jobId } satisfies SubmitOutcome) ?? []),
-        ],
-      );
-      if (result.type === 'already_enqueued') return { runId, newlySubmitted: false, jobId: result.id };
-      committed = true;
-      return { runId, newlySubmitted: true, jobId };
+      const outcome = v.flow === undefined ? await enqueueNewRun(ctx, run) : await submitWithFlow(ctx, run, v.flow);
+      // A debounced submission may join another run's window: this id then stays unused.
+      committed = outcome.newlySubmitted && outcome.runId === runId;
+      return outcome;
     } catch (e) {
       // The queue validates priority, attempts and runAt; report them as the spec's fields.
       if (isTaqubaError(e, 'INVALID_ARGUMENT')) throw new InvalidArgumentError(`invalid run spec: ${e.message}`, { ...e.details, reason: 'invalid_spec' });

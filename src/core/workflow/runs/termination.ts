@@ -19,6 +19,8 @@ import { runRecordKey, stepPointerKey, terminalDedupKey, terminalMarkerKey } fro
 import { encodeRunOutcome } from '../records.js';
 import { finishedRunRetention, finishedRunWrites, type EndingFacts } from '../history/finished-runs.js';
 import { hookObserves, type RunOutcome } from './terminal-hook.js';
+import { commitFlowEnding } from '../flow/flow-ending.js';
+import type { FlowHeaders } from '../flow/flow-locks.js';
 
 /** Settlement effects under construction (mutable so callers can add their own). */
 export interface EffectsBuilder {
@@ -52,14 +54,17 @@ export function endingLocksOf(queue: Queue): KeyedMutex {
 /**
  * Commits an ending of `runId` (`commit` settles with `effects`) after adding what every ending
  * deletes besides the run's records (`RuntimeContext.endingDeletes`), both under the run's ending
- * lock, so that no signal is buffered for the run between the read and the commit.
+ * lock, so that no signal is buffered for the run between the read and the commit. `flow`: the
+ * flow headers of the run's step job; its slot and debounce window are released with the ending
+ * (flow/flow-ending.ts).
  */
-export async function commitEnding<T>(ctx: RuntimeContext, runId: string, effects: EffectsBuilder, commit: () => Promise<T>): Promise<T> {
+export async function commitEnding<T>(ctx: RuntimeContext, runId: string, effects: EffectsBuilder, commit: () => Promise<T>, flow?: FlowHeaders): Promise<T> {
+  const settle = flow === undefined ? commit : (): Promise<T> => commitFlowEnding(ctx, runId, flow, effects, commit);
   const endingDeletes = ctx.endingDeletes;
-  if (endingDeletes === undefined) return commit();
+  if (endingDeletes === undefined) return settle();
   return ctx.endingLocks.run(runId, async () => {
     effects.kvDeletes.push(...(await endingDeletes(runId)));
-    return commit();
+    return settle();
   });
 }
 

@@ -10,7 +10,9 @@
  *   `run_resubmitted`: requeueing then would fork the id into two chains). The revived run is
  *   listed and queried like any active run, and its hook hears its next ending too. Its record
  *   keeps the hash of the dead step's input, which for steps after the first is not the run's
- *   input: a resubmission of the id while it runs reports INPUT_MISMATCH there;
+ *   input: a resubmission of the id while it runs reports INPUT_MISMATCH there. A revived run
+ *   that held a concurrency slot takes one back, over the limit if its key is full (its ending
+ *   released the slot it had; its next ending releases this one);
  * - any other job on the queue that is not a step (no run-id header): requeued as is.
  *
  * Writer only.
@@ -22,6 +24,8 @@ import { HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL } from '../constants.js';
 import { runRecordKey, stepPointerKey } from '../keys.js';
 import { decodeStepPointer, encodeRunRecord, encodeStepPointer } from '../records.js';
 import type { CommandRecord } from '../commands/ledger.js';
+import { retakeSlot } from '../flow/concurrency.js';
+import { HEADER_CONCURRENCY_KEY, withFlowLock } from '../flow/flow-locks.js';
 
 /** What was requeued: a step of an active run, a step whose ended run came back (`revived`), a terminal notification, or a job that is not a step. */
 export type DeadStepRetry = 'step' | 'revived' | 'notification' | 'other';
@@ -42,7 +46,7 @@ export async function retryDeadStep(queue: Queue, queueName: string, jobId: stri
   const runId = job.headers[HEADER_RUN_ID];
   const kind: DeadStepRetry = job.headers[HEADER_TERMINAL] !== undefined ? 'notification' : runId === undefined ? 'other' : 'step';
   if (kind === 'step' && !(await stillActive(queue, runId!, jobId))) {
-    await reviveRun(queue, job, runId!, now, record?.writes('revived' satisfies DeadStepRetry) ?? []);
+    await reviveRun(queue, queueName, job, runId!, now, record?.writes('revived' satisfies DeadStepRetry) ?? []);
     return 'revived';
   }
   await queue.requeueDeadJob(job, record ? { kvWrites: record.writes(kind) } : {});
@@ -54,7 +58,14 @@ async function stillActive(queue: Queue, runId: string, jobId: string): Promise<
   return pointer !== undefined && decodeStepPointer(pointer).jobId === jobId && (await queue.kvGet(runRecordKey(runId))) !== undefined;
 }
 
-async function reviveRun(queue: Queue, job: JobRecord, runId: string, now: number, answer: readonly (readonly [Uint8Array, Uint8Array])[]): Promise<void> {
+async function reviveRun(queue: Queue, queueName: string, job: JobRecord, runId: string, now: number, answer: readonly (readonly [Uint8Array, Uint8Array])[]): Promise<void> {
+  // A run that held a concurrency slot released it when it ended: it takes one back (flow/concurrency.ts).
+  const key = job.headers[HEADER_CONCURRENCY_KEY];
+  if (key === undefined) return requeueRevived(queue, job, runId, now, answer);
+  return withFlowLock(queue, queueName, 'concurrency', key, async () => requeueRevived(queue, job, runId, now, [...answer, await retakeSlot(queue, queueName, key)]));
+}
+
+async function requeueRevived(queue: Queue, job: JobRecord, runId: string, now: number, answer: readonly (readonly [Uint8Array, Uint8Array])[]): Promise<void> {
   const step = Number(job.headers[HEADER_STEP]);
   if (!Number.isSafeInteger(step) || step < 0) {
     throw new CorruptDataError(`a dead step job without a valid step header. jobId=${job.id} step=${String(job.headers[HEADER_STEP])}`, { jobId: job.id, reason: 'invalid_step_header' });

@@ -43,6 +43,7 @@ import { StepError } from './step-error.js';
 import { parseStepJob, stepJobHeaders, userHeaders } from './step-headers.js';
 import { commitEnding, terminationEffects, type EffectsBuilder } from '../runs/termination.js';
 import { endingFactsRead } from '../history/finished-runs.js';
+import { flowHeadersOf, type FlowHeaders } from '../flow/flow-locks.js';
 import type { RunOutcome, TerminalStatus } from '../runs/terminal-hook.js';
 
 /** The parsed delivery every settlement helper needs. */
@@ -52,6 +53,8 @@ interface Delivery {
   readonly runId: string;
   readonly step: number;
   readonly headers: Readonly<Record<string, string>>;
+  /** The run's flow headers (flow/flow-locks.ts): carried to the next step, released at the ending. */
+  readonly flow: FlowHeaders | undefined;
 }
 
 /**
@@ -77,7 +80,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     ctx.log.error('dead-lettered a job that is not a valid step', { jobId: job.id, reason: parsed.invalid });
     return;
   }
-  const d: Delivery = { ctx, claim, runId: parsed.runId, step: parsed.step, headers: userHeaders(job.headers) };
+  const d: Delivery = { ctx, claim, runId: parsed.runId, step: parsed.step, headers: userHeaders(job.headers), flow: flowHeadersOf(job.headers) };
   const entry = ctx.registry.running(d.runId, d.step, job.id, d.headers, claim);
   // A cancel that reached the job before this delivery registered (a persisted flag from an
   // earlier process, or a cancel found through the durable records in the claim's window):
@@ -199,10 +202,16 @@ async function terminate(d: Delivery, status: TerminalStatus, result: Uint8Array
   const effects = terminationEffects(d.ctx, outcomeOf(d, status, result, error), { priority: job.priority, maxAttempts: job.maxAttempts }, { jobId: job.id });
   mergeKv(effects, staged);
   effects.kvDeletes.push(...signalDeletes);
-  await commitEnding(d.ctx, d.runId, effects, async () => {
-    d.ctx.registry.terminated(d.runId, d.claim);
-    await d.ctx.queue.ackWith(d.claim, effects);
-  });
+  await commitEnding(
+    d.ctx,
+    d.runId,
+    effects,
+    async () => {
+      d.ctx.registry.terminated(d.runId, d.claim);
+      await d.ctx.queue.ackWith(d.claim, effects);
+    },
+    d.flow,
+  );
   d.ctx.log.info(`run ${status}`, { runId: d.runId, step: d.step, ...(error === null ? {} : { reason: error }) });
 }
 
@@ -215,11 +224,17 @@ async function failRun(d: Delivery, message: string, via: 'dead_letter' | 'last_
   await endingFactsRead(d.ctx, d.runId);
   const effects = terminationEffects(d.ctx, outcomeOf(d, 'failed', null, message), { priority: job.priority, maxAttempts: job.maxAttempts }, { jobId: job.id });
   mergeKv(effects, failureWrites);
-  await commitEnding(d.ctx, d.runId, effects, async () => {
-    d.ctx.registry.terminated(d.runId, d.claim);
-    if (via === 'dead_letter') await d.ctx.queue.deadLetterWith(d.claim, message, effects);
-    else await d.ctx.queue.nackWith(d.claim, message, effects);
-  });
+  await commitEnding(
+    d.ctx,
+    d.runId,
+    effects,
+    async () => {
+      d.ctx.registry.terminated(d.runId, d.claim);
+      if (via === 'dead_letter') await d.ctx.queue.deadLetterWith(d.claim, message, effects);
+      else await d.ctx.queue.nackWith(d.claim, message, effects);
+    },
+    d.flow,
+  );
   const { error, ...rest } = failureFields(message, cause);
   d.ctx.log.error(via === 'dead_letter' ? 'step dead-lettered; run failed' : 'step out of attempts, dead-lettered; run failed', {
     runId: d.runId,
@@ -270,7 +285,7 @@ function advanceEffects(
   const job = d.claim.job;
   const options: { -readonly [K in keyof EnqueueOptions]: EnqueueOptions[K] } = {
     idOverride: nextJobId,
-    headers: stepJobHeaders(d.headers, d.runId, next, extraHeaders),
+    headers: stepJobHeaders(d.headers, d.runId, next, d.flow === undefined ? extraHeaders : { ...d.flow, ...extraHeaders }),
     priority: job.priority,
     maxAttempts: job.maxAttempts,
   };

@@ -474,13 +474,13 @@ export class Queue {
   }
 
   /**
-   * Deletes a waiting (pending or scheduled) job and applies `effects` in the same transaction,
-   * like `cancelWith`; true once durable. False, with nothing applied, when the job is claimed,
-   * settled or unknown: unlike `cancel`, a claimed job is left alone (no cancel request). The
-   * workflow runtime replaces a debounced run's scheduled first step this way.
+   * Deletes a waiting (pending or scheduled) job and applies `effects` in the same transaction;
+   * true once durable. False, with nothing applied, when the job is claimed, settled or unknown:
+   * unlike `cancel`, a claimed job is left alone (no cancel request). The workflow runtime
+   * replaces a debounced run's scheduled first step this way (`takeWaiting` with no guard).
    */
   async removeWaitingWith(id: string, effects: SettlementEffects): Promise<boolean> {
-    return (await cancelJob(this.ctx, id, effects, undefined, true)).outcome === 'removed';
+    return (await takeWaitingJob(this.ctx, id, { accept: () => true }, effects)) === 'taken';
   }
 
   /**

@@ -33,15 +33,13 @@ async function locate(s: StagedTxn, id: string): Promise<{ key: Uint8Array; reco
  * effects applied (`removed`). Claimed ⇒ the durable cancel flag is set and the live signal fired;
  * the job keeps running and effects are discarded (`requested`). Done, dead or unknown ⇒
  * `not_found`, effects discarded. `recorded` caller-KV writes commit with `removed` and
- * `requested` alike (a command's answer, kept with whatever the cancel changed). `waitingOnly`:
- * a claimed job is left as it is (no flag, no signal) and answered `not_found`.
+ * `requested` alike (a command's answer, kept with whatever the cancel changed).
  */
 export async function cancelJob(
   ctx: QueueContext,
   id: string,
   effects?: SettlementEffects,
   recorded?: Iterable<readonly [Uint8Array, Uint8Array]>,
-  waitingOnly = false,
 ): Promise<{ outcome: CancelOutcome; results: EnqueueResult[] }> {
   ctx.checkOpen();
   validateLookupId(id);
@@ -52,7 +50,7 @@ export async function cancelJob(
     result = await runTransaction(ctx.db, async (s) => {
       const found = await locate(s, id);
       const space = found && spaceOfKey(found.key);
-      if (!found || space === 'done' || space === 'dead' || space === undefined || (waitingOnly && space === 'claimed')) return { outcome: 'not_found' as const, results: [] };
+      if (!found || space === 'done' || space === 'dead' || space === undefined) return { outcome: 'not_found' as const, results: [] };
       const { key, record } = found;
       for (const [k, v] of records) s.put(userKey(k), v);
       if (space === 'claimed') {

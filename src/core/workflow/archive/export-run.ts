@@ -35,6 +35,10 @@ import type { RuntimeContext } from '../context.js';
 import { HEADER_SIGNAL_WAIT } from '../constants.js';
 import { handOffObjectKey, movedRunKey, runRecordKey, stepPointerKey, terminalMarkerKey } from '../keys.js';
 import { readDurableRun, DURABLE_READ_ATTEMPTS, type DurableRun } from '../runs/durable-run.js';
+import { commitFlowEnding } from '../flow/flow-ending.js';
+import { flowHeadersOf } from '../flow/flow-locks.js';
+import type { EffectsBuilder } from '../runs/termination.js';
+import type { TakeOutcome } from '../../queue/transitions/take-waiting.js';
 import type { KvKey } from '../steps/effects-handle.js';
 import { checkUserKvKey, kvKeyBytes, validateRunId } from '../validation.js';
 import { encodeRunArchive } from './archive-format.js';
@@ -231,7 +235,12 @@ async function takeRun(ctx: RuntimeContext, runId: string, read: ActiveRun, opti
   ];
   if (state.waitIndex !== undefined) expectKv.push([state.waitIndex.key, state.waitIndex.value]);
   // On a failed commit the kept archive stays: the commit may have happened, and the moved record names it.
-  const outcome = await ctx.queue.takeWaiting(run.job.id, { accept: (stored) => sameJob(stored, run.job), expectKv }, { kvWrites: writes, kvDeletes: deletes });
+  const effects: EffectsBuilder = { enqueues: [], kvWrites: writes, kvDeletes: deletes };
+  const take = (): Promise<TakeOutcome> => ctx.queue.takeWaiting(run.job.id, { accept: (stored) => sameJob(stored, run.job), expectKv }, effects);
+  // The run leaves this store: its concurrency slot goes to the next waiting run of its key and
+  // its debounce window closes, in the same transaction, as at any ending (flow/flow-ending.ts).
+  const flow = flowHeadersOf(run.job.headers);
+  const outcome = flow === undefined ? await take() : await commitFlowEnding(ctx, runId, flow, effects, take);
   if (outcome === 'taken') {
     ctx.registry.remove(runId);
     return archive;

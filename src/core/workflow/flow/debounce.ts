@@ -57,6 +57,7 @@ async function joinWindow(
   if (record === undefined) return undefined;
   const jobId = ctx.queue.nextJobId();
   const outcome: SubmitOutcome = { runId, newlySubmitted: true, jobId };
+  // Removed only while it waits: once claimed, the run has started with the input it had.
   const joined = await ctx.queue.removeWaitingWith(window.jobId, {
     enqueues: [stepZeroRequest(ctx.queueName, runId, jobId, run.input, { ...run.options, runAt: startAt }, run.headers, reservedHeaders)],
     kvWrites: [

@@ -79,6 +79,21 @@ describe('run archives: a StepRunner run', () => {
     expect(hook.outcomes).toHaveLength(1);
   });
 
+  it('a run handed off gives its concurrency slot to the next waiting run of its key at the source', async () => {
+    const source = await makeHarness(memory.factory);
+    const calls = new Counter();
+    const { runtime: from } = source.start(chain(calls), new RecordingHook());
+    const slot = { key: 'user-1', limit: 1 };
+    await from.submit({ runId: 'h1', input: b('in'), concurrency: slot });
+    await from.submit({ runId: 'h2', input: b('in'), concurrency: slot });
+    await eventually(async () => (await from.getRun('h1'))?.state === 'scheduled', 10_000, 'h1 to sleep at step 2');
+    expect(await from.getRun('h2')).toMatchObject({ state: 'waiting-for-slot' });
+    await from.exportRun('h1', { handOff: true });
+    // Admitted in the hand-off's own transaction: it runs its first steps and sleeps in turn.
+    await eventually(async () => (await from.getRun('h2'))?.state === 'scheduled', 10_000, 'h2 to be admitted and sleep at step 2');
+    expect(calls.get('step0')).toBe(2);
+  });
+
   it('refuses to hand off a running step, and the run goes on at its source', async () => {
     const source = await makeHarness(memory.factory);
     const calls = new Counter();

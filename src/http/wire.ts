@@ -11,6 +11,7 @@
  * - Errors are `WireError` records (browser/wire-error.ts) without stacks (a server's paths stay
  *   on the server); the client rebuilds the library's class, so `isTaqubaError(e, code)` holds.
  */
+import { systemClock } from '../core/clock.js';
 import { decodeValue, encodeValue } from '../core/codec.js';
 import { fromBinaryString, toBinaryString } from '../core/bytes.js';
 import { InvalidArgumentError } from '../core/errors.js';
@@ -18,6 +19,9 @@ import type { RunView } from '../core/operations/operations.js';
 import type { RunEvent, WireError } from '../browser/protocol.js';
 
 export const MSGPACK = 'application/msgpack';
+
+/** Resolves after `ms`, or at once when `signal` aborts (the clock's sleep, its abort not an error): the carrier's polls and retry backoffs. */
+export const pause = (ms: number, signal: AbortSignal): Promise<void> => systemClock.sleep(ms, signal).catch(() => undefined);
 export const EVENT_STREAM = 'text/event-stream';
 /** Path of the operation routes under the base path; the operation's name follows. */
 export const OPERATIONS_PATH = '/ops/';

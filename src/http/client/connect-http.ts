@@ -20,7 +20,7 @@ import { createJobsClient, type JobsClient } from '../../browser/job-client.js';
 import type { HostEvent } from '../../browser/protocol.js';
 import { listedOperations, toWireSpec, type EventFilter, type RemoteOperations } from '../../browser/remote-operations.js';
 import { createWorkflowClient, type WorkflowFunctionsClient } from '../../browser/workflow-client.js';
-import { encodeBody, EVENTS_PATH, MSGPACK, OPERATIONS_PATH, type HttpRunEvent } from '../wire.js';
+import { encodeBody, EVENTS_PATH, MSGPACK, OPERATIONS_PATH, pause, type HttpRunEvent } from '../wire.js';
 import { answerOf, NoAnswer } from './answers.js';
 import { followRunEvents } from './event-stream.js';
 
@@ -89,20 +89,6 @@ function checkOptions(options: ConnectHttpOptions): void {
   if (retries !== undefined && !(Number.isSafeInteger(retries) && retries >= 0)) {
     throw new InvalidArgumentError(`retries must be a non-negative integer. retries=${show(retries)}`, { reason: 'invalid_option', option: 'retries' });
   }
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /**

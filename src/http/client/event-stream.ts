@@ -5,7 +5,7 @@
  * away, until the run's `terminal` event, a refusal (a 4xx: bad run id, not authenticated), or
  * the caller's abort.
  */
-import { decodeEventData, EVENT_STREAM, type HttpRunEvent } from '../wire.js';
+import { decodeEventData, EVENT_STREAM, pause, type HttpRunEvent } from '../wire.js';
 import { refusalOf } from './answers.js';
 
 const FIRST_RETRY_MS = 250;
@@ -17,20 +17,6 @@ export interface RunEventStream {
   readonly headers: Readonly<Record<string, string>>;
   readonly signal: AbortSignal;
   onEvent(event: HttpRunEvent): void;
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** The `data` of each event of a `text/event-stream` body (comments and other fields skipped). */

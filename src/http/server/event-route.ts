@@ -14,7 +14,7 @@ import type { ServerResponse } from 'node:http';
 import { InvalidArgumentError } from '../../core/errors.js';
 import type { FinishedRunView, RuntimeOperations } from '../../core/operations/operations.js';
 import { validateRunId } from '../../core/workflow/validation.js';
-import { encodeEventData, EVENT_STREAM, type HttpRunEvent, type RunStatusEvent, type TerminalRunEvent } from '../wire.js';
+import { encodeEventData, EVENT_STREAM, pause, type HttpRunEvent, type RunStatusEvent, type TerminalRunEvent } from '../wire.js';
 import { sendError } from './responses.js';
 
 /** How long one outcome wait of the stream lasts before it asks again. */
@@ -32,20 +32,6 @@ export interface EventRouteContext {
   readonly executor: string;
   /** Aborts when the server closes: every stream ends. */
   readonly closing: AbortSignal;
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** `promise`, or undefined once `signal` aborts (the promise is then left to settle unheard). */

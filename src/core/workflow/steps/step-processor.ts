@@ -195,6 +195,20 @@ function outcomeOf(d: Delivery, status: TerminalStatus, result: Uint8Array | nul
   return { runId: d.runId, status, result, error, headers: d.headers, finalStep: d.step };
 }
 
+/** Commits the ending of `d`'s run through `settle` (the settlement carrying `effects`), its flow keys released with it. */
+async function endRun(d: Delivery, effects: EffectsBuilder, settle: () => Promise<unknown>): Promise<void> {
+  await commitEnding(
+    d.ctx,
+    d.runId,
+    effects,
+    async () => {
+      d.ctx.registry.terminated(d.runId, d.claim);
+      await settle();
+    },
+    d.flow,
+  );
+}
+
 /** Ends the run with an acknowledging settlement (succeed, fail, cancel). */
 async function terminate(d: Delivery, status: TerminalStatus, result: Uint8Array | null, error: string | null, signalDeletes: Uint8Array[], staged: StagedKvEffects): Promise<void> {
   const job = d.claim.job;
@@ -202,16 +216,7 @@ async function terminate(d: Delivery, status: TerminalStatus, result: Uint8Array
   const effects = terminationEffects(d.ctx, outcomeOf(d, status, result, error), { priority: job.priority, maxAttempts: job.maxAttempts }, { jobId: job.id });
   mergeKv(effects, staged);
   effects.kvDeletes.push(...signalDeletes);
-  await commitEnding(
-    d.ctx,
-    d.runId,
-    effects,
-    async () => {
-      d.ctx.registry.terminated(d.runId, d.claim);
-      await d.ctx.queue.ackWith(d.claim, effects);
-    },
-    d.flow,
-  );
+  await endRun(d, effects, () => d.ctx.queue.ackWith(d.claim, effects));
   d.ctx.log.info(`run ${status}`, { runId: d.runId, step: d.step, ...(error === null ? {} : { reason: error }) });
 }
 
@@ -224,17 +229,7 @@ async function failRun(d: Delivery, message: string, via: 'dead_letter' | 'last_
   await endingFactsRead(d.ctx, d.runId);
   const effects = terminationEffects(d.ctx, outcomeOf(d, 'failed', null, message), { priority: job.priority, maxAttempts: job.maxAttempts }, { jobId: job.id });
   mergeKv(effects, failureWrites);
-  await commitEnding(
-    d.ctx,
-    d.runId,
-    effects,
-    async () => {
-      d.ctx.registry.terminated(d.runId, d.claim);
-      if (via === 'dead_letter') await d.ctx.queue.deadLetterWith(d.claim, message, effects);
-      else await d.ctx.queue.nackWith(d.claim, message, effects);
-    },
-    d.flow,
-  );
+  await endRun(d, effects, () => (via === 'dead_letter' ? d.ctx.queue.deadLetterWith(d.claim, message, effects) : d.ctx.queue.nackWith(d.claim, message, effects)));
   const { error, ...rest } = failureFields(message, cause);
   d.ctx.log.error(via === 'dead_letter' ? 'step dead-lettered; run failed' : 'step out of attempts, dead-lettered; run failed', {
     runId: d.runId,

@@ -23,16 +23,29 @@ export interface AckCounter {
   until(n: number): Promise<void>;
 }
 
-/** Counts committed step acks by wrapping `ackWith` (cheaper and more exact than polling stats). */
+/**
+ * Counts committed step acks by wrapping the queue's two acks a runtime uses (`ackWith`, and
+ * `ackTakingFollowUp` for an advance that runs its next step in place): cheaper and more exact
+ * than polling stats.
+ */
 export function countAcks(queue: Queue): AckCounter {
   let acked = 0;
   let waiter: { target: number; resolve: () => void } | undefined;
+  const counted = (): void => {
+    acked++;
+    if (waiter && acked >= waiter.target) waiter.resolve();
+  };
   const originalAck = queue.ackWith.bind(queue);
   (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
     const results = await originalAck(claim, effects);
-    acked++;
-    if (waiter && acked >= waiter.target) waiter.resolve();
+    counted();
     return results;
+  };
+  const originalTaking = queue.ackTakingFollowUp.bind(queue);
+  (queue as { ackTakingFollowUp: Queue['ackTakingFollowUp'] }).ackTakingFollowUp = async (claim: Claim, effects, onIssued) => {
+    const next = await originalTaking(claim, effects, onIssued);
+    counted();
+    return next;
   };
   return { until: (n) => new Promise<void>((resolve) => (waiter = { target: acked + n, resolve })) };
 }

@@ -5,6 +5,9 @@
  *  - every job whose enqueue resolved, unless an ack of it resolved (or may have applied);
  *  - no job twice, and no job nobody enqueued;
  *  - no job acked twice (two acks that both resolved), and no acked job waiting again;
+ *  - a follow-up enqueued by an ack that takes it for the acking handle (`ackTakingFollowUp`, a
+ *    workflow's next step) is kept like any enqueue: present once its ack resolved, claimed
+ *    only by that handle, recovered at open;
  *  - no job taken out while waiting (`takeWaiting`, `removeWaitingWith`: a run's hand-off, a
  *    debounced start) listed again, and none taken that was claimed at the time;
  *  - stats() equal to the jobs listed per status (done: cumulative, one per ack that applied);
@@ -84,6 +87,7 @@ export class QueueScenario implements Scenario {
       [() => this.claim(r.pick(open), r), open.length > 0 ? 6 : 0],
       [() => this.settle(r.pick(holding), r, 'ack'), holding.length > 0 ? 6 : 0],
       [() => this.settle(r.pick(holding), r, 'nack'), holding.length > 0 ? 1.5 : 0],
+      [() => this.ackWithFollowUp(r.pick(holding), r), holding.length > 0 ? 4 : 0],
       [() => this.take(r.pick(open), r), open.length > 0 && this.jobs.size > 0 ? 1 : 0],
       [() => this.whenIdle(r.pick(open)), open.length > 0 ? 0.5 : 0],
       [() => this.close(r.pick(open)), open.length > 0 ? 0.5 : 0],
@@ -164,6 +168,42 @@ export class QueueScenario implements Scenario {
     // Until it settles the ack may apply; a crash leaves it unknown.
     if (how === 'ack' && job) job.ackMaybe = true;
     return `${actor.name} ${how} ${payload}`;
+  }
+
+  /**
+   * Acks a claim with one follow-up enqueue, asking to take it (`ackTakingFollowUp`); a taken
+   * follow-up is held like any claim. The follow-up's enqueue stands or falls with the ack.
+   */
+  private ackWithFollowUp(actor: QueueActor, r: Prng): string {
+    const claim = actor.claims.splice(r.int(0, actor.claims.length - 1), 1)[0]!;
+    const payload = fromUtf8(claim.job.payload);
+    const job = this.jobs.get(payload);
+    const followUp: JobModel = { payload: `j${this.jobs.size + 1}`, enqueue: 'pending', acks: 0, ackMaybe: false };
+    this.jobs.set(followUp.payload, followUp);
+    const id = actor.queue!.nextJobId();
+    const effects = { enqueues: [{ queue: JOBS, payload: utf8(followUp.payload), options: { idOverride: id } }] };
+    actor.call(`ack ${payload} taking ${followUp.payload}`, actor.queue!.ackTakingFollowUp(claim, effects), (result) => {
+      if (result.ok) {
+        followUp.enqueue = 'ok';
+        followUp.id = id;
+        if (job) job.acks++;
+        const next = result.value;
+        if (next !== undefined) {
+          if (next.id !== id || fromUtf8(next.job.payload) !== followUp.payload || next.job.status !== 'claimed') {
+            this.run.fail('queue-follow-up-claim', `${actor.name} took ${next.id} (${fromUtf8(next.job.payload)}, ${next.job.status}) for follow-up ${followUp.payload} (${id})`);
+          }
+          this.run.trace(`${actor.name} took ${followUp.payload} (${id})`);
+          if (actor.queue !== undefined && !actor.broken) actor.claims.push(next);
+        }
+      } else if (['FENCED', 'CLOSED', 'CLAIM_LOST'].includes(codeOf(result.error))) followUp.enqueue = 'failed';
+      else {
+        followUp.enqueue = 'unknown';
+        if (job) job.ackMaybe = true;
+      }
+      if (job && job.acks > 1) this.run.fail('queue-no-double-ack', `${payload} (${claim.job.id}) was acked twice`);
+    });
+    if (job) job.ackMaybe = true;
+    return `${actor.name} ack ${payload} taking a follow-up ${followUp.payload}`;
   }
 
   /** Takes a known job out of the queue if it is waiting, by either primitive. */

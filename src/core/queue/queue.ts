@@ -59,7 +59,7 @@ import { reapExpiredLeases, recoverInterruptedClaims } from './transitions/reape
 import { takeWaitingJob, type TakeGuard, type TakeOutcome } from './transitions/take-waiting.js';
 import { sweepDead, sweepDone } from './transitions/retention.js';
 import { promoteDueJobs } from './transitions/scheduler.js';
-import { ackClaim, assertClaim, deadLetterClaim, nackClaim, type NackOptions, type NackOutcome } from './transitions/settlement.js';
+import { ackClaim, ackTakingFollowUp, assertClaim, deadLetterClaim, nackClaim, type NackOptions, type NackOutcome } from './transitions/settlement.js';
 import { isAmbiguousCommitError, runTransaction } from './storage/staged-txn.js';
 import { show } from '../show.js';
 import { validateCount, validateDuration, validatePayload, validateQueueName } from './records/validation.js';
@@ -401,6 +401,18 @@ export class Queue {
   /** `ack` plus settlement effects in the same transaction; results align with `effects.enqueues`. */
   async ackWith(claim: Claim, effects: SettlementEffects): Promise<EnqueueResult[]> {
     return ackClaim(this.ctx, claim, effects);
+  }
+
+  /**
+   * @internal For the workflow runtime: `ackWith` in which the acking worker takes the first
+   * follow-up (due now, same queue, nothing of higher priority waiting; transitions/take-follow-up.ts)
+   * with the queue's lease, so it runs next in the same slot. Resolves, once durable, with its
+   * claim, or undefined when it was enqueued as usual. `onIssued(took)` is called once the commit is
+   * issued.
+   */
+  async ackTakingFollowUp(claim: Claim, effects: SettlementEffects, onIssued?: (took: boolean) => void): Promise<Claim | undefined> {
+    assertClaim(claim);
+    return ackTakingFollowUp(this.ctx, claim, effects, this.ctx.configs.get(claim.queue).leaseMs, onIssued);
   }
 
   /**

@@ -52,6 +52,7 @@ export function encodeJobRecordGeneric(record: JobRecord): Uint8Array {
     completedAt: record.completedAt,
     failedAt: record.failedAt,
     cancelRequested: record.cancelRequested ? true : undefined,
+    requeuedAt: record.requeuedAt,
   });
 }
 
@@ -116,7 +117,7 @@ export function decodeJobRecordGeneric(bytes: Uint8Array): JobRecord {
     cancelRequested: r.cancelRequested === true,
   };
   if (payloadRef !== undefined) record.payloadRef = payloadRef;
-  const optionalNumbers = ['claimedAt', 'runAt', 'wokenAt', 'completedAt', 'failedAt'] as const;
+  const optionalNumbers = ['claimedAt', 'runAt', 'wokenAt', 'completedAt', 'failedAt', 'requeuedAt'] as const;
   for (const f of optionalNumbers) {
     const v = num(f, true);
     if (v !== undefined) record[f] = v;
@@ -150,6 +151,8 @@ const K_FAILED_AT = fieldKey('failedAt'), K_CANCEL_REQUESTED = fieldKey('cancelR
 function encodeFast(r: JobRecord): Uint8Array | undefined {
   // Count the fields and the exact size first, so the record is written into a buffer of its
   // own length (one allocation; the writer still grows should the sum fall short).
+  // Requeued records are rare: the generic encoder writes them (the fast reader leaves them to it too).
+  if (r.requeuedAt !== undefined) return undefined;
   const inline = r.payloadRef === undefined;
   let count = 8; // v id queue status attempts maxAttempts enqueuedAt priority
   let size =

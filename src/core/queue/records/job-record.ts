@@ -84,10 +84,22 @@ export interface JobRecord {
   readonly failedAt?: number;
   /** Set by `cancel` on a claimed job; survives retries; cleared only by a dead requeue. */
   readonly cancelRequested: boolean;
+  /** When the job was last requeued from Dead (`requeueDeadJob`); its history holds the earlier tries. */
+  readonly requeuedAt?: number;
 }
 
 /** A mutable copy, for building the next record of a transition. */
 export type MutableJobRecord = { -readonly [K in keyof JobRecord]: JobRecord[K] };
+
+/**
+ * False when the job provably has no attempt history, so settling it need not delete any: history
+ * is appended only by a retry or an expired lease (both leave `attempts` above 1 on the next
+ * claim, or `lastError`), an interruption (`interruptions`), a dead-letter (`lastError`), a
+ * dead requeue (`requeuedAt`) and a kept done record (never claimed again).
+ */
+export function mayHaveHistory(record: JobRecord): boolean {
+  return record.attempts > 1 || record.interruptions > 0 || record.lastError !== undefined || record.requeuedAt !== undefined;
+}
 
 /** The key of the space that holds `record` in its current status. */
 export function recordKey(record: JobRecord): Uint8Array {

@@ -153,6 +153,13 @@ export function pendingKey(queue: string, priority: number, id: string): Uint8Ar
   return out;
 }
 
+/** The priority field of a Pending key of `queue` (the u32 after the queue prefix). */
+export function pendingKeyPriority(queue: string, key: Uint8Array): number {
+  const o = partsOf(queue).pending.length;
+  if (key.length < o + 4) throw corrupt('short pending key', key);
+  return ((key[o] << 24) | (key[o + 1] << 16) | (key[o + 2] << 8) | key[o + 3]) >>> 0;
+}
+
 export function claimedQueuePrefix(queue: string): Uint8Array {
   return partsOf(queue).claimed;
 }

@@ -61,10 +61,14 @@ export async function prepareEffects(ctx: QueueContext, effects: SettlementEffec
   return { enqueues: prepared, kvWrites, kvDeletes };
 }
 
-/** Stages the effects into the settlement's transaction. Results are index-aligned with the enqueues. */
-export async function stageEffects(ctx: QueueContext, s: StagedTxn, effects: PreparedEffects): Promise<EnqueueResult[]> {
+/**
+ * Stages the effects into the settlement's transaction. Results are index-aligned with the
+ * enqueues from `firstEnqueue` on (the ones before it were staged by the caller).
+ */
+export async function stageEffects(ctx: QueueContext, s: StagedTxn, effects: PreparedEffects, firstEnqueue = 0): Promise<EnqueueResult[]> {
   const results: EnqueueResult[] = [];
-  for (const p of effects.enqueues) {
+  for (let i = firstEnqueue; i < effects.enqueues.length; i++) {
+    const p = effects.enqueues[i];
     const result = await stageEnqueue(ctx, s, p);
     if (result.type === 'already_enqueued' && p.record.payloadRef !== undefined) {
       const ref = p.record.payloadRef;

@@ -67,6 +67,16 @@ export class ClaimCursor {
     return { bound: s.bound, boundVersion: s.boundVersion, epoch: s.epoch, knownEmpty: s.emptyAsOf === s.epoch };
   }
 
+  /**
+   * What is known of the queue's waiting jobs without a scan: `empty`, or a key every live
+   * Pending key sorts at or after, or nothing (cold start, or no claim yet).
+   */
+  lowerBound(queue: string): { readonly empty: true } | { readonly empty: false; readonly key: Uint8Array } | undefined {
+    const s = this.state(queue);
+    if (s.emptyAsOf === s.epoch) return { empty: true };
+    return s.bound === undefined ? undefined : { empty: false, key: s.bound.key };
+  }
+
   /** A complete scan that began at `observed` found no (more) jobs. Keeps the bound. */
   markEmpty(queue: string, observed: CursorObservation): void {
     this.state(queue).emptyAsOf = observed.epoch;

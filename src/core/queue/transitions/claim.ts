@@ -81,10 +81,11 @@ interface ClaimPass {
   scanned: number;
 }
 
-interface Taken {
-  record: JobRecord;
-  token: number;
-  cancel: CancelState;
+/** A job staged as claimed, its lease and cancel state registered ahead of the commit. */
+export interface Taken {
+  readonly record: JobRecord;
+  readonly token: number;
+  readonly cancel: CancelState;
 }
 
 async function claimOnce(ctx: QueueContext, s: StagedTxn, queue: string, max: number, leaseMs: number, observed: CursorObservation): Promise<ClaimPass> {
@@ -131,11 +132,16 @@ async function claimOnce(ctx: QueueContext, s: StagedTxn, queue: string, max: nu
   return { taken, lastKey, scanned: entries.length };
 }
 
-function undoRegistrations(ctx: QueueContext, queue: string, taken: Taken[]): void {
-  for (const t of taken) {
-    ctx.leases.remove(queue, t.record.id, t.token);
-    ctx.cancelTokens.clear(t.record.id, t.token);
-  }
+/** Removes the lease and cancel state of a job taken by a transaction that did not commit. */
+export function undoRegistration(ctx: QueueContext, t: Taken): void {
+  ctx.leases.remove(t.record.queue, t.record.id, t.token);
+  ctx.cancelTokens.clear(t.record.id, t.token);
+}
+
+/** The delivery of a job taken by a committed transaction. */
+export function claimOf(ctx: QueueContext, t: Taken): Claim {
+  const lease = LeaseHandle.bind({ registry: ctx.leases, clock: ctx.clock, queue: t.record.queue, id: t.record.id, token: t.token, cancel: t.cancel });
+  return new Claim(t.record, t.token, t.cancel, lease);
 }
 
 /** Settles a claim as dead with `reason` (injected by the queue, so this module need not import settlement). */
@@ -174,7 +180,7 @@ export async function claimJobs(ctx: QueueContext, locks: KeyedMutex, queue: str
           await s.txn.commit({ durable: false });
         }
       } catch (e) {
-        undoRegistrations(ctx, queue, result.taken);
+        for (const t of result.taken) undoRegistration(ctx, t);
         if (isTaqubaError(e, 'CONFLICT')) continue;
         throw e;
       }
@@ -186,10 +192,8 @@ export async function claimJobs(ctx: QueueContext, locks: KeyedMutex, queue: str
   const claims: Claim[] = new Array(taken.length);
   let offloaded = false;
   for (let i = 0; i < taken.length; i++) {
-    const t = taken[i];
-    const lease = LeaseHandle.bind({ registry: ctx.leases, clock: ctx.clock, queue, id: t.record.id, token: t.token, cancel: t.cancel });
-    claims[i] = new Claim(t.record, t.token, t.cancel, lease);
-    if (t.record.payloadRef !== undefined) offloaded = true;
+    claims[i] = claimOf(ctx, taken[i]);
+    if (taken[i].record.payloadRef !== undefined) offloaded = true;
   }
   if (!offloaded) return claims;
   const delivered = await materializeClaims(ctx, claims, deadLetter);

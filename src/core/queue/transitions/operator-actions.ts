@@ -166,7 +166,7 @@ export async function requeueDeadJob(ctx: QueueContext, idOrRecord: string | Job
     // Checked inside the transaction, so the record checked is the record requeued.
     await assertPayloadReadable(ctx, found.record);
     const now = ctx.clock.now();
-    const next = withChanges(found.record, { status: 'pending', attempts: 0, interruptions: 0, cancelRequested: false }, ['lastError', 'claimedAt', 'failedAt', 'runAt']);
+    const next = withChanges(found.record, { status: 'pending', attempts: 0, interruptions: 0, cancelRequested: false, requeuedAt: now }, ['lastError', 'claimedAt', 'failedAt', 'runAt']);
     s.delete(found.key);
     const key = s.putRecord(next);
     s.appendHistory(id, { ...attemptEntry(next, now, 'requeued'), attempt: 0 });

@@ -12,11 +12,12 @@
  */
 import { InvalidArgumentError } from '../../errors.js';
 import type { JobAttempt } from '../records/attempt-history.js';
-import { isClaim, type Claim } from './claim.js';
+import { claimOf, isClaim, undoRegistration, type Claim, type Taken } from './claim.js';
+import { mayTakeFollowUp, stageTakenFollowUp } from './take-follow-up.js';
 import { discardEffects, NO_EFFECTS, prepareEffects, stageEffects, type PreparedEffects, type SettlementEffects } from '../storage/effects.js';
 import type { EnqueueResult } from './enqueue.js';
 import { decodeJobRecord } from '../records/job-record-codec.js';
-import { withChanges, type JobRecord } from '../records/job-record.js';
+import { mayHaveHistory, withChanges, type JobRecord } from '../records/job-record.js';
 import { claimedKey, historyKey, jobIndexKey } from '../records/keys.js';
 import { claimLostError } from '../leases/lease-handle.js';
 import { notePendingInserts, type QueueContext } from '../queue-context.js';
@@ -96,35 +97,77 @@ function validateReason(reason: unknown, name: string): asserts reason is string
 
 /** ack / ackWith. */
 export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: SettlementEffects, onIssued?: () => void): Promise<EnqueueResult[]> {
+  return (await acknowledge(ctx, claim, effects, onIssued, undefined)).results;
+}
+
+/**
+ * `ackWith` that takes the first follow-up for the caller when it may (take-follow-up.ts): its
+ * claim, or undefined when it was enqueued as usual. `onIssued(took)` as for a loop settlement.
+ */
+export async function ackTakingFollowUp(ctx: QueueContext, claim: Claim, effects: SettlementEffects, leaseMs: number, onIssued?: (took: boolean) => void): Promise<Claim | undefined> {
+  const { taken } = await acknowledge(ctx, claim, effects, onIssued, leaseMs);
+  return taken === undefined ? undefined : claimOf(ctx, taken);
+}
+
+async function acknowledge(
+  ctx: QueueContext,
+  claim: Claim,
+  effects: SettlementEffects | undefined,
+  onIssued: ((took: boolean) => void) | undefined,
+  takeLeaseMs: number | undefined,
+): Promise<{ results: EnqueueResult[]; taken: Taken | undefined }> {
   assertClaim(claim);
-  return settle(ctx, effects, onIssued, async (s, prepared) => {
-    const queue = claim.queue;
-    const id = claim.id;
-    const keep = ctx.configs.get(queue).keepDoneMs !== null;
-    let payloadRef: string | undefined;
-    if (keep) {
-      const stored = await takeClaim(ctx, s, claim);
-      const now = ctx.clock.now();
-      s.putRecord(withChanges(stored, { status: 'done', completedAt: now }, ['runAt']));
-      s.appendHistory(id, attemptEntry(stored, now, 'completed'));
-    } else {
-      // Nothing is written from the stored record, so it is not decoded: its existence is the
-      // fence, and the payload reference never changes during a claim (the claim's copy has it).
-      await takeClaimBytes(ctx, s, claim);
-      payloadRef = claim.job.payloadRef;
-      s.delete(jobIndexKey(id));
-      s.delete(historyKey(id));
-    }
-    s.count(queue, 'claimed', -1);
-    s.count(queue, 'done', 1);
-    const results = prepared === NO_EFFECTS ? [] : await stageEffects(ctx, s, prepared);
-    s.afterCommit(() => {
-      releaseClaim(ctx, claim);
-      ctx.completion.notifyAll();
-      if (payloadRef !== undefined) return ctx.payloads.deleteQuietly(payloadRef);
+  // The follow-up taken by the attempt that committed; an attempt that did not commit (a
+  // conflict reruns the function, a failure rejects) has its registrations removed.
+  let taken: Taken | undefined;
+  const forget = (): void => {
+    if (taken !== undefined) undoRegistration(ctx, taken);
+    taken = undefined;
+  };
+  const issued = onIssued === undefined ? undefined : () => onIssued(taken !== undefined);
+  try {
+    const results = await settle(ctx, effects, issued, async (s, prepared) => {
+      forget();
+      const queue = claim.queue;
+      const id = claim.id;
+      const keep = ctx.configs.get(queue).keepDoneMs !== null;
+      let payloadRef: string | undefined;
+      if (keep) {
+        const stored = await takeClaim(ctx, s, claim);
+        const now = ctx.clock.now();
+        s.putRecord(withChanges(stored, { status: 'done', completedAt: now }, ['runAt']));
+        s.appendHistory(id, attemptEntry(stored, now, 'completed'));
+      } else {
+        // Nothing is written from the stored record, so it is not decoded: its existence is the
+        // fence, and the payload reference never changes during a claim (the claim's copy has it).
+        await takeClaimBytes(ctx, s, claim);
+        payloadRef = claim.job.payloadRef;
+        s.delete(jobIndexKey(id));
+        if (mayHaveHistory(claim.job)) s.delete(historyKey(id));
+      }
+      s.count(queue, 'claimed', -1);
+      s.count(queue, 'done', 1);
+      let first: EnqueueResult | undefined;
+      const followUp = prepared.enqueues[0];
+      if (takeLeaseMs !== undefined && followUp !== undefined && mayTakeFollowUp(ctx, queue, followUp)) {
+        const staged = await stageTakenFollowUp(ctx, s, followUp, takeLeaseMs);
+        taken = staged.taken;
+        first = staged.result;
+      }
+      const results = prepared === NO_EFFECTS ? [] : await stageEffects(ctx, s, prepared, first === undefined ? 0 : 1);
+      if (first !== undefined) results.unshift(first);
+      s.afterCommit(() => {
+        releaseClaim(ctx, claim);
+        ctx.completion.notifyAll();
+        if (payloadRef !== undefined) return ctx.payloads.deleteQuietly(payloadRef);
+      });
+      return results;
     });
-    return results;
-  });
+    return { results, taken };
+  } catch (e) {
+    forget();
+    throw e;
+  }
 }
 
 /** Options of a nack. */

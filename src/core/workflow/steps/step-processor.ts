@@ -58,21 +58,37 @@ interface Delivery {
 }
 
 /**
- * Processes one claimed job of the runtime's queue. `handled` is called once the runner (or hook)
- * returned, before the settlement commits. Never rejects: settlement failures are logged.
+ * Processes one claimed job of the runtime's queue, then each next step this delivery takes in
+ * its ack (a run whose next step is due at once continues in the same slot; see `advance`).
+ * `handled` is called once the slot is no longer needed: when a runner (or hook) returned and the
+ * run does not continue here, before the settlement commits. Never rejects: settlement failures
+ * are logged.
  */
 export async function processDelivery(ctx: RuntimeContext, claim: Claim, handled?: () => void, stopping?: AbortSignal): Promise<void> {
-  try {
-    if (claim.job.headers[HEADER_TERMINAL] !== undefined) await processNotification(ctx, claim, handled);
-    else await processStep(ctx, claim, handled, stopping);
-  } catch (e) {
-    // CLAIM_LOST (the lease expired and the job was requeued), CLOSED, store errors: the job stays
-    // claimed or goes back to the queue; the next delivery redoes this one.
-    ctx.warn(`settling a workflow job failed. id=${claim.id}`, e);
+  let next: Claim | undefined = claim;
+  while (next !== undefined) {
+    const current: Claim = next;
+    next = undefined;
+    try {
+      if (current.job.headers[HEADER_TERMINAL] !== undefined) await processNotification(ctx, current, handled);
+      else next = await processStep(ctx, current, handled, stopping);
+    } catch (e) {
+      // CLAIM_LOST (the lease expired and the job was requeued), CLOSED, store errors: the job stays
+      // claimed or goes back to the queue; the next delivery redoes this one.
+      ctx.warn(`settling a workflow job failed. id=${current.id}`, e);
+    }
   }
 }
 
-async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => void) | undefined, stopping: AbortSignal | undefined): Promise<void> {
+/** True when an advance to this trigger may take its next step in its ack (and so keeps the slot). */
+function continuesAtOnce(outcome: StepOutcome | undefined, stopping: AbortSignal | undefined): boolean {
+  if (outcome?.type !== 'continue' || stopping?.aborted === true) return false;
+  const when = outcome.when;
+  return when.type === 'immediate' || (when.type === 'after' && when.delayMs <= 0);
+}
+
+/** One step delivery; returns the next step's claim when its advance took it. */
+async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => void) | undefined, stopping: AbortSignal | undefined): Promise<Claim | undefined> {
   const job = claim.job;
   const parsed = parseStepJob(job);
   if ('invalid' in parsed) {
@@ -132,7 +148,9 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
       thrown = e;
     }
     const sealed = step.seal();
-    handled?.();
+    // A run that continues at once keeps the slot for its next step (released in `advance` if
+    // the next step is not taken).
+    if (!continuesAtOnce(outcome, stopping)) handled?.();
     staged = sealed.staged;
     failureWrites = sealed.onFailure;
   }
@@ -152,8 +170,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     if (ctx.stepOutputReplay && !(await writeReplayOrFail(d, replayed, outcome, staged, false))) return;
     switch (outcome.type) {
       case 'continue':
-        await advance(d, outcome, signal.deletes, staged);
-        return;
+        return advance(d, outcome, signal.deletes, staged, continuesAtOnce(outcome, stopping) ? handled : undefined);
       case 'succeed':
         await terminate(d, 'succeeded', outcome.result, null, signal.deletes, staged);
         return;
@@ -295,8 +312,13 @@ function advanceEffects(
   return effects;
 }
 
-/** `continue`: ack this step and enqueue the next one in one transaction. */
-async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'continue' }>, signalDeletes: Uint8Array[], staged: StagedKvEffects): Promise<void> {
+/**
+ * `continue`: ack this step and enqueue the next one in one transaction. Given `release` (the
+ * slot's, kept for a next step due at once), the ack may take the next step for this delivery
+ * (the queue decides: nothing of higher priority waits): it is returned, once the ack is durable,
+ * to run in the same slot; otherwise `release` is called as the commit is issued.
+ */
+async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'continue' }>, signalDeletes: Uint8Array[], staged: StagedKvEffects, release?: () => void): Promise<Claim | undefined> {
   const { ctx, claim, runId } = d;
   const next = d.step + 1;
   const nextJobId = ctx.queue.nextJobId();
@@ -305,8 +327,13 @@ async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'conti
     const runAt = when.type === 'after' && when.delayMs > 0 ? ctx.clock.now() + when.delayMs : undefined;
     const effects = advanceEffects(d, outcome.payload, next, nextJobId, undefined, runAt, signalDeletes, staged);
     ctx.registry.advanced(runId, next, nextJobId, claim);
-    await ctx.queue.ackWith(claim, effects);
-    return;
+    if (release === undefined) {
+      await ctx.queue.ackWith(claim, effects);
+      return undefined;
+    }
+    return ctx.queue.ackTakingFollowUp(claim, effects, (took) => {
+      if (!took) release();
+    });
   }
   const key = when.correlationKey;
   // Held until the settlement committed: a signal for this key waits and then sees the index.
@@ -328,4 +355,5 @@ async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'conti
     ctx.registry.advanced(runId, next, nextJobId, claim);
     await ctx.queue.ackWith(claim, effects);
   });
+  return undefined;
 }

@@ -1,0 +1,102 @@
+/**
+ * A run whose next step is due at once continues in the slot that ran the previous step (the ack
+ * takes the next step job: queue `ackTakingFollowUp`): runs go depth first, a run of higher
+ * priority still goes first at a step boundary, and a stopping runtime leaves the next step queued.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
+import { PRIORITY_HIGH } from '../../../src/core/queue/constants.js';
+import { HEADER_RUN_ID, HEADER_STEP } from '../../../src/core/workflow/constants.js';
+import { StepOutcome, type Step } from '../../../src/core/workflow/index.js';
+import { b, deferred, eventually, makeHarness, QUEUE, RecordingHook } from './harness.js';
+
+const STEPS = 3;
+
+function recorder() {
+  const order: string[] = [];
+  const runner = async (step: Step) => {
+    order.push(`${step.runId}:${step.stepNumber}`);
+    return step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload);
+  };
+  return { order, runner };
+}
+
+describe('a run continues in place', () => {
+  it('runs each run to its end before the next one starts, one slot, one claim per run', async () => {
+    const h = await makeHarness(() => new MemoryObjectStore());
+    const { order, runner } = recorder();
+    const hook = new RecordingHook();
+    const runtime = h.runtime(runner, hook, { maxConcurrentSteps: 1 });
+    for (const id of ['a', 'b', 'c']) await runtime.submit({ runId: id, input: b(id) });
+    // Step jobs claimed from the queue, as `run:step` (terminal notifications are claimed too).
+    const claimed: string[] = [];
+    const claimBatch = h.queue.claimBatch.bind(h.queue);
+    h.queue.claimBatch = async (...args) => {
+      const got = await claimBatch(...args);
+      for (const c of got) if (c.job.headers[HEADER_STEP] !== undefined) claimed.push(`${c.job.headers[HEADER_RUN_ID]}:${c.job.headers[HEADER_STEP]}`);
+      return got;
+    };
+    h.start(runner, hook, { maxConcurrentSteps: 1 });
+    await hook.waitFor(3);
+    expect(order).toEqual(['a:0', 'a:1', 'a:2', 'b:0', 'b:1', 'b:2', 'c:0', 'c:1', 'c:2']);
+    expect(hook.outcomes.map((o) => [o.runId, o.status])).toEqual([
+      ['a', 'succeeded'],
+      ['b', 'succeeded'],
+      ['c', 'succeeded'],
+    ]);
+    // Steps 1 and 2 were taken by the acks, never claimed from the queue.
+    expect(claimed).toEqual(['a:0', 'b:0', 'c:0']);
+    expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, claimed: 0 });
+  });
+
+  it('yields to a run of higher priority at the next step boundary', async () => {
+    const h = await makeHarness(() => new MemoryObjectStore());
+    const order: string[] = [];
+    const gate = deferred();
+    const started = deferred();
+    const runner = async (step: Step) => {
+      order.push(`${step.runId}:${step.stepNumber}`);
+      if (step.runId === 'low' && step.stepNumber === 0) {
+        started.resolve();
+        await gate.promise;
+      }
+      return step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload);
+    };
+    const hook = new RecordingHook();
+    const { runtime } = h.start(runner, hook, { maxConcurrentSteps: 1 });
+    await runtime.submit({ runId: 'low', input: b('low') });
+    await started.promise;
+    await runtime.submit({ runId: 'high', input: b('high'), priority: PRIORITY_HIGH });
+    gate.resolve();
+    await hook.waitFor(2);
+    expect(order).toEqual(['low:0', 'high:0', 'high:1', 'high:2', 'low:1', 'low:2']);
+  });
+
+  it('a runtime that is stopping leaves the next step in the queue for the next worker', async () => {
+    const h = await makeHarness(() => new MemoryObjectStore());
+    const order: string[] = [];
+    const gate = deferred();
+    const started = deferred();
+    const runner = async (step: Step) => {
+      order.push(`${step.runId}:${step.stepNumber}`);
+      if (step.stepNumber === 0) {
+        started.resolve();
+        await gate.promise;
+      }
+      return step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload);
+    };
+    const hook = new RecordingHook();
+    const { runtime, handle } = h.start(runner, hook, { maxConcurrentSteps: 1 });
+    await runtime.submit({ runId: 'r', input: b('r') });
+    await started.promise;
+    const stopped = handle.shutdown();
+    gate.resolve();
+    await stopped;
+    expect(order).toEqual(['r:0']);
+    expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 1, claimed: 0 });
+    h.start(runner, hook, { maxConcurrentSteps: 1 });
+    await hook.waitFor(1);
+    expect(order).toEqual(['r:0', 'r:1', 'r:2']);
+    await eventually(async () => (await h.queue.stats(QUEUE)).claimed === 0);
+  });
+});

@@ -19,7 +19,7 @@ import type { RunDetails } from '../core/workflow/history/inspection.js';
 import type { JobRecord } from '../core/queue/index.js';
 import { RuntimeClient } from '../core/workflow/commands/runtime-client.js';
 import type { CommandRuntime } from '../core/workflow/commands/run-command.js';
-import { applyOperation, COMMAND_NAMES, type CommandName, type OperationCall, type RuntimeCommands } from '../core/operations/operation-list.js';
+import { applyOperation, COMMAND_NAMES, isHostCommand, type OperationCall, type RuntimeCommands } from '../core/operations/operation-list.js';
 import { isTaqubaError } from '../core/errors.js';
 import { CliError, EXIT_FAILURE, usageError } from './cli-error.js';
 import { colorEnabled, makeColors } from './format.js';
@@ -341,7 +341,7 @@ async function withOperator<T>(options: GlobalOptions, local: WriteOptions, use:
 }
 
 /** Seconds a command sent to a live writer waits for its answer. */
-const DEFAULT_COMMAND_TIMEOUT_S = 30;
+export const DEFAULT_COMMAND_TIMEOUT_S = 30;
 
 /** `runtime`'s write operations, each carrying the command id given (`--command-id`), errors through `explain`. */
 function applied(runtime: CommandRuntime, local: WriteOptions, explain: (e: unknown) => unknown): RuntimeCommands {
@@ -349,12 +349,14 @@ function applied(runtime: CommandRuntime, local: WriteOptions, explain: (e: unkn
   const fail = (e: unknown): never => {
     throw explain(e);
   };
-  const command = (method: CommandName) => (...args: unknown[]) => applyOperation(runtime, { method, args, ...once } as OperationCall & { method: CommandName }).catch(fail);
-  return Object.fromEntries(COMMAND_NAMES.map((method) => [method, command(method)])) as RuntimeCommands;
+  type RuntimeCommandName = keyof RuntimeCommands;
+  const command = (method: RuntimeCommandName) => (...args: unknown[]) => applyOperation(runtime, { method, args, ...once } as OperationCall & { method: RuntimeCommandName }).catch(fail);
+  const names = COMMAND_NAMES.filter((name): name is RuntimeCommandName => !isHostCommand(name));
+  return Object.fromEntries(names.map((method) => [method, command(method)])) as RuntimeCommands;
 }
 
 /** A live writer's TIMEOUT, saying what to do (the command may still apply). */
-function explainTimeout(e: unknown, why: string, local: WriteOptions): unknown {
+export function explainTimeout(e: unknown, why: string, local: WriteOptions): unknown {
   if (!isTaqubaError(e, 'TIMEOUT')) return e;
   const id = String(e.details.commandId);
   return new CliError(
@@ -376,7 +378,7 @@ async function signalQueue(session: OperatorSession, key: string): Promise<strin
 }
 
 /** Options of the write commands. */
-interface WriteOptions {
+export interface WriteOptions {
   /** Set by `withOperator`: whether the store has a writer lock (then `--force` changes nothing). */
   readonly hasWriterLock?: boolean;
   readonly force?: boolean;

@@ -8,7 +8,7 @@ import { DEAD_STEP_PAGE_MAX } from '../core/workflow/history/inspection.js';
 import { CliError, errorLine, EXIT_USAGE, toCliError, usageError } from './cli-error.js';
 import { cancelCommand, deadCommand, queuesCommand, retryCommand, runCommand, runsCommand, signalCommand, watchCommand, type GlobalOptions, type Io } from './commands.js';
 import { errorDocument } from './json.js';
-import { schedulesCommand } from './schedules.js';
+import { scheduleAddCommand, scheduleRemoveCommand, schedulesCommand } from './schedules.js';
 import { exportCommand, importCommand } from './archive-commands.js';
 
 function integer(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
@@ -69,10 +69,32 @@ export function buildProgram(io: Io): Command {
     .description('job counts per queue and state')
     .action((_local, cmd: Command) => queuesCommand(io, globals(cmd)));
 
-  program
-    .command('schedules')
+  const schedules = program.command('schedules').description('cron schedules kept in the store (list, the default), and adding or removing one through the live writer');
+  schedules
+    .command('list', { isDefault: true })
     .description('cron schedules kept in the store: expression, zone, target, next and last firing')
     .action((_local, cmd: Command) => schedulesCommand(io, globals(cmd)));
+  schedules
+    .command('add')
+    .description("add a schedule starting a workflow function of the live application (through its runtime inbox; it checks the workflow); stored: it survives restarts")
+    .argument('<name>', 'schedule name (1..100 of [A-Za-z0-9_-])')
+    .requiredOption('--cron <expression>', '5-field POSIX cron: minute hour day-of-month month day-of-week')
+    .option('--tz <zone>', 'IANA time zone the expression is read in (default UTC)')
+    .requiredOption('--workflow <name>', 'the workflow function each firing starts: name (newest version) or name@version')
+    .option('--input <json>', "the workflow's input, as JSON")
+    .option('--replace', 'replace a schedule of this name stored with another definition (default: CONFLICT)')
+    .option('--force', 'as for signal')
+    .option('--timeout <seconds>', 'as for signal', integer(1), 30)
+    .option('--command-id <id>', 'as for signal')
+    .action((name: string, local, cmd: Command) => scheduleAddCommand(io, globals(cmd), name, local));
+  schedules
+    .command('remove')
+    .description('remove a schedule: no firing from then on (through the live writer, or as its writer when none runs)')
+    .argument('<name>', 'schedule name')
+    .option('--force', 'as for signal')
+    .option('--timeout <seconds>', 'as for signal', integer(1), 30)
+    .option('--command-id <id>', 'as for signal')
+    .action((name: string, local, cmd: Command) => scheduleRemoveCommand(io, globals(cmd), name, local));
 
   program
     .command('watch')

@@ -101,9 +101,12 @@ function lineReader(child: ChildProcess) {
   return { lines, waitForLine, exited, stderr: () => stderr };
 }
 
-/** The live writer on `args` (`fs <root>` or `s3 <endpoint> <bucket> <prefix>`), once it printed `ready`. */
-export async function startWriter(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv()) {
-  const child = node(WRITER, args, env);
+/**
+ * The live writer on `args` (`fs <root>` or `s3 <endpoint> <bucket> <prefix>`), once it printed
+ * `ready`: test/cli/live-writer.ts, or the child `script` (which prints `ready` and `closed` too).
+ */
+export async function startWriter(args: readonly string[], env: NodeJS.ProcessEnv = plainEnv(), script = WRITER) {
+  const child = node(script, args, env);
   const reader = lineReader(child);
   await reader.waitForLine((l) => l === 'ready', 90_000);
   return {

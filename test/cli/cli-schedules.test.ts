@@ -67,6 +67,7 @@ describe('taquba schedules', () => {
         nextFireMs: Date.parse('2025-01-01T00:02:00Z'),
         lastFireMs: Date.parse('2025-01-01T00:01:00Z'),
         lastFireId: expect.stringMatching(/^[0-9A-Z]{26}$/),
+        origin: 'declared',
       },
       {
         name: 'nightly-greeting',
@@ -77,6 +78,7 @@ describe('taquba schedules', () => {
         nextFireMs: Date.parse('2025-01-01T02:00:00Z'),
         lastFireMs: null,
         lastFireId: null,
+        origin: 'declared',
       },
     ]);
   });

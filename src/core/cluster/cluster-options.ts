@@ -15,6 +15,7 @@ import type { AnyJob } from '../jobs/job.js';
 import { DEFAULT_JOBS_QUEUE_NAME } from '../jobs/job-runner.js';
 import { DEFAULT_QUEUE_NAME } from '../workflow/constants.js';
 import type { AnySchedule } from '../cron/index.js';
+import { checkSchedulerSettings, type CronSettings } from '../cron/cron-scheduler.js';
 import { checkClusterSchedules } from './cluster-schedules.js';
 
 export interface ClusterOptions {
@@ -44,6 +45,11 @@ export interface ClusterOptions {
    * same ones. Default: none (no scheduler).
    */
   readonly schedules?: readonly AnySchedule[];
+  /**
+   * Options of each shard's `CronScheduler` (as `createRuntimeHost`'s `cronOptions`): `retryDelayMs`
+   * (first wait before a failed firing is tried again), `clock` and `logger` (default the cluster's).
+   */
+  readonly cronOptions?: CronSettings;
   /** This member's id (`[A-Za-z0-9_-]`, 1..64). Default: a random one. Two live members must never share one. */
   readonly memberId?: string;
   /** False: a client member that owns no shards (submits, signals, cancels and reads only). Default true. */
@@ -76,6 +82,7 @@ export interface ResolvedClusterOptions {
   readonly jobs: ReadonlyMap<string, AnyJob>;
   /** Undefined: no scheduler on the shards. */
   readonly schedules: readonly AnySchedule[] | undefined;
+  readonly cronOptions: CronSettings;
   readonly memberId: string;
   readonly takesShards: boolean;
   readonly leaseMs: number;
@@ -95,6 +102,7 @@ const CLUSTER_OPTION_NAMES = optionNames<ClusterOptions>({
   hook: true,
   jobs: true,
   schedules: true,
+  cronOptions: true,
   memberId: true,
   takesShards: true,
   leaseMs: true,
@@ -106,6 +114,8 @@ const CLUSTER_OPTION_NAMES = optionNames<ClusterOptions>({
   clock: true,
   logger: true,
 });
+
+const CRON_OPTION_NAMES = optionNames<CronSettings>({ retryDelayMs: true, clock: true, logger: true });
 
 const MEMBER_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -167,6 +177,10 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
   };
   objectOption('queueOptions', options.queueOptions);
   objectOption('runtimeOptions', options.runtimeOptions);
+  objectOption('cronOptions', options.cronOptions);
+  const cronOptions = options.cronOptions ?? {};
+  checkOptions(cronOptions, CRON_OPTION_NAMES, 'cluster cronOptions');
+  checkSchedulerSettings(cronOptions);
   if (options.runtimeOptions && 'memoPrefix' in options.runtimeOptions) throw bad('runtimeOptions.memoPrefix', (options.runtimeOptions as WorkflowRuntimeOptions).memoPrefix, 'is set by the cluster (one per shard)');
   const schedules =
     options.schedules === undefined
@@ -185,6 +199,7 @@ export function resolveClusterOptions(options: ClusterOptions): ResolvedClusterO
     hook,
     jobs,
     schedules,
+    cronOptions,
     memberId,
     takesShards,
     leaseMs,

@@ -126,7 +126,7 @@ export class ShardHost {
         ? {}
         : {
             schedules: o.schedules.filter((s) => scheduleShard(s.name, o.shards) === this.shard),
-            cronOptions: { logger: o.logger, firingRunId: firingRunIdOn(this.shard, o.shards) },
+            cronOptions: { logger: o.logger, ...o.cronOptions, firingRunId: firingRunIdOn(this.shard, o.shards) },
           }),
     });
     this.worker = this.host.spawn();

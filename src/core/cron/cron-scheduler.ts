@@ -1,8 +1,9 @@
 /**
  * `CronScheduler`: cron schedules kept in the store, fired by the process that holds the queue
  * handle (the store's writer). Schedules are defined in code (`schedules`, written when the loop
- * starts) or at any time (`define`, `replace`, `delete`), and listed from any process
- * (`listSchedules` on a `QueueReader`).
+ * starts) or at any time (`define`, `replace`, `delete`; from another process through the
+ * operations, schedule-commands.ts), and listed from any process (`listSchedules` on a
+ * `QueueReader`).
  *
  * The loop (`run`) sleeps until the soonest recorded firing (or a change to the schedules), fires
  * every due schedule once (firing.ts: one job or run per fire time, whoever fires it, however
@@ -27,6 +28,8 @@ import { notifySchedulesChanged, onSchedulesChanged, withScheduleLock } from './
 import { checkScheduleName, newScheduleRecord, resolveDeclared, resolveSchedule, type AnySchedule, type ResolvedSchedule, type Schedule, type ScheduleExecutors } from './schedule.js';
 import { listSchedules, readSchedule, scanSchedules } from './schedule-list.js';
 import { encodeSchedule, sameDefinition, scheduleKey, type ScheduleInfo } from './schedule-record.js';
+import type { ScheduleWriteResult } from './schedule-commands.js';
+import { applyCommand, type CommandOptions, type CommandRecord } from '../workflow/commands/ledger.js';
 
 export interface CronSchedulerOptions {
   /** The runtime `start` and `submit` targets run on (on the same queue handle). */
@@ -67,9 +70,39 @@ const MAX_RETRY_DELAY_MS = 60_000;
 /** The longest single sleep: a wall clock that jumps (a machine that slept) is noticed within this. */
 const MAX_SLEEP_MS = 60 * 60_000;
 
+/** How a write treats a stored schedule of the same name, and how it marks what it writes. */
+interface PutMode {
+  /** Replace another definition (else CONFLICT). */
+  readonly replace: boolean;
+  readonly mark: 'declared' | 'operation' | undefined;
+}
+const DEFINE: PutMode = { replace: false, mark: undefined };
+const REPLACE: PutMode = { replace: true, mark: undefined };
+const DECLARE: PutMode = { replace: true, mark: 'declared' };
+const DEFINE_BY_OPERATION: PutMode = { replace: false, mark: 'operation' };
+const REPLACE_BY_OPERATION: PutMode = { replace: true, mark: 'operation' };
+
 interface Failure {
   readonly count: number;
   readonly retryAtMs: number;
+}
+
+/** The scheduler's settings a host passes on (`cronOptions`), without its targets and schedules. */
+export type CronSettings = Pick<CronSchedulerOptions, 'retryDelayMs' | 'clock' | 'logger'>;
+
+/**
+ * Checks the settings as a scheduler will (a cluster does so when it opens, before any shard
+ * builds one): INVALID_CONFIG for a `retryDelayMs` below 1 or not a number, a clock without
+ * now() and sleep(), a logger that is not one.
+ */
+export function checkSchedulerSettings(settings: CronSettings): void {
+  if (settings.clock !== undefined && (typeof settings.clock?.now !== 'function' || typeof settings.clock?.sleep !== 'function')) {
+    throw new InvalidConfigError(`clock must implement now() and sleep(). clock=${show(settings.clock)}`, { option: 'clock' });
+  }
+  if (settings.logger !== undefined) resolveLogger(settings.logger);
+  const retry = settings.retryDelayMs;
+  const rule = retry === undefined ? undefined : numberRule(retry, { min: 1 });
+  if (rule !== undefined) throw new InvalidConfigError(`retryDelayMs ${rule} (milliseconds). retryDelayMs=${show(retry)}`, { option: 'retryDelayMs' });
 }
 
 export class CronScheduler {
@@ -106,13 +139,10 @@ export class CronScheduler {
     if (options.runtime !== undefined && !(options.runtime instanceof WorkflowRuntime)) throw new InvalidConfigError(`runtime must be a WorkflowRuntime. runtime=${show(options.runtime)}`, { option: 'runtime' });
     if (options.jobs !== undefined && !(options.jobs instanceof JobRunner)) throw new InvalidConfigError(`jobs must be a JobRunner. jobs=${show(options.jobs)}`, { option: 'jobs' });
     this.executors = { runtime: options.runtime, jobs: options.jobs };
+    checkSchedulerSettings(options);
     this.clock = options.clock ?? queue.clock;
-    if (typeof this.clock?.now !== 'function' || typeof this.clock?.sleep !== 'function') throw new InvalidConfigError(`clock must implement now() and sleep(). clock=${show(this.clock)}`, { option: 'clock' });
     this.log = options.logger === undefined ? queue.logger : resolveLogger(options.logger);
-    const retry = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
-    const rule = numberRule(retry, { min: 1 });
-    if (rule !== undefined) throw new InvalidConfigError(`retryDelayMs ${rule} (milliseconds). retryDelayMs=${show(retry)}`, { option: 'retryDelayMs' });
-    this.retryDelayMs = retry;
+    this.retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
     if (options.removeUndeclared !== undefined && typeof options.removeUndeclared !== 'boolean') {
       throw new InvalidConfigError(`removeUndeclared must be a boolean. removeUndeclared=${show(options.removeUndeclared)}`, { option: 'removeUndeclared' });
     }
@@ -134,19 +164,7 @@ export class CronScheduler {
    * store errors.
    */
   async define<I>(schedule: Schedule<I>): Promise<ScheduleInfo> {
-    const resolved = resolveSchedule(schedule, this.executors);
-    return withScheduleLock(this.queue, resolved.name, async () => {
-      const existing = await readSchedule(this.queue, resolved.name);
-      const candidate = newScheduleRecord(resolved, this.clock.now());
-      if (existing !== null) {
-        if (sameDefinition(existing, candidate)) return existing;
-        throw new ConflictError(`a schedule with this name exists with another definition (replace changes it). schedule=${resolved.name}`, {
-          reason: 'duplicate_schedule',
-          schedule: resolved.name,
-        });
-      }
-      return this.write(candidate);
-    });
+    return (await this.put(resolveSchedule(schedule, this.executors), DEFINE)).record;
   }
 
   /**
@@ -155,43 +173,86 @@ export class CronScheduler {
    * firing strictly after now. Rejects as `define`, without the CONFLICT.
    */
   async replace<I>(schedule: Schedule<I>): Promise<ScheduleInfo> {
-    return this.replaceResolved(resolveSchedule(schedule, this.executors));
+    return (await this.put(resolveSchedule(schedule, this.executors), REPLACE)).record;
   }
 
-  /** `replace`, or (`declared`) the write of a declared schedule, which marks it as declared. */
-  private replaceResolved(resolved: ResolvedSchedule, declared = false): Promise<ScheduleInfo> {
+  /**
+   * @internal The schedule operations' writes (`addSchedule`: `replace` false, as `define`;
+   * `replaceSchedule`: as `replace`), marking the schedule `viaOperation`, applied once per
+   * command id: the answer is committed with the schedule's record (ledger.ts). Rejects as
+   * `define` / `replace`.
+   */
+  async writeFromOperation(schedule: AnySchedule, replace: boolean, options?: CommandOptions): Promise<ScheduleWriteResult> {
+    const resolved = resolveSchedule(schedule, this.executors);
+    return applyCommand(this.queue, this.clock, options, async (ledger) => (await this.put(resolved, replace ? REPLACE_BY_OPERATION : DEFINE_BY_OPERATION, ledger)).result);
+  }
+
+  /**
+   * Writes `resolved` under its lock, as `mode` says: a new one is created; one stored with the
+   * same definition stays (only a declaration marks it); another definition is a CONFLICT
+   * (`define`) or replaced, keeping its recorded next firing when its expression and zone are
+   * unchanged, and its last firing. A `ledger` record is committed with the write.
+   */
+  private put(resolved: ResolvedSchedule, mode: PutMode, ledger?: CommandRecord): Promise<{ record: ScheduleInfo; result: ScheduleWriteResult }> {
     return withScheduleLock(this.queue, resolved.name, async () => {
       const existing = await readSchedule(this.queue, resolved.name);
       const fresh = newScheduleRecord(resolved, this.clock.now());
-      const candidate = declared ? { ...fresh, declared } : fresh;
-      if (existing === null) return this.write(candidate);
+      const candidate: ScheduleInfo = { ...fresh, ...(mode.mark === 'declared' ? { declared: true } : mode.mark === 'operation' ? { viaOperation: true } : {}) };
+      const done = async (record: ScheduleInfo, change: ScheduleWriteResult['change'], write: boolean) => {
+        const result: ScheduleWriteResult = { name: record.name, change, nextFireMs: record.nextFireMs };
+        if (write) await this.write(record, ledger?.writes(result) ?? []);
+        return { record, result };
+      };
+      if (existing === null) return done(candidate, 'created', true);
       if (sameDefinition(existing, candidate)) {
-        // Only a declaration changes the mark of an unchanged schedule (one stored before it had marks).
-        return declared && existing.declared !== true ? this.write({ ...existing, declared }) : existing;
+        // Only a declaration changes the mark of an unchanged schedule: the code owns it from now on.
+        if (mode.mark !== 'declared' || existing.declared === true) return done(existing, 'unchanged', false);
+        const { viaOperation: _, ...unmarked } = existing;
+        return done({ ...unmarked, declared: true }, 'unchanged', true);
+      }
+      if (!mode.replace) {
+        throw new ConflictError(`a schedule with this name exists with another definition (replace changes it). schedule=${resolved.name}`, {
+          reason: 'duplicate_schedule',
+          schedule: resolved.name,
+        });
       }
       const sameTiming = existing.cron === candidate.cron && existing.timezone === candidate.timezone;
-      return this.write({
+      const replaced: ScheduleInfo = {
         ...candidate,
         ...(sameTiming ? { nextFireMs: existing.nextFireMs } : {}),
         ...(existing.lastFireMs === undefined ? {} : { lastFireMs: existing.lastFireMs }),
         ...(existing.lastFireId === undefined ? {} : { lastFireId: existing.lastFireId }),
-      });
+      };
+      return done(replaced, 'replaced', true);
     });
   }
 
-  private async write(record: ScheduleInfo): Promise<ScheduleInfo> {
-    await this.queue.kvPut(scheduleKey(record.name), encodeSchedule(record));
+  /** Stores `record` (with `also`, a command's answer, in the same transaction) and wakes the loops. */
+  private async write(record: ScheduleInfo, also: readonly [Uint8Array, Uint8Array][]): Promise<void> {
+    await this.queue.commitEffects({ kvWrites: [[scheduleKey(record.name), encodeSchedule(record)], ...also] });
     this.failures.delete(record.name);
     notifySchedulesChanged(this.queue);
-    return record;
   }
 
   /** Deletes a schedule: no firing after this resolves. False when there was none. INVALID_ARGUMENT for a bad name. */
   async delete(name: string): Promise<boolean> {
+    return this.remove(name, undefined);
+  }
+
+  /**
+   * @internal `removeSchedule` of the operations: `delete`, applied once per command id (the
+   * answer committed with the delete), so a resend after the name was defined again deletes nothing.
+   */
+  removeFromOperation(name: string, options?: CommandOptions): Promise<boolean> {
+    checkScheduleName(name);
+    return applyCommand(this.queue, this.clock, options, (ledger) => this.remove(name, ledger));
+  }
+
+  private remove(name: string, ledger: CommandRecord | undefined): Promise<boolean> {
     checkScheduleName(name);
     return withScheduleLock(this.queue, name, async () => {
       if ((await this.queue.kvGet(scheduleKey(name))) === undefined) return false;
-      await this.queue.kvDelete(scheduleKey(name));
+      await this.queue.commitEffects({ kvDeletes: [scheduleKey(name)], kvWrites: ledger?.writes(true) ?? [] });
       this.failures.delete(name);
       notifySchedulesChanged(this.queue);
       return true;
@@ -221,7 +282,7 @@ export class CronScheduler {
   /** One pass, and when the next is due. */
   private async pass(signal?: AbortSignal): Promise<{ firings: CronFiring[]; wakeAtMs: number }> {
     if (!this.declaredWritten) {
-      for (const resolved of this.declared) await this.replaceResolved(resolved, true);
+      for (const resolved of this.declared) await this.put(resolved, DECLARE);
       if (this.removeUndeclared) await this.removeDropped();
       this.declaredWritten = true;
     }

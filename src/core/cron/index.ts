@@ -8,7 +8,8 @@
  * Above the runtime and the jobs (it submits to them); beside bulk and webhooks.
  *
  * Durable state: caller KV `workflow/cron/schedules/{name}` (schedule-record.ts); the command
- * ledger's answer of each run it starts (`cron:{name}:{fireMs}`).
+ * ledger's answer of each run it starts (`cron:{name}:{fireMs}`) and of each schedule operation
+ * (schedule-commands.ts: schedules added, replaced or removed at run time by another process).
  *
  * Errors: INVALID_ARGUMENT (`invalid_cron_expression`, `invalid_timezone`, `invalid_schedule`,
  * `invalid_schedule_name`, `duplicate_schedule` among declared schedules), CONFLICT
@@ -21,3 +22,4 @@ export type { Schedule, ScheduleTarget, AnySchedule } from './schedule.js';
 export type { ScheduleInfo, ScheduleTargetInfo, ScheduleTargetOptions } from './schedule-record.js';
 export { listSchedules, type ScheduleSource } from './schedule-list.js';
 export { HEADER_CRON_SCHEDULE, HEADER_CRON_FIRE_TIME, type CronFiring } from './firing.js';
+export { scheduleOfDefinition, type ScheduleCommands, type ScheduleDefinition, type ScheduleWriteResult } from './schedule-commands.js';

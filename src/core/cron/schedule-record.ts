@@ -2,7 +2,7 @@
  * How a schedule is stored: one caller-KV record per schedule, under the runtime's reserved
  * `workflow/` prefix (so no step's KV effects can touch it):
  *
- *   workflow/cron/schedules/{name}   MessagePack { v: 1, name, cron, tz, target, defined, next, last?, lastId?, d? }
+ *   workflow/cron/schedules/{name}   MessagePack { v: 1, name, cron, tz, target, defined, next, last?, lastId?, d?, op? }
  *
  * `target` is everything a firing needs, as data (a workflow start is stored as the run input
  * `runtime.start` would submit), so any process holding the writer fires it without the caller's
@@ -52,6 +52,12 @@ export interface ScheduleInfo {
    * schedule once its list no longer has it. Absent for one made with `define` or `replace`.
    */
   readonly declared?: boolean;
+  /**
+   * True when a schedule operation wrote it (`addSchedule` / `replaceSchedule`: from another
+   * process, a tab, an HTTP client or `taquba schedules add`). Like one made with `define`, no
+   * declared list ever deletes it; a declaration of the same name replaces it when its host starts.
+   */
+  readonly viaOperation?: boolean;
 }
 
 function encodeTarget(target: ScheduleTargetInfo): Record<string, unknown> {
@@ -90,6 +96,7 @@ export function encodeSchedule(s: ScheduleInfo): Uint8Array {
     last: s.lastFireMs,
     lastId: s.lastFireId,
     d: s.declared === true ? true : undefined,
+    op: s.viaOperation === true ? true : undefined,
   });
 }
 
@@ -151,5 +158,6 @@ export function decodeSchedule(key: Uint8Array, bytes: Uint8Array): ScheduleInfo
     ...(typeof r.last === 'number' ? { lastFireMs: r.last } : {}),
     ...(typeof r.lastId === 'string' ? { lastFireId: r.lastId } : {}),
     ...(r.d === true ? { declared: true } : {}),
+    ...(r.op === true ? { viaOperation: true } : {}),
   };
 }

@@ -51,6 +51,7 @@ import { traceHook, tracedSignal, tracedSubmit } from './runs/run-tracing.js';
 import { traceRunner } from './steps/step-tracing.js';
 import { applyCommand, sweepCommandAnswers, type CommandOptions } from './commands/ledger.js';
 import { runtimeInbox, serveInbox } from './commands/runtime-inbox.js';
+import { RATE_SWEEP_INTERVAL_MS, sweepExpiredRateLimits } from './flow/rate-limit.js';
 
 import { NoopTerminalHook, type TerminalHook } from './runs/terminal-hook.js';
 import { isWorkflowSet, WorkflowRegistry, type Workflow, type WorkflowSet } from './functions/define.js';
@@ -415,7 +416,7 @@ export class WorkflowRuntime {
    * Runs the worker until `signal` aborts: steps and notifications, plus the dead-step
    * reconciliation, the command inbox other processes send to (unless `commandPollMs` is null),
    * and the retention sweeps (memos with memo retention, finished runs and command answers with a
-   * finite retention) in the background. On abort it
+   * finite retention, rate-limit records past their period) in the background. On abort it
    * stops claiming, waits for in-flight work and the background tasks, and resolves. Rejects when
    * claiming fails (CLOSED, FENCED, store errors), after the same wait.
    */
@@ -427,6 +428,7 @@ export class WorkflowRuntime {
     const background: Promise<void>[] = [runReconcileLoop(this.ctx, this.options.pollIntervalMs, stop.signal)];
     const retention = this.ctx.memoRetentionMs;
     if (retention !== null) background.push(runPeriodically(this.ctx, retention, stop.signal, 'memo retention sweep', () => sweepExpiredMemos(this.ctx, retention)));
+    background.push(runPeriodically(this.ctx, RATE_SWEEP_INTERVAL_MS, stop.signal, 'rate-limit sweep', () => sweepExpiredRateLimits(this.ctx)));
     if (this.options.commandPollMs !== null) {
       const inbox = runtimeInbox(this.ctx.queue.path, this.ctx.queueName);
       const serve = { clock: this.ctx.clock, pollMs: this.options.commandPollMs, orphanAfterMs: ORPHAN_REPLY_MS, warn: this.ctx.warn };

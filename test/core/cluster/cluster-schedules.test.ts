@@ -12,6 +12,7 @@ import { shardOfText } from '../../../src/core/cluster/layout.js';
 import type { AnySchedule } from '../../../src/core/cron/index.js';
 import { defineJob } from '../../../src/core/jobs/index.js';
 import { defineWorkflow } from '../../../src/core/workflow/index.js';
+import { MockClock } from '../../../src/core/clock.js';
 import { clusterWorld, SHARDS, type ClusterWorld } from './cluster-harness.js';
 
 const MINUTE = 60_000;
@@ -139,6 +140,27 @@ describe('cluster schedules', () => {
     expect(firingRunIdOn(0, 1)('x', 60_000)).toBe('cron-x-60000');
     // The longest name and fire time at the largest shard count still make a valid run id.
     expect(firingRunIdOn(9998, 9999)('n'.repeat(100), 9_999_999_999_999).length).toBeLessThanOrEqual(128);
+  });
+
+  it("cronOptions reach each shard's scheduler: its own clock and logger; bad ones are refused at open", { timeout: 60_000 }, async () => {
+    ran.clear();
+    const w = clusterWorld();
+    // The schedulers' clock is not the cluster's: firings follow it (a minute from 00:00:30 is 00:01:00 of 2025).
+    const cronClock = new MockClock(Date.parse('2025-01-01T00:00:30Z'));
+    const fired: string[] = [];
+    const logger = { info: (message: string) => void (message.startsWith('[cron] fired') && fired.push(message)) };
+    const member = await w.open('a', { ...options, schedules: [schedules[0]!], cronOptions: { clock: cronClock, logger, retryDelayMs: 50 } });
+    await w.until('every shard owned', () => member.ownedShards().length === SCHEDULE_SHARDS);
+    await minutesUntil(w, 'a digest on the cron clock', async () => (await cronClock.advance(5_000), ran.size >= 1), MINUTE);
+    const [schedule] = await w.drive(member.listSchedules());
+    expect(schedule!.lastFireMs! % MINUTE).toBe(0);
+    expect(schedule!.lastFireMs).toBeGreaterThanOrEqual(Date.parse('2025-01-01T00:01:00Z'));
+    expect(schedule!.lastFireMs).toBeLessThanOrEqual(cronClock.now());
+    expect(fired[0]).toBe('[cron] fired schedule minutely-digest');
+
+    await expect(w.open('b', { ...options, cronOptions: { retryDelayMs: 0 } })).rejects.toMatchObject({ code: 'INVALID_CONFIG', details: { option: 'retryDelayMs' } });
+    await expect(w.open('c', { ...options, cronOptions: { tickMs: 10 } as never })).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
+    await expect(w.open('d', { ...options, cronOptions: { clock: {} as never } })).rejects.toMatchObject({ code: 'INVALID_CONFIG', details: { option: 'clock' } });
   });
 
   it('refuses bad schedules at open: a plain enqueue, an unknown workflow or job, a bad expression', async () => {

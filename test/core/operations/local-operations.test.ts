@@ -5,7 +5,7 @@
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { LocalOperations } from '../../../src/core/operations/local-operations.js';
-import { applyOperation, COMMAND_NAMES, isResendable, OPERATION_NAMES, OPERATIONS, type RuntimeCommands } from '../../../src/core/operations/operation-list.js';
+import { applyOperation, COMMAND_NAMES, HOST_COMMAND_NAMES, isResendable, OPERATION_NAMES, OPERATIONS, type RuntimeCommands } from '../../../src/core/operations/operation-list.js';
 import type { CommandRuntime } from '../../../src/core/workflow/commands/run-command.js';
 import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import { Queue } from '../../../src/core/queue/index.js';
@@ -38,7 +38,9 @@ describe('the operation list', () => {
   it('names every operation LocalOperations serves, with its kind', async () => {
     const { ops, close } = await setup({ spawn: false });
     for (const name of OPERATION_NAMES) expect(typeof ops[name], name).toBe('function');
-    expect(COMMAND_NAMES).toEqual(['submit', 'cancel', 'signal', 'retryDeadStep']);
+    expect(COMMAND_NAMES).toEqual(['submit', 'cancel', 'signal', 'addSchedule', 'replaceSchedule', 'removeSchedule', 'retryDeadStep']);
+    // The schedule writes are the host's (carried by the runtime's inbox as extensions), not the runtime's.
+    expect(HOST_COMMAND_NAMES).toEqual(['addSchedule', 'replaceSchedule', 'removeSchedule']);
     // What the runtime's command inbox applies takes each command's arguments and answers the same.
     expectTypeOf<CommandRuntime>().toExtend<RuntimeCommands>();
     // Only a job submission without a command id is unsafe to send again.

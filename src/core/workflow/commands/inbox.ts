@@ -51,7 +51,8 @@ export async function applyInbox(store: ObjectStore, layout: InboxLayout, keys: 
       // those on one run or key apply in order.
       const byTarget = new Map<string, number[]>();
       commands.forEach((c, i) => {
-        const target = c.type === 'signal' ? `key:${c.correlationKey}` : c.type === 'retryDeadStep' ? `job:${c.jobId}` : `run:${c.runId}`;
+        // Operations of the layers above are applied in order among themselves (their targets are theirs to know).
+        const target = c.type === 'signal' ? `key:${c.correlationKey}` : c.type === 'retryDeadStep' ? `job:${c.jobId}` : c.type === 'operation' ? 'operation' : `run:${c.runId}`;
         byTarget.set(target, [...(byTarget.get(target) ?? []), i]);
       });
       await Promise.all(

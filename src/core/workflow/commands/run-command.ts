@@ -14,6 +14,7 @@ import type { SignalOutcome } from '../runs/signals.js';
 import type { DeadStepRetry } from '../steps/dead-step-retry.js';
 import type { CommandOptions } from './ledger.js';
 import { kvKeyBytes } from '../validation.js';
+import { applyCommandExtension } from './command-extensions.js';
 
 const FORMAT = 1;
 
@@ -38,6 +39,8 @@ export type RunCommand = { readonly commandId?: string } & (
   | { readonly type: 'cancelJob'; readonly runId: string }
   /** Requeues a dead job of the runtime's queue (`retryDeadStep`). */
   | { readonly type: 'retryDeadStep'; readonly jobId: string }
+  /** An operation of a layer above the runtime (`addSchedule`, ...), applied by the handler its host registered (command-extensions.ts). */
+  | { readonly type: 'operation'; readonly method: string; readonly args: readonly unknown[] }
 );
 
 /** What a command answers: the operation's value, or the typed error it rejected with. */
@@ -102,6 +105,8 @@ export async function applyRunCommand(targets: CommandTargets, command: RunComma
       return jobsOf(targets).cancel(command.runId, once);
     case 'retryDeadStep':
       return runtime.retryDeadStep(command.jobId, once);
+    case 'operation':
+      return applyCommandExtension(runtime, command.method, command.args, once);
   }
 }
 
@@ -110,8 +115,12 @@ function jobsOf(targets: CommandTargets): CommandRuntime {
   return targets.jobs;
 }
 
-/** Errors a command answers with instead of being retried: the caller's mistakes and the run's state. */
-const ANSWERED_ERRORS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['INVALID_ARGUMENT', 'INPUT_MISMATCH', 'CORRUPT_DATA']);
+/**
+ * Errors a command answers with instead of being retried: the caller's mistakes and the state it
+ * met (a refusal such as a dead step that is gone, or a schedule defined otherwise: applying the
+ * batch again would refuse again, and keep the inbox blocked behind it).
+ */
+const ANSWERED_ERRORS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['INVALID_ARGUMENT', 'INPUT_MISMATCH', 'CORRUPT_DATA', 'CONFLICT', 'NOT_FOUND', 'ALREADY_EXISTS']);
 
 /** The reply for a command that ended with `error`, or undefined when the error should be retried (store errors, CLOSED, FENCED). */
 export function replyForError(error: unknown): CommandReply | undefined {
@@ -126,7 +135,15 @@ type CommandType = RunCommand['type'];
  * written with, so the records stay as they were: an applier of an earlier version reads them (it
  * would reject an unknown type, and the batch would then block its inbox).
  */
-const STORED_TYPES: { readonly [T in CommandType]: string } = { submit: 'submit', submitJob: 'submitJob', signal: 'signal', cancel: 'cancel', cancelJob: 'cancelJob', retryDeadStep: 'retryDeadJob' };
+const STORED_TYPES: { readonly [T in CommandType]: string } = {
+  submit: 'submit',
+  submitJob: 'submitJob',
+  signal: 'signal',
+  cancel: 'cancel',
+  cancelJob: 'cancelJob',
+  retryDeadStep: 'retryDeadJob',
+  operation: 'operation',
+};
 const TYPES_BY_STORED: ReadonlyMap<string, CommandType> = new Map(Object.entries(STORED_TYPES).map(([type, stored]) => [stored, type as CommandType]));
 
 const decode = (kind: 'command' | 'reply', bytes: Uint8Array, key: string): Record<string, unknown> => decodeKindRecord(bytes, key, kind, FORMAT, 'command object');

@@ -114,6 +114,16 @@ export class RuntimeClient implements CommandRuntime {
     return this.send({ type: 'retryDeadStep', jobId }, options);
   }
 
+  /**
+   * @internal An operation of the host above the runtime (`addSchedule`, `replaceSchedule`,
+   * `removeSchedule`: command-extensions.ts), applied once per command id by the live host that
+   * registered it. Rejects like that operation, plus TIMEOUT and CLOSED (as `submit`), and
+   * INVALID_ARGUMENT (`unknown_operation`) when the runtime's host does not serve it.
+   */
+  sendOperation(method: string, args: readonly unknown[], options?: CommandOptions): Promise<unknown> {
+    return this.send({ type: 'operation', method, args: [...args] }, options);
+  }
+
   /** Stops waiting: calls still waiting reject with CLOSED (their commands may still apply). */
   close(): void {
     this.stop.abort();

@@ -91,12 +91,24 @@ export function decodeQueuedRun(bytes: Uint8Array): QueuedRun {
 }
 
 /** `rate/{k}`: the last starts of the key, oldest first, as `[time, count]` pairs flattened. */
-export const encodeRateStarts = (starts: readonly number[]): Uint8Array => encodeRecord({ starts });
+export interface RateStarts {
+  readonly starts: readonly number[];
+  /**
+   * When the record stops binding anything: the last start plus the period it was written with.
+   * Swept after that (rate-limit.ts). Undefined in a record written before it was kept (never swept).
+   */
+  readonly until: number | undefined;
+}
 
-export function decodeRateStarts(bytes: Uint8Array): number[] {
+export const encodeRateStarts = (r: RateStarts): Uint8Array => encodeRecord({ starts: r.starts, until: r.until });
+
+export function decodeRateStarts(bytes: Uint8Array): RateStarts {
   const what = 'rate-limit record';
   const m = asMap(bytes, what);
-  return field(m, 'starts', what, (v) => Array.isArray(v) && v.length % 2 === 0 && v.every(isCount));
+  return {
+    starts: field(m, 'starts', what, (v) => Array.isArray(v) && v.length % 2 === 0 && v.every(isCount)),
+    until: field(m, 'until', what, isOptionalCount),
+  };
 }
 
 export const encodeDebounceWindow = (w: DebounceWindow): Uint8Array => encodeRecord({ runId: w.runId, jobId: w.jobId });

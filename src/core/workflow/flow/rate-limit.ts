@@ -9,7 +9,14 @@
  * with the submission's commit under the key's lock (flow-locks.ts), so a crash never loses a
  * start that was scheduled nor records one that was not. The limit and period are the latest
  * submission's.
+ *
+ * Sweep: the record also keeps `until`, its last start plus that period; from then on no start it
+ * holds is within a period of now, so it binds nothing (`nextStart` would drop every start) and a
+ * background pass of the running runtime deletes it (`sweepExpiredRateLimits`), under the key's
+ * lock and after reading it again, so a start recorded meanwhile is never lost. A key used again
+ * later starts from an empty record, which is what it would have computed anyway.
  */
+import { fromUtf8 } from '../../bytes.js';
 import type { RuntimeContext } from '../context.js';
 import { flowRateKey } from '../keys.js';
 import type { RateLimit } from './flow-options.js';
@@ -57,7 +64,50 @@ export function withRateLimit<T>(ctx: RuntimeContext, r: RateLimit, admit: (admi
   return withFlowLock(ctx.queue, ctx.queueName, 'rate', r.key, async () => {
     const bytes = await ctx.queue.kvGet(key);
     const now = Math.floor(ctx.clock.now());
-    const next = nextStart(bytes === undefined ? [] : decodeRateStarts(bytes), r.limit, r.periodMs, now);
-    return admit({ ...(next.start > now ? { runAt: next.start } : {}), writes: [[key, encodeRateStarts(next.starts)]] });
+    const next = nextStart(bytes === undefined ? [] : decodeRateStarts(bytes).starts, r.limit, r.periodMs, now);
+    const record = encodeRateStarts({ starts: next.starts, until: next.start + r.periodMs });
+    return admit({ ...(next.start > now ? { runAt: next.start } : {}), writes: [[key, record]] });
   });
+}
+
+/** How often a running runtime looks for rate-limit records that bind nothing any more. */
+export const RATE_SWEEP_INTERVAL_MS = 5 * 60_000;
+
+const SWEEP_PAGE = 500;
+
+/**
+ * Deletes the rate-limit records of the runtime's queue whose `until` has passed (see the module
+ * comment), each under its key's lock after reading it again. Resolves with how many went. A
+ * record that does not decode is left (and named in a warning): its key's next submission reports
+ * it. Rejects with CLOSED or store errors.
+ */
+export async function sweepExpiredRateLimits(ctx: RuntimeContext): Promise<number> {
+  const prefix = flowRateKey(ctx.queueName, '');
+  const prefixLength = prefix.length;
+  const expired = (bytes: Uint8Array | undefined): boolean => {
+    const until = bytes === undefined ? undefined : decodeRateStarts(bytes).until;
+    return until !== undefined && until <= ctx.clock.now();
+  };
+  let swept = 0;
+  let cursor: Uint8Array | undefined;
+  do {
+    const page = await ctx.queue.kvScan(prefix, { limit: SWEEP_PAGE, ...(cursor === undefined ? {} : { cursor }) });
+    for (const [key, value] of page.entries) {
+      try {
+        if (!expired(value)) continue;
+      } catch (e) {
+        ctx.warn('rate-limit record does not decode; left for its key to report', { key: fromUtf8(key), error: (e as Error)?.message });
+        continue;
+      }
+      const name = decodeURIComponent(fromUtf8(key.subarray(prefixLength)));
+      await withFlowLock(ctx.queue, ctx.queueName, 'rate', name, async () => {
+        // A submission may have recorded a start since the scan.
+        if (!expired(await ctx.queue.kvGet(key))) return;
+        await ctx.queue.commitEffects({ kvDeletes: [key] });
+        swept++;
+      });
+    }
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return swept;
 }

@@ -13,6 +13,7 @@ import type { BatchProgressEvent, FinishedRunView, HostEvent, HubEvent, WireJobO
 import { listedOperations, toWireSpec, type EventFilter, type Promised, type RemoteOperations } from './remote-operations.js';
 import { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 import { createWorkflowClient, type RemoteStartOptions, type RemoteWorkflowRun } from './workflow-client.js';
+import { createHandOffs, type HandedOffRun, type HandOffBackend, type HandOffOptions } from './hand-off.js';
 
 export interface ConnectOptions {
   /**
@@ -80,8 +81,32 @@ export interface WorkflowClient extends ClientOperations {
    */
   onBatchProgress(listener: (event: BatchProgressEvent) => void, filter?: { readonly batchId?: string }): () => void;
   /**
+   * Moves run `runId` of this store to `backend` (a client of `connectHttp(url)`), where it
+   * continues at the step it reached (hand-off.ts). Resolves once this store no longer runs it,
+   * with the run's handle at the backend (`delivered`, `status`, `result`, `events`); while the
+   * page is offline or the backend away the delivery is pending and tried again (on `online`,
+   * after a backoff, and by `resumeHandOffs` after a reload). A run moves between steps: while its
+   * step runs, this waits for the step to settle. Handing off the same run to the same backend
+   * again answers the same hand-off. Rejects with INVALID_ARGUMENT (`invalid_run_id`,
+   * `invalid_backend`, a bad option), NOT_FOUND (`run_not_found`: not active here), CONFLICT
+   * (`handed_off_elsewhere`, `child_run`, `pending_children`, `step_dead`), CANCELLED when
+   * `options.signal` aborts the wait for a step, CLOSED or STORE_*.
+   * @example
+   * const backend = connectHttp('https://api.example.com/taquba');
+   * const moved = await client.handOff(run.runId, backend);
+   * const summary = await backend.workflowRun(review, moved.runId).result(); // finished by the server
+   */
+  handOff(runId: string, backend: HandOffBackend, options?: HandOffOptions): Promise<HandedOffRun>;
+  /**
+   * Delivers again the hand-offs to `backend` whose delivery this store has not seen confirmed
+   * (a page reloaded while offline): call it once the page has its backend client. Resolves with
+   * their handles (each `delivered` settles as for `handOff`). INVALID_ARGUMENT (`invalid_backend`), CLOSED, STORE_*.
+   */
+  resumeHandOffs(backend: HandOffBackend): Promise<readonly HandedOffRun[]>;
+  /**
    * Closes the host (a leader hands over: in-flight steps finish, the lock is released) and, by
-   * default, terminates the worker. Calls still pending reject with CLOSED.
+   * default, terminates the worker. Calls still pending reject with CLOSED; pending hand-offs stay
+   * pending in the store (`resumeHandOffs`).
    */
   close(options?: CloseOptions): Promise<void>;
 }
@@ -233,6 +258,8 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
       jobCancel: (id) => track(() => remote.jobCancel(id)),
     }),
     info: () => track(() => remote.info()),
+    handOff: (runId, backend, handOffOptions) => handOffs.handOff(runId, backend, handOffOptions),
+    resumeHandOffs: (backend) => handOffs.resumeHandOffs(backend),
     subscribe,
     onBatchProgress,
     events(filter = {}) {
@@ -279,6 +306,7 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
         await Promise.race([remote.close().catch(() => undefined), timeout]);
         clearTimeout(timer);
         closed = true;
+        handOffs.close();
         const error = new ClosedError('the workflow client is closed', { reason: 'closed' });
         for (const reject of pending) reject(error);
         pending.clear();
@@ -292,7 +320,8 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
       return closing;
     },
   };
-  // Defined after the client: it calls the client's own operations (tracked, closed with it).
+  // Defined after the client: they call the client's own operations (tracked, closed with it).
+  const handOffs = createHandOffs(client);
   const functions = createWorkflowClient({
     submit: (spec) => client.submit(spec),
     result,

@@ -101,3 +101,16 @@ export type LiveMessage =
   | { readonly type: 'tokens'; readonly runId: string; readonly step: string; readonly text: string }
   /** An attempt started or ended, or a model call was logged: re-read the demo's logs. */
   | { readonly type: 'log'; readonly runId: string };
+
+/** The host id of the demo's Node backend (`npm run demo:server`): the attempts it logs carry it. */
+export const SERVER_HOST = 'server';
+
+/**
+ * Where the demo's Node backend logs what the page logs in its own database (demo-db.ts) for the
+ * steps it runs: caller-KV keys of its store, which the page reads over HTTP (`server.kvScan`).
+ * Values are JSON of the page's records without their `store`.
+ */
+export const SERVER_LOG = {
+  attempts: (runId: string): string => `demo/attempts/${runId}/`,
+  modelCalls: (runId: string): string => `demo/model-calls/${runId}/`,
+} as const;

@@ -7,11 +7,17 @@
  * (`client.listSchedules()`). The run's state is read from the runtime, as the inspector reads it; what the
  * runtime does not keep (outputs, every attempt) comes from the demo's own log (demo-db.ts). A
  * reload, or another tab, shows the same thing.
+ *
+ * "Continue on the server" hands the selected run off to the demo's Node backend (`npm run
+ * demo:server`, named with `?server=<url>` and remembered): `client.handOff(runId, server)` moves
+ * it at its next pause, and the panel then reads the run (and sends its signals) there. A hand-off
+ * made offline is delivered when the server answers again, also after a reload
+ * (`client.resumeHandOffs`).
  */
-import { connect, type HostEvent, type RunEvent, type WorkflowClient } from 'taquba-workflow/browser';
+import { connect, connectHttp, type HostEvent, type HttpWorkflowClient, type MovedRunView, type RunEvent, type WorkflowClient } from 'taquba-workflow/browser';
 import { defineTaqubaInspector, RUN_SELECT_EVENT, type RunDescription } from 'taquba-workflow/browser/inspector';
 import { agent } from '../agent/agent-workflow.js';
-import { LIMITS, liveChannelName, SIGNALS, type Decision, type LiveMessage, type RetryDecision, type StoreKind, type TaskSpec } from '../shared/agent-state.js';
+import { LIMITS, liveChannelName, SERVER_LOG, SIGNALS, type Decision, type LiveMessage, type RetryDecision, type StoreKind, type TaskSpec } from '../shared/agent-state.js';
 import {
   attemptsOf,
   loadModelSettings,
@@ -20,17 +26,21 @@ import {
   runsOf,
   saveModelSettings,
   summarize,
+  type AttemptRecord,
   type ModelCallRecord,
   type ModelSettings,
   type RunRecord,
 } from '../shared/demo-db.js';
 import { byId as $ } from './dom.js';
-import type { RunSnapshot } from './run-model.js';
+import type { RunLocation, RunSnapshot } from './run-model.js';
 import { renderModelCalls, renderRunDetail, type Streaming } from './views.js';
 import { renderSchedules } from './schedules-view.js';
 
 const STORE_SETTING = 'taquba-demo:store';
+const SERVER_SETTING = 'taquba-demo:server';
 const POLL_MS = 2_000;
+/** How often the page asks whether the server answers (the hand-off button's state). */
+const SERVER_PROBE_MS = 5_000;
 
 const store: StoreKind = localStorage.getItem(STORE_SETTING) === 'opfs' ? 'opfs' : 'indexeddb';
 // The worker learns its store from its name (the URL must stay a literal for the bundler).
@@ -52,11 +62,55 @@ let callLog: ModelCallRecord[] = [];
 /** The tab that executes runs now (its host id). */
 let leader: string | null = null;
 let sending = false;
+let handingOff = false;
+/** The demo's Node backend, when the page was given one (`?server=<url>`, remembered in this browser). */
+const server = connectServer();
+let serverUp = false;
+/** The runs this store handed off, by run id (where to, at which step, whether delivered). */
+let movedRuns = new Map<string, MovedRunView>();
 let refreshing: Promise<void> | undefined;
 let refreshAgain = false;
 let firstStepEventSeen = false;
 
 // ---- talking to the runtime ----
+
+function connectServer(): HttpWorkflowClient | null {
+  const given = new URL(location.href).searchParams.get('server');
+  if (given !== null) {
+    if (given === '') localStorage.removeItem(SERVER_SETTING);
+    else localStorage.setItem(SERVER_SETTING, given);
+  }
+  const url = given ?? localStorage.getItem(SERVER_SETTING);
+  if (url === null || url === '') return null;
+  try {
+    // No resend of its own: a hand-off that finds no server stays pending and is tried again.
+    return connectHttp(url, { retries: 0 });
+  } catch (e) {
+    showError(e);
+    return null;
+  }
+}
+
+/** What the server logged under `prefix` (SERVER_LOG: its attempts or model calls of a run), as this store's records. */
+async function serverLog<T>(from: HttpWorkflowClient, prefix: string): Promise<T[]> {
+  const entries: T[] = [];
+  let cursor: Uint8Array | undefined;
+  do {
+    const page = await from.kvScan(prefix, cursor === undefined ? {} : { cursor });
+    for (const [, value] of page.entries) entries.push({ ...(JSON.parse(new TextDecoder().decode(value)) as object), store } as T);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return entries;
+}
+
+/** Where run `runId` is: the server when it was handed off there and delivered; else this browser's store. */
+function whereRuns(runId: string): { readonly client: WorkflowClient | HttpWorkflowClient; readonly location: RunLocation | null } {
+  const moved = movedRuns.get(runId);
+  if (!moved) return { client, location: null };
+  const delivered = moved.deliveredAtMs !== null;
+  const onServer = server !== null && moved.movedTo === server.url && delivered;
+  return { client: onServer ? server : client, location: { movedTo: moved.movedTo, delivered, atStep: moved.step, serverAnswers: serverUp } };
+}
 
 function showError(error: unknown): void {
   const alert = $('alert');
@@ -71,17 +125,35 @@ function clearError(): void {
 
 /** Everything the panel shows about `runId`, read now. */
 async function loadSnapshot(runId: string): Promise<RunSnapshot> {
-  const [timeline, attempts, buffered] = await Promise.all([client.runTimeline(runId), attemptsOf(store, runId), client.bufferedSignal(`${runId}#${SIGNALS.approve}`)]);
+  const where = whereRuns(runId);
+  let source = where.client;
+  // A server that does not answer leaves the page with what this browser knows (the location line says so).
+  const read = async (from: WorkflowClient | HttpWorkflowClient) => Promise.all([from.runTimeline(runId), from.bufferedSignal(`${runId}#${SIGNALS.approve}`)]);
+  const there = source === client ? null : (source as HttpWorkflowClient);
+  const [[timeline, buffered], localAttempts, [serverAttempts, serverCalls]] = await Promise.all([
+    read(source).catch((e: unknown) => {
+      if (source === client) throw e;
+      source = client;
+      return read(client);
+    }),
+    attemptsOf(store, runId),
+    // The steps the server ran, as it logged them (nothing while it does not answer).
+    there === null
+      ? Promise.resolve([[], []] as [AttemptRecord[], ModelCallRecord[]])
+      : Promise.all([serverLog<AttemptRecord>(there, SERVER_LOG.attempts(runId)), serverLog<ModelCallRecord>(there, SERVER_LOG.modelCalls(runId))]).catch(() => [[], []] as [AttemptRecord[], ModelCallRecord[]]),
+  ]);
+  const attempts = [...localAttempts, ...serverAttempts];
   let result = results.get(runId) ?? null;
   if (result === null && !timeline.active && timeline.terminal?.status === 'succeeded') {
     // The workflow's value, decoded on this page by the definition's codec (null if the store did not keep it).
-    result = await client
+    result = await source
       .workflowRun(agent, runId)
       .result()
       .catch(() => null);
     results.set(runId, result);
   }
-  return { runId, record: records.get(runId), timeline, attempts, calls: callLog.filter((c) => c.runId === runId), approvalBuffered: buffered !== null, leader, result };
+  const calls = [...callLog.filter((c) => c.runId === runId), ...serverCalls];
+  return { runId, record: records.get(runId), timeline, attempts, calls, approvalBuffered: buffered !== null, leader, result, location: where.location };
 }
 
 /** Reads the runs and the selected run's state. Calls while one runs coalesce into one more. */
@@ -94,8 +166,9 @@ function refresh(): Promise<void> {
     try {
       do {
         refreshAgain = false;
-        const runs = await runsOf(store);
+        const [runs, moved] = await Promise.all([runsOf(store), client.listMovedRuns()]);
         records = new Map(runs.sort((a, b) => b.createdAt - a.createdAt).map((r) => [r.runId, r]));
+        movedRuns = new Map(moved.runs.map((m) => [m.runId, m]));
         if (selected === null && records.size > 0) {
           selected = records.keys().next().value ?? null;
           inspector.selectRun(selected);
@@ -129,7 +202,12 @@ function refreshSoon(): void {
 
 function renderDetail(): void {
   const s = snapshot?.runId === selected ? snapshot : undefined;
-  renderRunDetail(s, s ? streaming.get(s.runId) : undefined, summarize(callLog, s?.runId), { sending, noteShown: !$('decision-note').hidden });
+  renderRunDetail(s, s ? streaming.get(s.runId) : undefined, summarize(callLog, s?.runId), {
+    sending,
+    noteShown: !$('decision-note').hidden,
+    server: { url: server?.url ?? null, answers: serverUp },
+    handingOff,
+  });
 }
 
 /** What the inspector shows about a run beyond what the runtime stores: its title, start and the signal it reads. */
@@ -257,7 +335,7 @@ async function send(name: string, value: Decision | RetryDecision, says: (outcom
   sending = true;
   renderDetail();
   try {
-    const outcome = await client.signal(selected, name, value);
+    const outcome = await whereRuns(selected).client.signal(selected, name, value);
     const note = $('decision-note');
     note.textContent = outcome === 'run-not-active' ? 'The run had already finished: nothing was sent.' : says(outcome);
     note.hidden = false;
@@ -290,13 +368,61 @@ async function cancelRun(): Promise<void> {
   if (!selected) return;
   clearError();
   try {
-    const cancelled = await client.cancel(selected);
+    const cancelled = await whereRuns(selected).client.cancel(selected);
     const note = $('decision-note');
     note.hidden = false;
     note.textContent = cancelled ? 'Cancellation requested.' : 'The run had already finished.';
     refreshSoon();
   } catch (e) {
     showError(e);
+  }
+}
+
+/** Hands the selected run off to the server: it leaves this browser at its next pause and continues there. */
+async function handOffRun(): Promise<void> {
+  if (!selected || !server) return;
+  clearError();
+  handingOff = true;
+  const note = $('decision-note');
+  note.hidden = false;
+  note.textContent = 'Moving the run to the server: it leaves this browser at its next pause (once its running step has finished)…';
+  renderDetail();
+  try {
+    const moved = await client.handOff(selected, server);
+    note.textContent = 'The run left this browser: it is delivered to the server as soon as the server answers.';
+    void moved.delivered.then(
+      () => {
+        note.textContent = `The run continues on the server (${moved.to}).`;
+        refreshSoon();
+      },
+      (e: unknown) => (e as { code?: string }).code !== 'CLOSED' && showError(e),
+    );
+  } catch (e) {
+    note.hidden = true;
+    showError(e);
+  } finally {
+    handingOff = false;
+  }
+  await refresh();
+}
+
+/** Asks whether the server answers (the hand-off button says so); when it comes back, hand-offs left pending are delivered. */
+async function probeServer(): Promise<void> {
+  if (!server) return;
+  const answers = await server.queueCounts().then(
+    () => true,
+    () => false,
+  );
+  if (answers === serverUp) return;
+  serverUp = answers;
+  renderDetail();
+  if (answers) {
+    // Hand-offs made while the server was away (also before a reload): delivered now.
+    const resumed = await client.resumeHandOffs(server).catch((e: unknown) => {
+      showError(e);
+      return [];
+    });
+    for (const moved of resumed) void moved.delivered.then(refreshSoon, () => undefined);
   }
 }
 
@@ -421,6 +547,7 @@ function boot(): void {
   $('retry-step').addEventListener('click', () => void retryStep('retry'));
   $('give-up').addEventListener('click', () => void retryStep('give-up'));
   $('cancel').addEventListener('click', () => void cancelRun());
+  $('hand-off').addEventListener('click', () => void handOffRun());
   $('crash').addEventListener('click', () => location.reload());
   addEventListener('online', showNetwork);
   addEventListener('offline', showNetwork);
@@ -444,6 +571,11 @@ function boot(): void {
     // Also for an ended run: a dead letter retried from the inspector revives its run.
     if (document.visibilityState === 'visible') void refresh();
   }, POLL_MS);
+  if (server) {
+    void probeServer();
+    setInterval(() => document.visibilityState === 'visible' && void probeServer(), SERVER_PROBE_MS);
+    addEventListener('online', () => void probeServer());
+  }
   // A firing moves the next one on; a minute is often enough for a daily schedule.
   setInterval(() => document.visibilityState === 'visible' && void loadSchedules(), 60_000);
 

@@ -6,7 +6,7 @@
  * keep (outputs, every attempt with its error, interruptions). Pure functions over plain data.
  */
 import type { WorkflowClient } from 'taquba-workflow/browser';
-import { SIGNALS, stepLabel, type AgentResult } from '../shared/agent-state.js';
+import { SERVER_HOST, SIGNALS, stepLabel, type AgentResult } from '../shared/agent-state.js';
 import type { AttemptRecord, ModelCallRecord, RunRecord } from '../shared/demo-db.js';
 
 export type RunTimeline = Awaited<ReturnType<WorkflowClient['runTimeline']>>;
@@ -32,6 +32,18 @@ export const STATE_TEXT: Readonly<Record<RunState, string>> = {
 
 const ACTIVE: ReadonlySet<RunState> = new Set<RunState>(['pending', 'running', 'cancelling', 'waiting-for-signal', 'waiting-for-slot', 'scheduled', 'dead']);
 
+/** Where a handed-off run went (`client.handOff`): the run is read there once it was delivered. */
+export interface RunLocation {
+  /** The server's URL the hand-off named. */
+  readonly movedTo: string | null;
+  /** The server confirmed it has the run. */
+  readonly delivered: boolean;
+  /** The step the run had reached when it left this browser. */
+  readonly atStep: number;
+  /** The server answered the page's last probe. */
+  readonly serverAnswers: boolean;
+}
+
 /** Everything the panel shows about a run, read at `now`. */
 export interface RunSnapshot {
   readonly runId: string;
@@ -46,6 +58,8 @@ export interface RunSnapshot {
   readonly leader: string | null;
   /** A succeeded run's value. */
   readonly result: AgentResult | null;
+  /** Set when the run was handed off to the server (its timeline is then the server's). */
+  readonly location: RunLocation | null;
 }
 
 export function stateOf(s: RunSnapshot): RunState {
@@ -120,6 +134,8 @@ export interface StepView {
   /** Model calls made for this step, and answers served from the run's history instead. */
   readonly modelCalls: number;
   readonly memoHits: number;
+  /** For a handed-off run: where the step ran (by the host its attempts were logged by). */
+  readonly ranOn: 'this browser' | 'the server' | null;
 }
 
 function attemptView(a: AttemptRecord, n: number, running: boolean): AttemptView {
@@ -146,7 +162,9 @@ export function stepsOf(s: RunSnapshot): StepView[] {
   const researchCalls = s.record?.researchCalls ?? null;
   return order.map((step): StepView => {
     const logged = s.attempts.filter((a) => a.step === step).sort((a, b) => a.startedAt - b.startedAt);
-    const attempts = logged.map((a, i) => attemptView(a, i + 1, i === logged.length - 1 && active && a.host === s.leader && (state === 'running' || state === 'cancelling' || state === 'pending')));
+    // The server's attempts are its own (it executes a run that moved there), the tabs' the leader's.
+    const executor = (a: AttemptRecord): boolean => (s.location !== null && s.location.delivered ? a.host === SERVER_HOST : a.host === s.leader);
+    const attempts = logged.map((a, i) => attemptView(a, i + 1, i === logged.length - 1 && active && executor(a) && (state === 'running' || state === 'cancelling' || state === 'pending')));
     const last = attempts.at(-1);
     // A step that failed for good runs again after Retry (a later call of the same name): the
     // failure is over once more attempts were logged than the recorded failures used.
@@ -170,6 +188,8 @@ export function stepsOf(s: RunSnapshot): StepView[] {
       output: completed?.output ?? null,
       modelCalls: calls.filter((c) => !c.memoHit).length,
       memoHits: calls.filter((c) => c.memoHit).length,
+      // A run moves only between executions, so a step ran all here or all there.
+      ranOn: s.location === null || logged.length === 0 ? null : logged.every((a) => a.host === SERVER_HOST) ? 'the server' : 'this browser',
     };
   });
 }

@@ -38,6 +38,10 @@ export interface PanelState {
   readonly sending: boolean;
   /** This tab's note about what it sent (shown instead of the generic note). */
   readonly noteShown: boolean;
+  /** The demo's Node backend (`?server=`): its URL (null: none given) and whether it answered the last probe. */
+  readonly server: { readonly url: string | null; readonly answers: boolean };
+  /** A hand-off from this tab is on its way (it waits for the run's next pause). */
+  readonly handingOff: boolean;
 }
 
 /** "9:40:02 PM (in 1 min 40 s)", "9:36:37 PM (now)", "9:30:01 PM (12 s ago)". */
@@ -95,7 +99,28 @@ function stepFacts(v: StepView): string {
   if (took !== undefined && took !== null) parts.push(`took ${describeDuration(took)}`);
   if (v.modelCalls > 0) parts.push(v.modelCalls === 1 ? 'model called once' : `model called ${v.modelCalls} times`);
   if (v.memoHits > 0) parts.push(`${count(v.memoHits, 'memo hit')} (answer read from the run's history, model not called again)`);
+  if (v.ranOn !== null) parts.push(`ran ${v.ranOn === 'the server' ? 'on' : 'in'} ${v.ranOn}`);
   return parts.join(' · ');
+}
+
+/** Where a handed-off run is, in a sentence. */
+function locationLine(s: RunSnapshot): { text: string; problem: boolean } | null {
+  const where = s.location;
+  if (where === null) return null;
+  const server = where.movedTo ?? 'another store';
+  if (!where.delivered) return { text: `Left this browser at step ${where.atStep} for the server (${server}): delivered as soon as the server answers (also after a reload).`, problem: true };
+  return where.serverAnswers
+    ? { text: `Continues on the server (${server}) since step ${where.atStep}: read from there, and decisions go there.`, problem: false }
+    : { text: `Continues on the server (${server}) since step ${where.atStep}, which does not answer now.`, problem: true };
+}
+
+/** The hand-off button's title: what it does now, or why it cannot. */
+function handOffTitle(s: RunSnapshot, active: boolean, ui: PanelState): string {
+  if (s.location !== null) return 'This run has moved to the server.';
+  if (ui.server.url === null) return 'No server: start one with npm run demo:server and open this page with ?server=<its URL>.';
+  if (!ui.server.answers) return `No server answers at ${ui.server.url} (npm run demo:server).`;
+  if (!active) return 'Only a task still running can move.';
+  return `Moves this run to the server at ${ui.server.url}: it leaves this browser at its next pause and continues there.`;
 }
 
 /** What the run does or waits for now, in a sentence, and whether it reads as a problem. */
@@ -160,7 +185,9 @@ export function renderRunDetail(s: RunSnapshot | undefined, streaming: Streaming
   const announcer = byId('status-announcer');
   if (announcer.textContent !== announcement) announcer.textContent = announcement;
 
-  const line = nowLine(s, steps, now);
+  // A run not delivered yet is nowhere to read: where it is says it all.
+  const located = locationLine(s);
+  const line = s.location !== null && !s.location.delivered ? null : nowLine(s, steps, now);
   const reason = endReason(s);
   const started = s.record?.createdAt ?? s.timeline.active?.submittedAtMs ?? null;
   replaceChildren(
@@ -174,6 +201,7 @@ export function renderRunDetail(s: RunSnapshot | undefined, streaming: Streaming
       active && escalated(s) ? h('span', { class: 'badge retry' }, 'escalated') : null,
     ),
     h('p', { class: 'run-meta' }, [`Run ${s.runId}`, started === null ? null : `started ${new Date(started).toLocaleTimeString()}`, `model calls for this run: ${calls.calls} (memo hits ${calls.memoHits}, repeated ${calls.repeated})`].filter(Boolean).join(' · ')),
+    ...(located ? [h('p', { class: located.problem ? 'run-now run-location problem' : 'run-now run-location' }, located.text)] : []),
     ...(line ? [h('p', { class: line.problem ? 'run-now problem' : 'run-now' }, line.text)] : []),
     ...(reason ? [h('p', { class: state === 'cancelled' ? 'run-ended' : 'run-error' }, reason)] : []),
   );
@@ -194,6 +222,9 @@ export function renderRunDetail(s: RunSnapshot | undefined, streaming: Streaming
   reject.disabled = !open;
   byId<HTMLInputElement>('reject-reason').disabled = !open;
   byId<HTMLButtonElement>('cancel').disabled = !active || state === 'cancelling';
+  const handOff = byId<HTMLButtonElement>('hand-off');
+  handOff.disabled = !active || state === 'cancelling' || s.location !== null || ui.server.url === null || !ui.server.answers || ui.handingOff;
+  handOff.title = handOffTitle(s, active, ui);
   byId('early-hint').hidden = stage !== 'before';
   const sentEarly = byId('approval-note');
   sentEarly.hidden = stage !== 'sent-early' || ui.noteShown;

@@ -141,6 +141,8 @@ export const stepOutputObjectKey = (prefix: string, runId: string, step: number,
 const MOVED_PREFIX = 'workflow/moved/';
 const IMPORTS_PREFIX = 'workflow/imports/';
 
+/** Prefix of the moved-run records of the runtime on `queueName` (listed in run-id order). */
+export const movedRunPrefix = (queueName: string): Uint8Array => utf8(`${MOVED_PREFIX}${queueSegment(queueName)}/`);
 /** Where run `runId` of the runtime on `queueName` went when it was handed off. */
 export const movedRunKey = (queueName: string, runId: string): Uint8Array => utf8(`${MOVED_PREFIX}${queueSegment(queueName)}/${runId}`);
 /** The import of archive `archiveId` into this store (its idempotency record). */

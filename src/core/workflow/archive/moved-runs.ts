@@ -9,14 +9,22 @@
  *
  * The record stays until the id moves again or is deleted by hand; a later run under the id that
  * ends here writes a newer finished-run record, which then wins.
+ *
+ * Delivery: the source cannot see the import happen elsewhere, so whoever carried the archive
+ * (the page's `client.handOff`) confirms it here once the destination answered
+ * (`confirmMovedRunDelivery`, a `deliveredAtMs` on the record). A moved record without it is a
+ * hand-off still to deliver: after a reload the page lists them (`listMovedRuns`), asks the
+ * archive again (a hand-off export of a moved run answers the kept one) and imports it, which the
+ * destination answers once per archive.
  */
 import { decodeKindRecord, encodeKindRecord, malformedField } from '../../kind-records.js';
 import { fromUtf8 } from '../../bytes.js';
 import { NotFoundError } from '../../errors.js';
 import type { RunStatus } from '../registry.js';
-import { movedRunKey } from '../keys.js';
+import { movedRunKey, movedRunPrefix } from '../keys.js';
 import { readFinishedRun, type FinishedRun } from '../history/finished-runs.js';
 import type { WorkflowReadSource } from '../history/inspection.js';
+import type { Queue } from '../../queue/index.js';
 
 const KIND = 'run-moved';
 const FORMAT = 1;
@@ -31,10 +39,14 @@ export interface MovedRun {
   readonly movedTo: string | null;
   /** The archive it left with (kept with the run's memo entries until they are swept). */
   readonly archiveId: string;
+  /** When the carrier of the archive confirmed the destination imported it (`confirmMovedRunDelivery`); null until then. */
+  readonly deliveredAtMs: number | null;
 }
 
-export function encodeMovedRun(m: MovedRun): Uint8Array {
-  return encodeKindRecord(KIND, FORMAT, { step: m.step, movedAtMs: m.movedAtMs, movedTo: m.movedTo, archiveId: m.archiveId });
+export function encodeMovedRun(m: Omit<MovedRun, 'deliveredAtMs'> & { readonly deliveredAtMs?: number | null }): Uint8Array {
+  // A field added to format 1: a reader that predates it ignores it, and its absence reads as null.
+  const delivered = m.deliveredAtMs === undefined || m.deliveredAtMs === null ? {} : { deliveredAtMs: m.deliveredAtMs };
+  return encodeKindRecord(KIND, FORMAT, { step: m.step, movedAtMs: m.movedAtMs, movedTo: m.movedTo, archiveId: m.archiveId, ...delivered });
 }
 
 function decodeMovedRun(runId: string, bytes: Uint8Array, key: string): MovedRun {
@@ -47,7 +59,8 @@ function decodeMovedRun(runId: string, bytes: Uint8Array, key: string): MovedRun
   const movedTo = body.movedTo ?? null;
   if (movedTo !== null && typeof movedTo !== 'string') throw malformedField(KIND, key, 'movedTo');
   if (typeof body.archiveId !== 'string') throw malformedField(KIND, key, 'archiveId');
-  return { runId, step: count('step'), movedAtMs: count('movedAtMs'), movedTo, archiveId: body.archiveId };
+  const deliveredAtMs = body.deliveredAtMs === undefined || body.deliveredAtMs === null ? null : count('deliveredAtMs');
+  return { runId, step: count('step'), movedAtMs: count('movedAtMs'), movedTo, archiveId: body.archiveId, deliveredAtMs };
 }
 
 /** The moved-run record of `runId` on `queueName`, or null. CORRUPT_DATA for an undecodable one. */
@@ -55,6 +68,46 @@ export async function readMovedRun(source: Pick<WorkflowReadSource, 'kvGet'>, qu
   const key = movedRunKey(queueName, runId);
   const bytes = await source.kvGet(key);
   return bytes === undefined ? null : decodeMovedRun(runId, bytes, fromUtf8(key));
+}
+
+/** One page of the moved-run records of the runtime on `queueName`, in run-id order. CORRUPT_DATA for an undecodable one. */
+export async function listMovedRuns(
+  source: Pick<WorkflowReadSource, 'kvScan'>,
+  queueName: string,
+  options: { readonly cursor?: Uint8Array; readonly limit?: number } = {},
+): Promise<{ readonly runs: MovedRun[]; readonly nextCursor: Uint8Array | undefined }> {
+  const prefix = movedRunPrefix(queueName);
+  const page = await source.kvScan(prefix, { ...(options.cursor === undefined ? {} : { cursor: options.cursor }), limit: options.limit ?? 100 });
+  const runs = page.entries.map(([key, value]) => {
+    const name = fromUtf8(key);
+    return decodeMovedRun(fromUtf8(key.subarray(prefix.length)), value, name);
+  });
+  return { runs, nextCursor: page.nextCursor };
+}
+
+/**
+ * Records that the hand-off of `runId` with archive `archiveId` was delivered (imported at its
+ * destination), with a compare-and-put on the moved record: true when the record of that archive
+ * says so now (also when it did already), false when there is no moved record of that archive
+ * (never moved, moved again since, or swept). CORRUPT_DATA for an undecodable record.
+ */
+export async function confirmMovedRunDelivery(
+  queue: Pick<Queue, 'kvGet' | 'kvComparePut'>,
+  queueName: string,
+  runId: string,
+  archiveId: string,
+  atMs: number,
+): Promise<boolean> {
+  const key = movedRunKey(queueName, runId);
+  for (;;) {
+    const bytes = await queue.kvGet(key);
+    if (bytes === undefined) return false;
+    const moved = decodeMovedRun(runId, bytes, fromUtf8(key));
+    if (moved.archiveId !== archiveId) return false;
+    if (moved.deliveredAtMs !== null) return true;
+    // Lost only to a write of the same record in between (another confirmation, a new move): read again.
+    if (await queue.kvComparePut(key, bytes, encodeMovedRun({ ...moved, deliveredAtMs: atMs }))) return true;
+  }
 }
 
 /** How a run that is not active here ended here: finished, moved away (the newer record wins), or null. */

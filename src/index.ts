@@ -243,11 +243,13 @@ export {
   type CronFiring,
   type CronSchedulerOptions,
   type Schedule,
+  type ScheduleDefinition,
   type ScheduleInfo,
   type ScheduleSource,
   type ScheduleTarget,
   type ScheduleTargetInfo,
   type ScheduleTargetOptions,
+  type ScheduleWriteResult,
 } from './core/cron/index.js';
 
 // Cluster: many processes sharing the shards of one store, with leases, failover and inboxes (RFC 0003).

@@ -26,6 +26,7 @@ export type { HostApi } from './host-api.js';
 export type { JobsClient } from './job-client.js';
 export { JobHandle } from '../core/jobs/index.js';
 export type { RemoteStartOptions, RemoteWorkflowRun } from './workflow-client.js';
+export type { HandedOffRun, HandOffBackend, HandOffOptions } from './hand-off.js';
 export { callValue } from '../core/workflow/functions/calls.js';
 export type { FunctionCall, FunctionCallKind, FunctionCallStatus, StepFailure } from '../core/workflow/index.js';
 export type { PayloadError } from '../core/queue/index.js';
@@ -49,5 +50,6 @@ export type {
   WireJobOutcome,
 } from './protocol.js';
 export type { MemoEntryView, QueueCountsView, RunDetailsView, ScheduleView } from './protocol.js';
+export type { ListMovedRunsOptions, MovedRunPage, MovedRunView, WireExportRunOptions } from '../core/operations/operations.js';
 export { registerTransferHandlers, TRANSFER_THRESHOLD_BYTES } from './transfer-handlers.js';
 export { fromWireError, toWireError } from './wire-error.js';

@@ -8,7 +8,22 @@
  */
 import { InvalidArgumentError } from '../errors.js';
 import type { Queue } from '../queue/index.js';
-import { isFinishedRun, type DeadStepRetry, type DurableRunState, type FinishedRun, type RunOutcome, type RunStatus, type RunTimeline, type SignalOutcome, type SubmitOutcome, type TerminalStatus, type WorkflowRuntime } from '../workflow/index.js';
+import {
+  isFinishedRun,
+  type DeadStepRetry,
+  type DurableRunState,
+  type FinishedRun,
+  type ImportRunOptions,
+  type ImportRunOutcome,
+  type RunOutcome,
+  type RunStatus,
+  type RunTimeline,
+  type SignalOutcome,
+  type SubmitOutcome,
+  type TerminalStatus,
+  type WorkflowRuntime,
+} from '../workflow/index.js';
+import { confirmMovedRunDelivery, listMovedRuns } from '../workflow/archive/moved-runs.js';
 import { show } from '../show.js';
 import { kvKeyBytes, validateRunId } from '../workflow/validation.js';
 import { readBufferedSignal } from '../workflow/history/inspection.js';
@@ -16,7 +31,8 @@ import { TERMINAL_STATUSES } from '../workflow/history/finished-runs.js';
 import type { CommandOptions } from '../workflow/commands/ledger.js';
 import type { JobSubmitOptions } from '../jobs/index.js';
 import type { BatchProgress, BatchStatus } from '../bulk/index.js';
-import { listSchedules } from '../cron/index.js';
+import { listSchedules, scheduleOfDefinition, type CronScheduler } from '../cron/index.js';
+import type { AnyWorkflow } from '../workflow/functions/define.js';
 import { waitAtMost } from './bounded-wait.js';
 import { noJobsError, type LocalJobOperations } from './local-job-operations.js';
 import { noBulkError, type LocalBulkOperations } from './local-bulk-operations.js';
@@ -29,15 +45,20 @@ import type {
   KvEntryPage,
   KvScanPageOptions,
   ListFinishedRunsOptions,
+  ListMovedRunsOptions,
   ListRunsOptions,
   MemoEntryView,
+  MovedRunPage,
   QueueCountsView,
   RunDetailsView,
   RunPage,
   RunView,
   RuntimeOperations,
+  ScheduleDefinitionView,
   ScheduleView,
+  ScheduleWriteView,
   WireBatchSubmitOptions,
+  WireExportRunOptions,
   WireJobOutcome,
   WireRunSpec,
 } from './operations.js';
@@ -68,6 +89,11 @@ export interface LocalOperationsParts {
   /** The host's bulk pipeline; without one, every bulk call is INVALID_ARGUMENT (`bulk_not_configured`). */
   readonly bulk?: LocalBulkOperations;
   /**
+   * The host's scheduler and the workflows a schedule added by an operation may start; without a
+   * scheduler, every schedule write is INVALID_ARGUMENT (`cron_not_configured`).
+   */
+  readonly cron?: { readonly scheduler: CronScheduler; readonly workflows: readonly AnyWorkflow[] };
+  /**
    * What every byte array of an answer goes through on its way out (the browser host makes
    * exact-size copies there, private ones when large enough to be transferred). Default: as read.
    */
@@ -79,6 +105,7 @@ export class LocalOperations implements RuntimeOperations {
   private readonly stopping = new AbortController();
   private readonly jobs: LocalJobOperations | undefined;
   private readonly bulk: LocalBulkOperations | undefined;
+  private readonly cron: LocalOperationsParts['cron'];
   private readonly out: (bytes: Uint8Array) => Uint8Array;
 
   constructor(
@@ -88,6 +115,7 @@ export class LocalOperations implements RuntimeOperations {
   ) {
     this.jobs = parts.jobs;
     this.bulk = parts.bulk;
+    this.cron = parts.cron;
     this.out = parts.exportBytes ?? ((bytes) => bytes);
   }
 
@@ -230,6 +258,25 @@ export class LocalOperations implements RuntimeOperations {
     return schedules.map((s) => ({ ...s, target: { ...s.target, input: this.out(s.target.input) } }));
   }
 
+  async addSchedule(definition: ScheduleDefinitionView, once?: CommandOptions): Promise<ScheduleWriteView> {
+    const cron = this.cronOrThrow();
+    return cron.scheduler.writeFromOperation(scheduleOfDefinition(definition, cron.workflows), false, once);
+  }
+
+  async replaceSchedule(definition: ScheduleDefinitionView, once?: CommandOptions): Promise<ScheduleWriteView> {
+    const cron = this.cronOrThrow();
+    return cron.scheduler.writeFromOperation(scheduleOfDefinition(definition, cron.workflows), true, once);
+  }
+
+  async removeSchedule(name: string, once?: CommandOptions): Promise<boolean> {
+    return this.cronOrThrow().scheduler.removeFromOperation(name, once);
+  }
+
+  private cronOrThrow(): NonNullable<LocalOperationsParts['cron']> {
+    if (!this.cron) throw new InvalidArgumentError('the host serving this store fires no schedules (give it schedules, even an empty list, to change them at run time)', { reason: 'cron_not_configured' });
+    return this.cron;
+  }
+
   /** The runtime's one retry rule (`retryDeadStep`): a step whose run failed with it revives the run. */
   async retryDeadStep(jobId: string, once?: CommandOptions): Promise<DeadStepRetry> {
     checkJobId(jobId);
@@ -239,6 +286,31 @@ export class LocalOperations implements RuntimeOperations {
   async discardDeadStep(jobId: string): Promise<boolean> {
     if (!(await this.deadStepOfThisRuntime(jobId))) return false;
     return this.queue.deleteDeadJob(jobId);
+  }
+
+  async exportRun(runId: string, options?: WireExportRunOptions): Promise<Uint8Array> {
+    return this.out(await this.runtime.exportRun(runId, options));
+  }
+
+  importRun(archive: Uint8Array, options?: ImportRunOptions): Promise<ImportRunOutcome> {
+    return this.runtime.importRun(archive, options);
+  }
+
+  async listMovedRuns(options: ListMovedRunsOptions = {}): Promise<MovedRunPage> {
+    const { cursor, limit = 100, undelivered = false } = options ?? {};
+    if (!(Number.isSafeInteger(limit) && limit >= 1 && limit <= 1000)) {
+      throw new InvalidArgumentError(`limit must be an integer in 1..1000. limit=${show(limit)}`, { reason: 'invalid_limit' });
+    }
+    if (cursor !== undefined && !(cursor instanceof Uint8Array)) throw new InvalidArgumentError(`cursor must be the nextCursor of an earlier page. cursor=${show(cursor)}`, { reason: 'invalid_cursor' });
+    if (typeof undelivered !== 'boolean') throw new InvalidArgumentError(`undelivered must be a boolean. undelivered=${show(undelivered)}`, { reason: 'invalid_options', option: 'undelivered' });
+    const page = await listMovedRuns(this.queue, this.runtime.queueName, { ...(cursor === undefined ? {} : { cursor }), limit });
+    return { runs: undelivered ? page.runs.filter((run) => run.deliveredAtMs === null) : page.runs, nextCursor: this.cursor(page.nextCursor) };
+  }
+
+  async confirmHandOff(runId: string, archiveId: string): Promise<boolean> {
+    validateRunId(runId);
+    if (typeof archiveId !== 'string' || archiveId === '') throw new InvalidArgumentError(`archive id must be a non-empty string. archiveId=${show(archiveId)}`, { reason: 'invalid_archive_id' });
+    return confirmMovedRunDelivery(this.queue, this.runtime.queueName, runId, archiveId, this.runtime.clock.now());
   }
 
   /** Operator actions reach only this runtime's dead jobs, never another queue's. */

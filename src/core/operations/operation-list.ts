@@ -16,17 +16,24 @@ import { show } from '../show.js';
 import type { CommandOptions } from '../workflow/commands/ledger.js';
 import type { CommandRuntime } from '../workflow/commands/run-command.js';
 import type { OperationName, RuntimeOperations } from './operations.js';
+import type { ScheduleCommands } from '../cron/index.js';
 
 type CommandTraits = { readonly kind: 'command'; readonly arity: number };
+/** A command of the host above the runtime (its cron scheduler): the runtime's inbox carries it as an extension (command-extensions.ts). */
+type HostCommandTraits = CommandTraits & { readonly host: true };
 export type OperationTraits = { readonly kind: 'read' } | CommandTraits | { readonly kind: 'write'; readonly resend: boolean };
 
 /**
  * The operations applied once per command id: the write operations the runtime's command inbox
- * carries (`CommandRuntime`, in the workflow layer below). The list marks exactly these as
+ * carries (`CommandRuntime`, in the workflow layer below, and the host's schedule writes, which
+ * the inbox carries as extensions the host registers). The list marks exactly these as
  * `command` (checked where `OPERATIONS` is declared), and each must be one of `RuntimeOperations`
  * (checked by `isCommand`).
  */
-export type CommandName = keyof CommandRuntime;
+export type CommandName = keyof CommandRuntime | HostCommandName;
+
+/** The commands the runtime host applies rather than the runtime (the schedule writes): marked `host` in the list. */
+export type HostCommandName = keyof ScheduleCommands;
 
 const READ = { kind: 'read' } as const;
 
@@ -51,9 +58,19 @@ export const OPERATIONS = {
   bufferedSignal: READ,
   queueCounts: READ,
   listSchedules: READ,
+  addSchedule: { kind: 'command', arity: 1, host: true },
+  replaceSchedule: { kind: 'command', arity: 1, host: true },
+  removeSchedule: { kind: 'command', arity: 1, host: true },
   retryDeadStep: { kind: 'command', arity: 1 },
   // Deleting a deleted dead job answers false.
   discardDeadStep: { kind: 'write', resend: true },
+  // A hand-off export of a moved run answers the archive it left with; a copy changes nothing.
+  exportRun: { kind: 'write', resend: true },
+  // Importing an archive again answers its first import.
+  importRun: { kind: 'write', resend: true },
+  listMovedRuns: READ,
+  // Confirming a confirmed delivery answers true again.
+  confirmHandOff: { kind: 'write', resend: true },
   // Without an idempotency key the job id is drawn where it is applied: a second send may start a second job.
   jobSubmit: { kind: 'write', resend: false },
   jobWait: READ,
@@ -65,7 +82,7 @@ export const OPERATIONS = {
   bulkSubmit: { kind: 'write', resend: true },
   bulkProgress: READ,
   bulkStatus: READ,
-} as const satisfies { readonly [M in OperationName]: M extends CommandName ? CommandTraits : Exclude<OperationTraits, CommandTraits> };
+} as const satisfies { readonly [M in OperationName]: M extends HostCommandName ? HostCommandTraits : M extends CommandName ? CommandTraits : Exclude<OperationTraits, CommandTraits> };
 
 /** Every operation name, in the list's order. */
 export const OPERATION_NAMES: readonly OperationName[] = Object.keys(OPERATIONS) as OperationName[];
@@ -82,13 +99,22 @@ export function isCommand(name: OperationName): name is CommandName {
 /** The command names, in the list's order. */
 export const COMMAND_NAMES: readonly CommandName[] = OPERATION_NAMES.filter(isCommand);
 
+export function isHostCommand(name: OperationName): name is HostCommandName {
+  const traits = traitsOf(name);
+  return traits?.kind === 'command' && 'host' in traits;
+}
+
+/** The commands the runtime host applies (carried by the runtime's inbox as extensions), in the list's order. */
+export const HOST_COMMAND_NAMES: readonly HostCommandName[] = OPERATION_NAMES.filter(isHostCommand);
+
 /**
  * The commands as a view that supplies their command options itself offers them: the operations'
  * own arguments. A `CommandRuntime` is one (its methods take those arguments, then the options,
  * and answer the same; the operation-list test holds it to that), so a view applies one through
- * `applyOperation` (the CLI's `signal`, `cancel`, `retry`).
+ * `applyOperation` (the CLI's `signal`, `cancel`, `retry`). The host's commands are not the
+ * runtime's: they are left out.
  */
-export type RuntimeCommands = Pick<RuntimeOperations, CommandName>;
+export type RuntimeCommands = Pick<RuntimeOperations, keyof CommandRuntime>;
 
 /** Whether a call left unanswered by a runtime that went away may be sent to the next one. */
 export function isResendable(name: OperationName): boolean {

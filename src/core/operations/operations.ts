@@ -8,11 +8,12 @@
  * `WorkflowRuntime`; `OPERATIONS` (operation-list.ts) lists the operations with their kind.
  */
 import type { QueueStats } from '../queue/index.js';
-import type { DeadStep, DeadStepRetry, DurableRunState, FinishedRun, KvKey, MemoEntry, RunDetails, RunSpec, RunState, RunStatus, RunTimeline, SignalOutcome, SubmitOutcome, TerminalStatus } from '../workflow/index.js';
+import type { DeadStep, DeadStepRetry, DurableRunState, FinishedRun, ImportRunOptions, ImportRunOutcome, KvKey, MemoEntry, RunDetails, RunSpec, RunState, RunStatus, RunTimeline, SignalOutcome, SubmitOutcome, TerminalStatus } from '../workflow/index.js';
+import type { MovedRun } from '../workflow/archive/moved-runs.js';
 import type { JobSubmitOptions } from '../jobs/index.js';
 import type { JobOutcome } from '../jobs/job-records.js';
 import type { BatchProgress, BatchStatus, FailurePolicy } from '../bulk/index.js';
-import type { ScheduleInfo } from '../cron/index.js';
+import type { ScheduleDefinition, ScheduleInfo, ScheduleWriteResult } from '../cron/index.js';
 
 /** A run as `status` reports it. */
 export type RunView = {
@@ -109,6 +110,42 @@ export interface KvScanPageOptions {
  * next and last firing; plain data, unchanged across a boundary).
  */
 export type ScheduleView = ScheduleInfo;
+
+/** A schedule as data, for `addSchedule` / `replaceSchedule` (the core's `ScheduleDefinition`: a workflow by name, its input a value). */
+export type ScheduleDefinitionView = ScheduleDefinition;
+
+/** What `addSchedule` / `replaceSchedule` did (the core's `ScheduleWriteResult`). */
+export type ScheduleWriteView = ScheduleWriteResult;
+
+/** `ExportRunOptions` as they cross a boundary: the caller-KV keys as an array. */
+export interface WireExportRunOptions {
+  /** Move the run instead of copying it (`runtime.exportRun`'s `handOff`). Default false. */
+  readonly handOff?: boolean;
+  /** With `handOff`: where the run goes (a URL), kept in the source and answered as `movedTo`. */
+  readonly to?: string;
+  /** Caller-KV keys (outside `workflow/`) the run needs elsewhere. */
+  readonly kvKeys?: readonly KvKey[];
+}
+
+/**
+ * A run handed off from this store (the core's moved-run record): the step it left at, when, where
+ * to, its archive, and when the carrier confirmed the destination imported it (null: not yet).
+ */
+export type MovedRunView = MovedRun;
+
+/** One page of moved runs, in run-id order. */
+export interface MovedRunPage {
+  readonly runs: readonly MovedRunView[];
+  readonly nextCursor: Uint8Array | undefined;
+}
+
+export interface ListMovedRunsOptions {
+  readonly cursor?: Uint8Array;
+  /** Page size, default 100. */
+  readonly limit?: number;
+  /** Only hand-offs whose delivery was not confirmed (`confirmHandOff`). Default false. */
+  readonly undelivered?: boolean;
+}
 
 /** A job submission as the serving runtime answers it. */
 export interface JobSubmission {
@@ -212,6 +249,31 @@ export interface RuntimeOperations {
    */
   listSchedules(): Promise<readonly ScheduleView[]>;
   /**
+   * Adds a schedule whose firings start a workflow function of the serving host (named in
+   * `definition`), stored like a declared one (it survives restarts) and marked `viaOperation`:
+   * the host's declared list never deletes it, but a schedule of the same name declared in code
+   * replaces it at the host's next start. Adding it again as stored answers `unchanged`. A
+   * command: applied once per command id. Rejects with CONFLICT (`duplicate_schedule`: stored
+   * with another definition; `replaceSchedule` changes it), INVALID_ARGUMENT
+   * (`invalid_cron_expression`, `invalid_timezone`, `invalid_schedule_name`, `invalid_schedule`,
+   * `unknown_workflow`, `unstorable_input`, `reserved_header`; `cron_not_configured` on a host
+   * without schedules), CLOSED, STORE_*.
+   */
+  addSchedule(definition: ScheduleDefinitionView): Promise<ScheduleWriteView>;
+  /**
+   * `addSchedule`, replacing a schedule stored under the name with another definition (keeping its
+   * recorded next firing when the expression and zone are unchanged). Errors as `addSchedule`,
+   * without the CONFLICT.
+   */
+  replaceSchedule(definition: ScheduleDefinitionView): Promise<ScheduleWriteView>;
+  /**
+   * Deletes a schedule (whoever defined it; one still declared in code comes back at the host's
+   * next start): no firing after this resolves. False when there was none. A command: applied
+   * once per command id (a resend after the name was added again deletes nothing).
+   * INVALID_ARGUMENT (`invalid_schedule_name`, `cron_not_configured`), CLOSED, STORE_*.
+   */
+  removeSchedule(name: string): Promise<boolean>;
+  /**
    * Re-enqueues a dead step of this runtime's queue with fresh attempts (its history keeps a
    * `requeued` marker), by `runtime.retryDeadStep`: a step that failed its run revives the run.
    * Resolves with what was requeued. NOT_FOUND when no dead job of this runtime has the id;
@@ -221,6 +283,29 @@ export interface RuntimeOperations {
   retryDeadStep(jobId: string): Promise<DeadStepRetry>;
   /** Deletes a dead step of this runtime's queue; false when no dead job of this runtime has the id. */
   discardDeadStep(jobId: string): Promise<boolean>;
+  /**
+   * The run as one portable archive (`runtime.exportRun`, docs/rfcs/0004-run-archive.md): a copy,
+   * or with `handOff` a move (this store stops running it in the transaction that takes its step
+   * out; only between steps). Asked again after a lost answer, a hand-off answers the same archive.
+   * NOT_FOUND (`run_not_found`, `run_moved`), CONFLICT (`step_running`, `step_dead`, `child_run`,
+   * `pending_children`, `run_moving`, `run_queued`), INVALID_ARGUMENT, CORRUPT_DATA, CLOSED, STORE_*.
+   */
+  exportRun(runId: string, options?: WireExportRunOptions): Promise<Uint8Array>;
+  /**
+   * Continues an exported run here (`runtime.importRun`); importing an archive again answers the
+   * first import (`newlyImported` false). CORRUPT_DATA (a damaged archive), INVALID_ARGUMENT
+   * (`archive_version`, `archive_kind`), ALREADY_EXISTS (`run_exists`, `run_id_kept`), CONFLICT
+   * (`archive_imported`, `signal_key_in_use`), CLOSED, STORE_*.
+   */
+  importRun(archive: Uint8Array, options?: ImportRunOptions): Promise<ImportRunOutcome>;
+  /** The runs handed off from this store, in run-id order (`undelivered`: those whose delivery was not confirmed). INVALID_ARGUMENT for a bad limit or cursor; CORRUPT_DATA. */
+  listMovedRuns(options?: ListMovedRunsOptions): Promise<MovedRunPage>;
+  /**
+   * Records that the hand-off of `runId` with archive `archiveId` reached its destination (the
+   * carrier saw the import answered): true when the run's moved record says so now (also when it
+   * did already), false when no moved record of that archive is here. INVALID_ARGUMENT for a bad id.
+   */
+  confirmHandOff(runId: string, archiveId: string): Promise<boolean>;
   /**
    * Submits the job registered under `name` with the serving runtime, with `input` encoded by the
    * job's codec. Durable when it resolves. Rejects like `JobRunner.submit` (INVALID_ARGUMENT

@@ -25,6 +25,9 @@ import { CronScheduler, type AnySchedule, type CronSchedulerOptions } from '../c
 import { LocalJobOperations } from './local-job-operations.js';
 import { LocalBulkOperations, type BatchProgressUpdate, type HostBulk } from './local-bulk-operations.js';
 import { LocalOperations } from './local-operations.js';
+import { applyOperation, HOST_COMMAND_NAMES, type HostCommandName, type OperationCall } from './operation-list.js';
+import { registerCommandExtension } from '../workflow/commands/command-extensions.js';
+import { isWorkflowSet } from '../workflow/functions/define.js';
 
 export interface RuntimeHostOptions<I = unknown, O = unknown> {
   /** What runs the runs: workflow functions (`{ workflows: [...] }`, started with `runtime.start`) or a `StepRunner`. */
@@ -50,8 +53,10 @@ export interface RuntimeHostOptions<I = unknown, O = unknown> {
    * `submit`, a typed `job` or a plain `enqueue` per firing) a `CronScheduler` fires on the host's
    * runtime and jobs. They are the host's whole declaration: written when it spawns (a schedule
    * unchanged keeps its recorded next firing), and a schedule an earlier declaration wrote that
-   * this list lacks is deleted (those made with `host.cron.define` stay). Given, even empty, the
-   * host fires every schedule in the store. Default: no scheduler.
+   * this list lacks is deleted (those made with `host.cron.define` or added by an operation stay;
+   * a declared one replaces a stored one of its name). Given, even empty, the host fires every
+   * schedule in the store and serves the schedule operations (`addSchedule`, `replaceSchedule`,
+   * `removeSchedule`, also through the runtime's inbox: `taquba schedules add`). Default: no scheduler.
    */
   readonly schedules?: readonly AnySchedule[];
   /** Options of the `CronScheduler` (clock and logger default to the runtime options', then the queue's). */
@@ -123,11 +128,7 @@ export function createRuntimeHost<I = unknown, O = unknown>(queue: Queue, store:
         });
   const bulk = options.bulk === undefined ? undefined : new Bulk(queue, store, options.bulk.pipeline, options.bulk.options);
   const onBatchProgress = options.onBatchProgress ?? (() => undefined);
-  const operations = new LocalOperations(runtime, queue, {
-    jobs: jobs && new LocalJobOperations(jobs, jobList),
-    bulk: bulk && new LocalBulkOperations(bulk, () => runtime.clock.now(), onBatchProgress),
-    exportBytes: options.exportBytes,
-  });
+  const jobOperations = jobs && new LocalJobOperations(jobs, jobList);
   // Built after LocalJobOperations registered the jobs: a `job` target is checked against them.
   const cron =
     options.schedules === undefined
@@ -141,6 +142,16 @@ export function createRuntimeHost<I = unknown, O = unknown>(queue: Queue, store:
           schedules: options.schedules,
           removeUndeclared: true,
         });
+  const operations = new LocalOperations(runtime, queue, {
+    jobs: jobOperations,
+    bulk: bulk && new LocalBulkOperations(bulk, () => runtime.clock.now(), onBatchProgress),
+    cron: cron && { scheduler: cron, workflows: isWorkflowSet(options.runner) ? options.runner.workflows : [] },
+    exportBytes: options.exportBytes,
+  });
+  // The host's commands reach it through the runtime's inbox too (another process, the CLI).
+  for (const method of HOST_COMMAND_NAMES) {
+    registerCommandExtension(runtime, method, (args, once) => applyOperation(operations, { method, args, ...(once?.commandId === undefined ? {} : { commandId: once.commandId }) } as OperationCall & { method: HostCommandName }));
+  }
   return {
     runtime,
     jobs,

@@ -28,6 +28,7 @@ registry.push(...(await import('./s3-chain.js')).default); // s3.chain: the work
 registry.push(...(await import('./cluster.js')).default); // cluster.chain: member processes sharing 16 shards on the S3 test server (issue 20)
 registry.push(...(await import('./bulk.js')).default); // bulk.items: bulk pipelines against the bare runtime (issue 16)
 registry.push(...(await import('./runs-retention.js')).default); // runs.retention: finished-run records and command answers (issue 25)
+registry.push(...(await import('./browser-latency.js')).default); // browser.latency: a 3-step run's latency in Chromium, in the worker and from the page (issue 28)
 
 const STORE_ORDER: readonly StoreName[] = ['memory', 'fs', 'idb', 'opfs', 's3'];
 

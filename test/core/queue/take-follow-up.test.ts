@@ -8,6 +8,7 @@ import { MemoryObjectStore } from '../../../src/core/objects/memory-store.js';
 import { PRIORITY_HIGH, PRIORITY_LOW } from '../../../src/core/queue/constants.js';
 import type { Queue } from '../../../src/core/queue/queue.js';
 import type { EnqueueOptions } from '../../../src/core/queue/transitions/enqueue.js';
+import { runClaimLoop } from '../../../src/core/queue/workers/worker.js';
 import { b, makeHarness, s } from './harness.js';
 
 const followUp = (payload: string, options: EnqueueOptions = {}) => ({ enqueues: [{ queue: 'q', payload: b(payload), options }] });
@@ -121,5 +122,55 @@ describe('queue ackTakingFollowUp', () => {
     expect(await q2.stats('q')).toMatchObject({ pending: 0, claimed: 0, done: 2 });
     await q2.close();
     await q.close().catch(() => undefined);
+  });
+});
+
+describe('worker loop: claims a settlement took', () => {
+  it('runs a resumed claim in the next free slot, also once the loop is stopping, and resolves after it', async () => {
+    const h = await makeHarness(() => new MemoryObjectStore());
+    const q = await h.open();
+    await q.enqueue('q', b('first'));
+    const stop = new AbortController();
+    const handled: string[] = [];
+    const loop = runClaimLoop(q, 'q', 1, 60_000, stop.signal, async (claim, issued, resume) => {
+      const payload = s(claim.job.payload);
+      handled.push(payload);
+      issued();
+      if (payload === 'first') {
+        // Stop the loop while this ack (which takes its follow-up) is in flight.
+        stop.abort();
+        const next = await q.ackTakingFollowUp(claim, followUp('second'));
+        expect(next).toBeDefined();
+        resume(next!);
+      } else await q.ack(claim);
+    });
+    await loop;
+    expect(handled).toEqual(['first', 'second']);
+    expect(await q.stats('q')).toMatchObject({ pending: 0, claimed: 0, done: 2 });
+    await q.close();
+  });
+
+  it('a resumed claim ends an idle wait for inserts', async () => {
+    const h = await makeHarness(() => new MemoryObjectStore());
+    const q = await h.open();
+    await q.enqueue('q', b('first'));
+    const stop = new AbortController();
+    const handled: string[] = [];
+    // The poll interval is an hour of the mock clock: only a wakeup ends the loop's idle wait.
+    const loop = runClaimLoop(q, 'q', 2, 3_600_000, stop.signal, async (claim, issued, resume) => {
+      const payload = s(claim.job.payload);
+      handled.push(payload);
+      issued();
+      if (payload === 'first') {
+        const next = await q.ackTakingFollowUp(claim, followUp('second'));
+        resume(next!);
+      } else {
+        await q.ack(claim);
+        stop.abort();
+      }
+    });
+    await loop;
+    expect(handled).toEqual(['first', 'second']);
+    await q.close();
   });
 });

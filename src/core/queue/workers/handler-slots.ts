@@ -75,8 +75,13 @@ export class HandlerSlots {
     this.wakeLoop();
   }
 
+  /** True when every started job has settled. */
+  get idle(): boolean {
+    return this.running + this.settling === 0;
+  }
+
   /** Resolves once every started job has settled. */
   async drain(): Promise<void> {
-    while (this.running + this.settling > 0) await this.sleep();
+    while (!this.idle) await this.sleep();
   }
 }

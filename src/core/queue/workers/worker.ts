@@ -203,9 +203,12 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
  * up to `concurrency` calls of `handle` running on claims of `queueName` (arguments already
  * validated), claiming batches sized to the free capacity. `handle` gets an `issued` callback to
  * call when the job no longer needs its slot (its settlement's commit is issued); it must never
- * reject. Idle, the loop registers for the queue's wakeups before each claim attempt and sleeps
- * until an insert or `pollIntervalMs`. When `signal` aborts it stops claiming and resolves once
- * every started job has settled; a failed claim rejects, after the same wait.
+ * reject. It may also pass a claim its settlement took (`Queue.ackTakingFollowUp`) to `resume`:
+ * such claims get the next free slots before anything is claimed, and are run even once `signal`
+ * aborted (they are held already). Idle, the loop registers for the queue's wakeups before each
+ * claim attempt and sleeps until an insert or `pollIntervalMs`. When `signal` aborts it stops
+ * claiming and resolves once every started job has settled; a failed claim rejects, after the
+ * same wait.
  */
 export async function runClaimLoop(
   queue: Queue,
@@ -213,14 +216,29 @@ export async function runClaimLoop(
   concurrency: number,
   pollIntervalMs: number,
   signal: AbortSignal | undefined,
-  handle: (claim: Claim, issued: () => void) => Promise<void>,
+  handle: (claim: Claim, issued: () => void, resume: (taken: Claim) => void) => Promise<void>,
 ): Promise<void> {
   const leaseMs = queue.queueConfig(queueName).leaseMs;
   const notify = queue.notifierOf(queueName);
   const slots = new HandlerSlots(concurrency);
+  const resumed: Claim[] = [];
+  // Set while the loop waits for an insert: a resumed claim ends that wait too.
+  let endIdleWait: (() => void) | undefined;
+  const resume = (taken: Claim): void => {
+    resumed.push(taken);
+    slots.wakeLoop();
+    endIdleWait?.();
+  };
+  const startResumed = (): void => {
+    while (resumed.length > 0 && slots.free > 0) {
+      const taken = resumed.shift()!;
+      slots.start((issued) => handle(taken, issued, resume));
+    }
+  };
   signal?.addEventListener('abort', slots.wakeLoop, { once: true });
   try {
     while (!signal?.aborted) {
+      startResumed();
       const free = slots.free;
       if (free === 0) {
         await slots.sleep();
@@ -232,16 +250,22 @@ export async function runClaimLoop(
         if (claims.length > 0) {
           // A full batch suggests a backlog: pass one wakeup on to another idle worker.
           if (claims.length === free) notify.notifyOne();
-          for (const claim of claims) slots.start((issued) => handle(claim, issued));
+          for (const claim of claims) slots.start((issued) => handle(claim, issued, resume));
           continue;
         }
-        await waiter.wait(pollIntervalMs, signal);
+        if (resumed.length === 0) await Promise.race([waiter.wait(pollIntervalMs, signal), new Promise<void>((resolve) => (endIdleWait = resolve))]);
       } finally {
+        endIdleWait = undefined;
         waiter.dispose();
       }
     }
   } finally {
     signal?.removeEventListener('abort', slots.wakeLoop);
-    await slots.drain();
+    // Draining: claims resumed meanwhile are held already, so they run too.
+    for (;;) {
+      startResumed();
+      if (slots.idle) break;
+      await slots.sleep();
+    }
   }
 }

@@ -58,13 +58,13 @@ interface Delivery {
 }
 
 /**
- * Processes one claimed job of the runtime's queue, then each next step this delivery takes in
- * its ack (a run whose next step is due at once continues in the same slot; see `advance`).
- * `handled` is called once the slot is no longer needed: when a runner (or hook) returned and the
- * run does not continue here, before the settlement commits. Never rejects: settlement failures
- * are logged.
+ * Processes one claimed job of the runtime's queue. `handled` is called once the runner (or hook)
+ * returned, before the settlement commits. A next step the advance took in its ack (a run whose
+ * next step is due at once; see `advance`) is passed to `resume` once that ack is durable, for
+ * the worker loop to run in its next free slot (or processed here after this one without it).
+ * Never rejects: settlement failures are logged.
  */
-export async function processDelivery(ctx: RuntimeContext, claim: Claim, handled?: () => void, stopping?: AbortSignal): Promise<void> {
+export async function processDelivery(ctx: RuntimeContext, claim: Claim, handled?: () => void, stopping?: AbortSignal, resume?: (taken: Claim) => void): Promise<void> {
   let next: Claim | undefined = claim;
   while (next !== undefined) {
     const current: Claim = next;
@@ -77,14 +77,11 @@ export async function processDelivery(ctx: RuntimeContext, claim: Claim, handled
       // claimed or goes back to the queue; the next delivery redoes this one.
       ctx.warn(`settling a workflow job failed. id=${current.id}`, e);
     }
+    if (next !== undefined && resume !== undefined) {
+      resume(next);
+      return;
+    }
   }
-}
-
-/** True when an advance to this trigger may take its next step in its ack (and so keeps the slot). */
-function continuesAtOnce(outcome: StepOutcome | undefined, stopping: AbortSignal | undefined): boolean {
-  if (outcome?.type !== 'continue' || stopping?.aborted === true) return false;
-  const when = outcome.when;
-  return when.type === 'immediate' || (when.type === 'after' && when.delayMs <= 0);
 }
 
 /** One step delivery; returns the next step's claim when its advance took it. */
@@ -148,9 +145,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
       thrown = e;
     }
     const sealed = step.seal();
-    // A run that continues at once keeps the slot for its next step (released in `advance` if
-    // the next step is not taken).
-    if (!continuesAtOnce(outcome, stopping)) handled?.();
+    handled?.();
     staged = sealed.staged;
     failureWrites = sealed.onFailure;
   }
@@ -170,7 +165,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     if (ctx.stepOutputReplay && !(await writeReplayOrFail(d, replayed, outcome, staged, false))) return;
     switch (outcome.type) {
       case 'continue':
-        return advance(d, outcome, signal.deletes, staged, continuesAtOnce(outcome, stopping) ? handled : undefined);
+        return advance(d, outcome, signal.deletes, staged, stopping?.aborted !== true);
       case 'succeed':
         await terminate(d, 'succeeded', outcome.result, null, signal.deletes, staged);
         return;
@@ -313,12 +308,12 @@ function advanceEffects(
 }
 
 /**
- * `continue`: ack this step and enqueue the next one in one transaction. Given `release` (the
- * slot's, kept for a next step due at once), the ack may take the next step for this delivery
- * (the queue decides: nothing of higher priority waits): it is returned, once the ack is durable,
- * to run in the same slot; otherwise `release` is called as the commit is issued.
+ * `continue`: ack this step and enqueue the next one in one transaction. A next step due at once
+ * may be taken by that ack for this runtime (`take`, unless it is stopping; the queue decides:
+ * nothing of higher priority waits) and is returned once the ack is durable, so a run goes on
+ * without its next step being claimed, and never before what its step stored is durable.
  */
-async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'continue' }>, signalDeletes: Uint8Array[], staged: StagedKvEffects, release?: () => void): Promise<Claim | undefined> {
+async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'continue' }>, signalDeletes: Uint8Array[], staged: StagedKvEffects, take: boolean): Promise<Claim | undefined> {
   const { ctx, claim, runId } = d;
   const next = d.step + 1;
   const nextJobId = ctx.queue.nextJobId();
@@ -327,13 +322,9 @@ async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'conti
     const runAt = when.type === 'after' && when.delayMs > 0 ? ctx.clock.now() + when.delayMs : undefined;
     const effects = advanceEffects(d, outcome.payload, next, nextJobId, undefined, runAt, signalDeletes, staged);
     ctx.registry.advanced(runId, next, nextJobId, claim);
-    if (release === undefined) {
-      await ctx.queue.ackWith(claim, effects);
-      return undefined;
-    }
-    return ctx.queue.ackTakingFollowUp(claim, effects, (took) => {
-      if (!took) release();
-    });
+    if (take && runAt === undefined) return ctx.queue.ackTakingFollowUp(claim, effects);
+    await ctx.queue.ackWith(claim, effects);
+    return undefined;
   }
   const key = when.correlationKey;
   // Held until the settlement committed: a signal for this key waits and then sees the index.

@@ -19,13 +19,13 @@ import type { ObjectStore } from '../src/core/objects/object-store.js';
 import { Queue } from '../src/core/queue/index.js';
 import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain } from './chain-workload.js';
 import type { BenchContext, Benchmark } from './harness.js';
+import { openStore, type BrowserStore } from './browser-stores.js';
 
 const RUNS = 1500;
 const WARMUP_RUNS = 500;
 /** Fixed, so the origin (and the persistent profile's storage for it) is the same on every run. */
 const PORT = 5219;
 
-type BrowserStore = 'idb' | 'opfs';
 
 interface WorkerRequest {
   store: BrowserStore;
@@ -43,30 +43,6 @@ interface WorkerResult {
 
 const now = (): number => performance.now();
 
-async function openStore(kind: BrowserStore, label: string): Promise<{ store: ObjectStore; dispose(): Promise<void> }> {
-  const name = `bench-${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  if (kind === 'idb') {
-    const { IndexedDbObjectStore } = await import('../src/stores/indexeddb/index.js');
-    const store = await IndexedDbObjectStore.open({ name });
-    return {
-      store,
-      dispose: async () => {
-        await store.close();
-        await IndexedDbObjectStore.deleteDatabase(name);
-      },
-    };
-  }
-  const { OpfsObjectStore } = await import('../src/stores/opfs/index.js');
-  const directory = `taquba-bench/${name}`;
-  const store = await OpfsObjectStore.open({ directory });
-  return {
-    store,
-    dispose: async () => {
-      await store.close();
-      await OpfsObjectStore.deleteDirectory(directory);
-    },
-  };
-}
 
 
 async function rawPuts(store: ObjectStore, ms: number): Promise<WorkerResult['raw']> {

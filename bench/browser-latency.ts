@@ -37,6 +37,7 @@ import { Queue, type Claim } from '../src/core/queue/index.js';
 import { HEADER_RUN_ID, HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
 import { CountingObjectStore } from '../src/testing/counting-store.js';
 import type { BenchContext, Benchmark } from './harness.js';
+import { openStore, type BrowserStore } from './browser-stores.js';
 
 const RUNS = 50;
 // As in workflow.latency: V8 reaches its steady state on the hot path only after a few thousand steps.
@@ -49,7 +50,6 @@ const RAW_PUT_BYTES = 1400;
 /** Fixed, so the origin (and the persistent profile's storage for it) is the same on every run. */
 const PORT = 5223;
 
-type BrowserStore = 'idb' | 'opfs';
 
 /** What a worker of this file is asked to do (one request at a time). */
 type WorkerRequest =
@@ -84,30 +84,6 @@ const quiet = { warn: (): void => undefined };
 /** The workflow.latency step: forward the payload, succeed at the last step. */
 const forward = async (step: Step) => (step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload));
 
-async function openStore(kind: BrowserStore, label: string): Promise<{ store: ObjectStore; dispose(): Promise<void> }> {
-  const name = `bench-${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  if (kind === 'idb') {
-    const { IndexedDbObjectStore } = await import('../src/stores/indexeddb/index.js');
-    const store = await IndexedDbObjectStore.open({ name });
-    return {
-      store,
-      dispose: async () => {
-        await store.close();
-        await IndexedDbObjectStore.deleteDatabase(name);
-      },
-    };
-  }
-  const { OpfsObjectStore } = await import('../src/stores/opfs/index.js');
-  const directory = `taquba-bench/${name}`;
-  const store = await OpfsObjectStore.open({ directory });
-  return {
-    store,
-    dispose: async () => {
-      await store.close();
-      await OpfsObjectStore.deleteDirectory(directory);
-    },
-  };
-}
 
 /** A store for floor puts, and an append log on it when the store has them. */
 class FloorProbe {

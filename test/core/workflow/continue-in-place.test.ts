@@ -13,13 +13,23 @@ import { b, deferred, eventually, makeHarness, QUEUE, RecordingHook } from './ha
 
 const STEPS = 3;
 
-function recorder() {
+/**
+ * A runner that records `run:step` and forwards its payload for STEPS steps; the first step
+ * `holds` accepts waits for `gate` (once `started` resolved).
+ */
+function recorder(holds: (step: Step) => boolean = () => false) {
   const order: string[] = [];
+  const gate = deferred();
+  const started = deferred();
   const runner = async (step: Step) => {
     order.push(`${step.runId}:${step.stepNumber}`);
+    if (holds(step)) {
+      started.resolve();
+      await gate.promise;
+    }
     return step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload);
   };
-  return { order, runner };
+  return { order, runner, gate, started };
 }
 
 describe('a run continues in place', () => {
@@ -52,17 +62,7 @@ describe('a run continues in place', () => {
 
   it('does not take the next step while a run of higher priority waits: that run starts first', async () => {
     const h = await makeHarness(() => new MemoryObjectStore());
-    const order: string[] = [];
-    const gate = deferred();
-    const started = deferred();
-    const runner = async (step: Step) => {
-      order.push(`${step.runId}:${step.stepNumber}`);
-      if (step.runId === 'low' && step.stepNumber === 0) {
-        started.resolve();
-        await gate.promise;
-      }
-      return step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload);
-    };
+    const { order, runner, gate, started } = recorder((step) => step.runId === 'low' && step.stepNumber === 0);
     const hook = new RecordingHook();
     const { runtime } = h.start(runner, hook, { maxConcurrentSteps: 1 });
     await runtime.submit({ runId: 'low', input: b('low') });
@@ -77,17 +77,7 @@ describe('a run continues in place', () => {
 
   it('a runtime that is stopping leaves the next step in the queue for the next worker', async () => {
     const h = await makeHarness(() => new MemoryObjectStore());
-    const order: string[] = [];
-    const gate = deferred();
-    const started = deferred();
-    const runner = async (step: Step) => {
-      order.push(`${step.runId}:${step.stepNumber}`);
-      if (step.stepNumber === 0) {
-        started.resolve();
-        await gate.promise;
-      }
-      return step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload);
-    };
+    const { order, runner, gate, started } = recorder((step) => step.stepNumber === 0);
     const hook = new RecordingHook();
     const { runtime, handle } = h.start(runner, hook, { maxConcurrentSteps: 1 });
     await runtime.submit({ runId: 'r', input: b('r') });

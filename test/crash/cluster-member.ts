@@ -33,7 +33,7 @@ export interface Config {
   readonly maxClockSkewMs: number;
   readonly steps: number;
   readonly stepDelayMs: number;
-  /** Benchmarks: print `ran <shard>` per step, and count WAL puts per shard (printed on `stats`). */
+  /** Benchmarks: print `ran <shard> <step>` per step, and count WAL puts per shard (printed on `stats`). */
   readonly report?: boolean;
 }
 
@@ -75,7 +75,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function runner(step: Step): Promise<StepOutcome> {
   // Real time is the subject: steps that take a little while, so kills and pauses land mid-step.
   if (config.stepDelayMs > 0) await sleep(config.stepDelayMs);
-  if (config.report) say(`ran ${cluster.shardOf(step.runId)}`);
+  if (config.report) say(`ran ${cluster.shardOf(step.runId)} ${step.stepNumber}`);
   step.effects.put(`step/${step.runId}/${step.stepNumber}/${config.memberId}-${calls++}`, utf8(String(Date.now())));
   return step.stepNumber + 1 < config.steps ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload);
 }

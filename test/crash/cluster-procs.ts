@@ -24,6 +24,8 @@ export class MemberProc {
   readonly accepted: string[] = [];
   /** `ran <shard>` lines (with `report`): steps run per shard, and when the first one of each came. */
   readonly ran = new Map<number, number>();
+  /** Steps after a run's first that this member ran (so that run had a step committed). */
+  ranLaterSteps = 0;
   readonly firstRanAt = new Map<number, number>();
   walPuts: Record<string, number> | undefined;
   /** The member's lease renewal figures (Cluster.renewalStats), as last printed. */
@@ -57,8 +59,9 @@ export class MemberProc {
     else if (line.startsWith('accepted ')) this.accepted.push(line.slice(9));
     else if (line.startsWith('warn ')) this.warnings.push(line.slice(5));
     else if (line.startsWith('ran ')) {
-      const shard = Number(line.slice(4));
+      const [shard, step] = line.slice(4).split(' ').map(Number) as [number, number];
       this.ran.set(shard, (this.ran.get(shard) ?? 0) + 1);
+      if (step > 0) this.ranLaterSteps++;
       if (!this.firstRanAt.has(shard)) this.firstRanAt.set(shard, Date.now());
     } else if (line.startsWith('walputs ')) this.walPuts = JSON.parse(line.slice(8)) as Record<string, number>;
     else if (line.startsWith('renewal ')) this.renewal = JSON.parse(line.slice(8)) as MemberProc['renewal'];

@@ -126,14 +126,16 @@ describe('a cluster of processes on S3 (kill -9, join, SIGSTOP)', () => {
     // A member paused past its lease mid-run, submissions still coming in through the others: its
     // shards move; continued, it commits nothing it ran after the stop.
     const extraHalf = Math.ceil(EXTRA_RUNS / 2);
-    const stepsRunBy = (p: MemberProc): number => [...p.ran.values()].reduce((n, v) => n + v, 0);
-    const bStepsBefore = stepsRunBy(b);
+    const bLaterStepsBefore = b.ranLaterSteps;
     a.send(`submit ${RUNS} ${RUNS + extraHalf}`);
     d.send(`submit ${RUNS + extraHalf} ${RUNS + EXTRA_RUNS}`);
-    // Every earlier run has ended, so the first step b runs now is the first of an extra run on
-    // one of its shards: paused then, that run is in flight there (two more steps to go). Under
-    // load, waiting for a share of the extra runs to end instead could find b's already done.
-    await waitWhileProgressing('the paused member to run an extra run\'s first step', () => stepsRunBy(b) > bStepsBefore, work, STALL_MS, live);
+    // Every earlier run has ended, so the first later step b runs now is the second of an extra
+    // run on one of its shards, whose first step is committed (a next step starts only once the
+    // step before it is durable): paused then, that run is in flight there, with a step committed
+    // before the stop. Pausing at b's first step instead left no committed trace of the run when
+    // its submission's answer had not come back yet; waiting for a share of the extra runs to end
+    // could find b's already done.
+    await waitWhileProgressing('the paused member to run a later step of an extra run', () => b.ranLaterSteps > bLaterStepsBefore, work, STALL_MS, live);
     const pausedShards = [...b.owned];
     const atStop = { acceptedRuns: accepted(), ended: terminated(), pending: RUNS + EXTRA_RUNS - accepted().size };
     const stoppedAt = Date.now();

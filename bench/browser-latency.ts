@@ -33,10 +33,11 @@
  */
 import type { ObjectStore } from '../src/core/objects/object-store.js';
 import type { AppendLog } from '../src/core/objects/append-log.js';
-import { Queue, type Claim } from '../src/core/queue/index.js';
-import { HEADER_RUN_ID, HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
+import { Queue } from '../src/core/queue/index.js';
+import { HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
 import { CountingObjectStore } from '../src/testing/counting-store.js';
 import type { BenchContext, Benchmark } from './harness.js';
+import { watchTerminalAcks } from './chain-workload.js';
 import { openStore, type BrowserStore } from './browser-stores.js';
 
 const RUNS = 50;
@@ -132,13 +133,7 @@ async function inWorker(kind: BrowserStore): Promise<InWorkerResult> {
     const queue = await Queue.open(store, 'bench', { logger: quiet });
     try {
       // The last step's ackWith resolving means the run's ending committed.
-      const waiting = new Map<string, () => void>();
-      const originalAck = queue.ackWith.bind(queue);
-      (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
-        const results = await originalAck(claim, effects);
-        if (claim.job.headers[HEADER_STEP] === String(STEPS - 1)) waiting.get(claim.job.headers[HEADER_RUN_ID]!)?.();
-        return results;
-      };
+      const waiting = watchTerminalAcks(queue, (claim) => claim.job.headers[HEADER_STEP] === String(STEPS - 1));
       const runtime = new WorkflowRuntime(queue, handle.store, forward, new NoopTerminalHook(), { logger: quiet });
       const worker = runtime.spawn();
       console.log('in worker: started; warming up');

@@ -6,7 +6,7 @@
  */
 import type { ObjectStore } from '../src/core/objects/object-store.js';
 import type { Claim, Queue } from '../src/core/queue/index.js';
-import { NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
+import { HEADER_RUN_ID, NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
 
 export const STEPS = 3;
 export const PAYLOAD_BYTES = 100;
@@ -48,6 +48,21 @@ export function countAcks(queue: Queue): AckCounter {
     return next;
   };
   return { until: (n) => new Promise<void>((resolve) => (waiter = { target: acked + n, resolve })) };
+}
+
+/**
+ * Resolvers of runs awaited by their terminal ack, by run id (set one before submitting): the
+ * wrapped `ackWith` calls a run's once the ack `isTerminal` picks has committed.
+ */
+export function watchTerminalAcks(queue: Queue, isTerminal: (claim: Claim) => boolean): Map<string, () => void> {
+  const waiting = new Map<string, () => void>();
+  const originalAck = queue.ackWith.bind(queue);
+  (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
+    const results = await originalAck(claim, effects);
+    if (isTerminal(claim)) waiting.get(claim.job.headers[HEADER_RUN_ID]!)?.();
+    return results;
+  };
+  return waiting;
 }
 
 /** Keyed runs: run i gets the concurrency key `user-{i % KEYED_USERS}` with limit 1 (10 runs of a user per 2000, at most one at a time). */

@@ -57,11 +57,11 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Queue, type Claim } from '../src/core/queue/index.js';
-import { HEADER_RUN_ID, HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime, defineWorkflow, type Step } from '../src/core/workflow/index.js';
+import { Queue } from '../src/core/queue/index.js';
+import { HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime, defineWorkflow, type Step } from '../src/core/workflow/index.js';
 import { FileSystemObjectStore } from '../src/node/fs-store.js';
 import { CountingObjectStore } from '../src/testing/counting-store.js';
-import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain, type AckCounter } from './chain-workload.js';
+import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain, watchTerminalAcks, type AckCounter } from './chain-workload.js';
 import { log, now, percentile, type BenchContext, type Benchmark, type StoreHandle } from './harness.js';
 import { LONG_STEPS, long, setProbe, type LongProbe } from './workflow-fn-long.js';
 
@@ -213,18 +213,6 @@ interface LatencySide {
   readonly runtime: WorkflowRuntime;
   /** Starts one run; resolves with [ms to the terminal ack's commit, ms to the result]. */
   once(runId: string): Promise<[number, number]>;
-}
-
-/** Resolvers of runs awaited by their terminal ack, by run id: `isTerminal` says which ack that is. */
-function watchTerminalAcks(queue: Queue, isTerminal: (claim: Claim) => boolean): Map<string, () => void> {
-  const waiting = new Map<string, () => void>();
-  const originalAck = queue.ackWith.bind(queue);
-  (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
-    const results = await originalAck(claim, effects);
-    if (isTerminal(claim)) waiting.get(claim.job.headers[HEADER_RUN_ID])?.();
-    return results;
-  };
-  return waiting;
 }
 
 async function latencySide(handle: StoreHandle, kind: 'fn' | 'runner'): Promise<LatencySide> {

@@ -17,9 +17,10 @@
  *                        p50_ms does.
  */
 import { CountingObjectStore } from '../src/testing/counting-store.js';
-import { Queue, type Claim } from '../src/core/queue/index.js';
-import { HEADER_RUN_ID, HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
+import { Queue } from '../src/core/queue/index.js';
+import { HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
 import { log, now, percentile, type BenchContext, type Benchmark } from './harness.js';
+import { watchTerminalAcks } from './chain-workload.js';
 
 const RUNS = 50;
 // Warm-up runs, WARMUP_LANES at a time, before the measured ones. A process reaches steady state
@@ -43,13 +44,7 @@ async function run(ctx: BenchContext): Promise<void> {
     const queue = await Queue.open(store, 'bench', { logger: quiet });
     try {
       // Observe the terminal ack: the last step's ackWith resolving means the termination committed.
-      const waiting = new Map<string, () => void>();
-      const originalAck = queue.ackWith.bind(queue);
-      (queue as { ackWith: Queue['ackWith'] }).ackWith = async (claim: Claim, effects) => {
-        const results = await originalAck(claim, effects);
-        if (claim.job.headers[HEADER_STEP] === String(STEPS - 1)) waiting.get(claim.job.headers[HEADER_RUN_ID])?.();
-        return results;
-      };
+      const waiting = watchTerminalAcks(queue, (claim) => claim.job.headers[HEADER_STEP] === String(STEPS - 1));
       const runtime = new WorkflowRuntime(queue, handle.store, forward, new NoopTerminalHook(), { logger: quiet });
       const worker = runtime.spawn();
       const payload = new Uint8Array(PAYLOAD_BYTES).fill(1);

@@ -3,6 +3,7 @@
  * every runtime operation becomes a promise-returning method with the same arguments, plus event
  * subscription, the persistence answer and `close`.
  */
+import { pushStream } from '../core/push-stream.js';
 import { transfer, wrap, type Remote } from 'comlink';
 import { ClosedError } from '../core/errors.js';
 import type { RunSpec, SignalOutcome, SubmitOutcome, Workflow } from '../core/workflow/index.js';
@@ -263,40 +264,15 @@ export function connect(worker: Worker | MessagePort, options: ConnectOptions = 
     subscribe,
     onBatchProgress,
     events(filter = {}) {
-      const queue: HostEvent[] = [];
-      let wake: (() => void) | undefined;
-      let done = closed || filter.signal?.aborted === true;
-      const finish = (): void => {
-        done = true;
+      const stream = pushStream<HostEvent>(() => {
         unsubscribe();
-        ended.delete(finish);
-        wake?.();
-      };
-      const unsubscribe = subscribe((event) => {
-        queue.push(event);
-        wake?.();
-      }, filter);
-      ended.add(finish);
-      filter.signal?.addEventListener('abort', finish, { once: true });
-      const iterator: AsyncIterableIterator<HostEvent> = {
-        async next(): Promise<IteratorResult<HostEvent>> {
-          for (;;) {
-            if (queue.length > 0) return { value: queue.shift()!, done: false };
-            if (done) return { value: undefined, done: true };
-            await new Promise<void>((resolve) => (wake = resolve));
-            wake = undefined;
-          }
-        },
-        async return(): Promise<IteratorResult<HostEvent>> {
-          finish();
-          return { value: undefined, done: true };
-        },
-        [Symbol.asyncIterator]() {
-          return iterator;
-        },
-      };
-      if (done) finish();
-      return iterator;
+        ended.delete(stream.end);
+      });
+      const unsubscribe = subscribe((event) => stream.push(event), filter);
+      ended.add(stream.end);
+      filter.signal?.addEventListener('abort', stream.end, { once: true });
+      if (closed || filter.signal?.aborted === true) stream.end();
+      return stream.iterator;
     },
     close(closeOptions: CloseOptions = {}) {
       closing ??= (async () => {

@@ -8,6 +8,7 @@
  * call draws one command id and sends it every time, so the server applies it once) and the writes
  * the list marks harmless to repeat. A job submission without an idempotency key is never resent.
  */
+import { pushStream } from '../../core/push-stream.js';
 import { ClosedError, InvalidArgumentError, StoreUnavailableError } from '../../core/errors.js';
 import { systemClock } from '../../core/clock.js';
 import { show } from '../../core/show.js';
@@ -176,60 +177,25 @@ export function connectHttp(url: string | URL, options: ConnectHttpOptions = {})
   };
 
   const events: HttpWorkflowClient['events'] = (filter) => {
-    const queue: HttpRunEvent[] = [];
-    let wake: (() => void) | undefined;
-    let done = false;
-    let failure: { readonly error: unknown } | undefined;
-    const finish = (): void => {
-      done = true;
+    const stream = pushStream<HttpRunEvent>(() => {
       unsubscribe();
-      filter.signal?.removeEventListener('abort', finish);
-      closing.signal.removeEventListener('abort', finish);
-      wake?.();
-    };
+      filter.signal?.removeEventListener('abort', stream.end);
+      closing.signal.removeEventListener('abort', stream.end);
+    });
     const unsubscribe = subscribe(
       (event) => {
-        queue.push(event);
-        if (event.type === 'terminal') finish();
-        wake?.();
+        stream.push(event);
+        if (event.type === 'terminal') stream.end();
       },
-      {
-        runId: filter.runId,
-        onError: (error) => {
-          failure = { error };
-          finish();
-        },
-      },
+      { runId: filter.runId, onError: (error) => stream.fail(error) },
     );
     // The client's close ends the stream too.
-    if (closing.signal.aborted || filter.signal?.aborted) finish();
+    if (closing.signal.aborted || filter.signal?.aborted) stream.end();
     else {
-      filter.signal?.addEventListener('abort', finish, { once: true });
-      closing.signal.addEventListener('abort', finish, { once: true });
+      filter.signal?.addEventListener('abort', stream.end, { once: true });
+      closing.signal.addEventListener('abort', stream.end, { once: true });
     }
-    const iterator: AsyncIterableIterator<HttpRunEvent> = {
-      async next(): Promise<IteratorResult<HttpRunEvent>> {
-        for (;;) {
-          if (queue.length > 0) return { value: queue.shift()!, done: false };
-          if (failure) {
-            const { error } = failure;
-            failure = undefined;
-            throw error;
-          }
-          if (done) return { value: undefined, done: true };
-          await new Promise<void>((resolve) => (wake = resolve));
-          wake = undefined;
-        }
-      },
-      async return(): Promise<IteratorResult<HttpRunEvent>> {
-        finish();
-        return { value: undefined, done: true };
-      },
-      [Symbol.asyncIterator]() {
-        return iterator;
-      },
-    };
-    return iterator;
+    return stream.iterator;
   };
 
   const operations = listedOperations(call);

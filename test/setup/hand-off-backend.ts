@@ -1,12 +1,15 @@
 /**
  * The hand-off tests' Node backend (test/setup/hand-off-backend-process.ts) as a child process the
- * browser project's global setup manages, and a small control server a page reaches over HTTP
- * (any origin) to look at it and hurt it:
+ * browser project's global setup manages, on a filesystem store or an S3 store (the S3 test
+ * server), and a small control server a page reaches over HTTP (any origin) to look at it and
+ * hurt it:
  *
  *   GET  /steps?runId=   the backend's step executions of the run (JSON lines of its log, as an array)
  *   POST /gate?runId=    lets step `b` of the run finish (writes its gate file)
  *   POST /kill           kill -9 the backend process (answers once it exited)
  *   POST /start          starts it again on the same store and port (answers once it serves)
+ *
+ * The step log and the gate files live in a local side directory whatever the store.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,6 +19,11 @@ import { fileURLToPath } from 'node:url';
 import { nodeScript } from '../support/node-script.js';
 
 const SCRIPT = fileURLToPath(new URL('./hand-off-backend-process.ts', import.meta.url));
+
+/** The backend's store: a filesystem root, or a prefix of a bucket on the S3 test server (path-style, its credentials). */
+export type HandOffStore =
+  | { readonly type: 'fs'; readonly root: string }
+  | { readonly type: 's3'; readonly endpoint: string; readonly bucket: string; readonly region: string; readonly prefix: string };
 
 export interface HandOffBackend {
   /** Where the backend serves (`connectHttp(url)`): the same across restarts. */
@@ -36,11 +44,13 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Starts the backend on `dir` (a temp directory the caller removes) and its control server. */
-export async function startHandOffBackend(dir: string): Promise<HandOffBackend> {
-  const storeDir = join(dir, 'store');
-  const sideDir = join(dir, 'side');
-  mkdirSync(storeDir, { recursive: true });
+/**
+ * Starts the backend on `store` and its control server. `sideDir` holds the step log and the
+ * gates; keep it out of an fs store's root (its listings would see them). Both are created if
+ * missing; the caller removes them.
+ */
+export async function startHandOffBackend(store: HandOffStore, sideDir: string): Promise<HandOffBackend> {
+  if (store.type === 'fs') mkdirSync(store.root, { recursive: true });
   mkdirSync(sideDir, { recursive: true });
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -48,7 +58,7 @@ export async function startHandOffBackend(dir: string): Promise<HandOffBackend> 
 
   const start = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {
-      const proc = spawn(process.execPath, [...nodeScript(SCRIPT), storeDir, sideDir, String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const proc = spawn(process.execPath, [...nodeScript(SCRIPT), JSON.stringify(store), sideDir, String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
       child = proc;
       let out = '';
       let err = '';

@@ -62,7 +62,8 @@ describe('taquba CLI on S3 beside a live writer', () => {
     expect(forced).toMatchObject({ command: 'signal', outcome: 'buffered', via: 'writer' });
     const again = json(await cli(at('signal', 'approve:nobody', 'x', '--force', '--command-id', commandId!, '--json'), env));
     expect(again.outcome).toBe('buffered');
-  }, 120_000);
+    // Five CLI processes, each loading the S3 SDK: minutes on a loaded 2-core machine.
+  }, 240_000);
 
   it('an empty prefix is not a store; bad credentials give one line', async () => {
     const empty = await cli(['--store', `s3://${server.bucket}/nothing-here`, '--endpoint', server.endpoint, '--force-path-style', 'runs'], env);

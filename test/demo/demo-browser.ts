@@ -120,7 +120,8 @@ export const listedRun = (page: Page, topic: string): Locator => inspectorRuns(p
 
 /** Waits until the selected run shows `status` (its badge text). */
 export async function expectStatus(page: Page, status: string | RegExp): Promise<void> {
-  await runDetail(page).locator('.run-title').getByText(status).waitFor();
+  // Exact for a word: the run's own title may contain it ("to be cancelled").
+  await runDetail(page).locator('.run-title').getByText(status, { exact: typeof status === 'string' }).waitFor();
 }
 
 /** The header's model-call counter: real calls, memo hits, repeated calls. */

@@ -40,10 +40,12 @@ describe.skipIf(S3_EXTERNAL)('S3ObjectStore under injected faults', () => {
 
   it('retries 503 SlowDown and 500 InternalError transparently', async () => {
     const store = newStore();
-    server.injectFault({ type: 'status', status: 503, count: 2, method: 'PUT', keyPrefix: store.prefix });
+    const slowDown = server.injectFault({ type: 'status', status: 503, count: 2, method: 'PUT', keyPrefix: store.prefix });
     const puts = count('PUT');
     const { version } = await store.put('k', text('v'));
-    expect(count('PUT') - puts).toBe(3);
+    // Two answered 503, then one landed (a loaded machine may add a retry of a request past its deadline).
+    expect(slowDown.fired).toBe(2);
+    expect(count('PUT') - puts).toBeGreaterThanOrEqual(3);
     server.injectFault({ type: 'status', status: 500, method: 'GET', keyPrefix: store.prefix });
     expect(await store.get('k')).toEqual({ data: text('v'), version });
     server.injectFault({ type: 'status', status: 429, code: 'TooManyRequests', method: 'DELETE', keyPrefix: store.prefix });

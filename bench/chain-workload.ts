@@ -41,11 +41,11 @@ export function countAcks(queue: Queue): AckCounter {
     counted();
     return results;
   };
-  const originalTaking = queue.ackTakingFollowUp.bind(queue);
-  (queue as { ackTakingFollowUp: Queue['ackTakingFollowUp'] }).ackTakingFollowUp = async (claim: Claim, effects, onIssued) => {
-    const next = await originalTaking(claim, effects, onIssued);
+  const originalContinuing = queue.ackContinuing.bind(queue);
+  (queue as { ackContinuing: Queue['ackContinuing'] }).ackContinuing = async (claim: Claim, next, effects) => {
+    const continued = await originalContinuing(claim, next, effects);
     counted();
-    return next;
+    return continued;
   };
   return { until: (n) => new Promise<void>((resolve) => (waiter = { target: acked + n, resolve })) };
 }

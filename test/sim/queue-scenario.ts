@@ -5,9 +5,10 @@
  *  - every job whose enqueue resolved, unless an ack of it resolved (or may have applied);
  *  - no job twice, and no job nobody enqueued;
  *  - no job acked twice (two acks that both resolved), and no acked job waiting again;
- *  - a follow-up enqueued by an ack that takes it for the acking handle (`ackTakingFollowUp`, a
- *    workflow's next step) is kept like any enqueue: present once its ack resolved, claimed
- *    only by that handle, recovered at open;
+ *  - a job an ack continued in place as a next one (`ackContinuing`, a workflow's next step: same
+ *    id, still claimed by the acking handle) is the next job from then on: the acked payload is
+ *    never listed again once the ack resolved, the next one is kept like any enqueue (present,
+ *    recovered at open), no id is listed twice, and a continuation counts no `done`;
  *  - no job taken out while waiting (`takeWaiting`, `removeWaitingWith`: a run's hand-off, a
  *    debounced start) listed again, and none taken that was claimed at the time;
  *  - stats() equal to the jobs listed per status (done: cumulative, one per ack that applied);
@@ -44,6 +45,8 @@ interface JobModel {
   ackMaybe: boolean;
   /** Taken out while waiting: the take resolved `taken` (true), or may have applied ('maybe'). */
   taken?: true | 'maybe';
+  /** Continued in place as another job: the ack resolved (true), or may have applied ('maybe'). */
+  continued?: true | 'maybe';
 }
 
 class QueueActor extends Actor {
@@ -87,7 +90,7 @@ export class QueueScenario implements Scenario {
       [() => this.claim(r.pick(open), r), open.length > 0 ? 6 : 0],
       [() => this.settle(r.pick(holding), r, 'ack'), holding.length > 0 ? 6 : 0],
       [() => this.settle(r.pick(holding), r, 'nack'), holding.length > 0 ? 1.5 : 0],
-      [() => this.ackWithFollowUp(r.pick(holding), r), holding.length > 0 ? 4 : 0],
+      [() => this.ackWithNext(r.pick(holding), r), holding.length > 0 ? 4 : 0],
       [() => this.take(r.pick(open), r), open.length > 0 && this.jobs.size > 0 ? 1 : 0],
       [() => this.whenIdle(r.pick(open)), open.length > 0 ? 0.5 : 0],
       [() => this.close(r.pick(open)), open.length > 0 ? 0.5 : 0],
@@ -171,44 +174,63 @@ export class QueueScenario implements Scenario {
   }
 
   /**
-   * Acks a claim with one follow-up enqueue, asking to take it (`ackTakingFollowUp`); a taken
-   * follow-up is held like any claim. The follow-up's enqueue stands or falls with the ack.
+   * Acks a claim handing its work on to a next job: continued in place (`ackContinuing`) when the
+   * queue allows it, else acked with the next job as an enqueue. A continued job is held like any
+   * claim. The next job stands or falls with the ack.
    */
-  private ackWithFollowUp(actor: QueueActor, r: Prng): string {
+  private ackWithNext(actor: QueueActor, r: Prng): string {
     const claim = actor.claims.splice(r.int(0, actor.claims.length - 1), 1)[0]!;
     const payload = fromUtf8(claim.job.payload);
     const job = this.jobs.get(payload);
-    const followUp: JobModel = { payload: `j${this.jobs.size + 1}`, enqueue: 'pending', acks: 0, ackMaybe: false };
-    this.jobs.set(followUp.payload, followUp);
-    const id = actor.queue!.nextJobId();
-    const effects = { enqueues: [{ queue: JOBS, payload: utf8(followUp.payload), options: { idOverride: id } }] };
-    actor.call(`ack ${payload} taking ${followUp.payload}`, actor.queue!.ackTakingFollowUp(claim, effects), (result) => {
+    const nextJob: JobModel = { payload: `j${this.jobs.size + 1}`, enqueue: 'pending', acks: 0, ackMaybe: false };
+    this.jobs.set(nextJob.payload, nextJob);
+    const queue = actor.queue!;
+    const failed = (error: unknown): boolean => ['FENCED', 'CLOSED', 'CLAIM_LOST'].includes(codeOf(error));
+    if (!queue.mayContinueInPlace(claim, utf8(nextJob.payload))) {
+      const id = queue.nextJobId();
+      const effects = { enqueues: [{ queue: JOBS, payload: utf8(nextJob.payload), options: { idOverride: id } }] };
+      actor.call(`ack ${payload} enqueuing ${nextJob.payload}`, queue.ackWith(claim, effects), (result) => {
+        if (result.ok) {
+          nextJob.enqueue = 'ok';
+          nextJob.id = id;
+          if (job) job.acks++;
+        } else if (failed(result.error)) nextJob.enqueue = 'failed';
+        else nextJob.enqueue = 'unknown';
+        if (!result.ok && !failed(result.error) && job) job.ackMaybe = true;
+        if (job && job.acks > 1) this.run.fail('queue-no-double-ack', `${payload} (${claim.job.id}) was acked twice`);
+      });
+      if (job) job.ackMaybe = true;
+      return `${actor.name} ack ${payload} enqueuing ${nextJob.payload}`;
+    }
+    actor.call(`ack ${payload} continuing as ${nextJob.payload}`, queue.ackContinuing(claim, { payload: utf8(nextJob.payload), headers: {} }), (result) => {
       if (result.ok) {
-        followUp.enqueue = 'ok';
-        followUp.id = id;
-        if (job) job.acks++;
-        const next = result.value;
-        if (next !== undefined) {
-          if (next.id !== id || fromUtf8(next.job.payload) !== followUp.payload || next.job.status !== 'claimed') {
-            this.run.fail('queue-follow-up-claim', `${actor.name} took ${next.id} (${fromUtf8(next.job.payload)}, ${next.job.status}) for follow-up ${followUp.payload} (${id})`);
-          }
-          this.run.trace(`${actor.name} took ${followUp.payload} (${id})`);
-          if (actor.queue !== undefined && !actor.broken) actor.claims.push(next);
+        const continued = result.value;
+        nextJob.enqueue = 'ok';
+        nextJob.id = claim.id;
+        if (job) job.continued = true;
+        if (continued.id !== claim.id || fromUtf8(continued.job.payload) !== nextJob.payload || continued.job.status !== 'claimed') {
+          this.run.fail('queue-continued-claim', `${actor.name} continued ${claim.id} as ${continued.id} (${fromUtf8(continued.job.payload)}, ${continued.job.status}), not as ${nextJob.payload}`);
         }
-      } else if (['FENCED', 'CLOSED', 'CLAIM_LOST'].includes(codeOf(result.error))) followUp.enqueue = 'failed';
-      else {
-        followUp.enqueue = 'unknown';
-        if (job) job.ackMaybe = true;
-      }
-      if (job && job.acks > 1) this.run.fail('queue-no-double-ack', `${payload} (${claim.job.id}) was acked twice`);
+        this.run.trace(`${actor.name} continued ${claim.id} as ${nextJob.payload}`);
+        if (actor.queue !== undefined && !actor.broken) actor.claims.push(continued);
+      } else if (failed(result.error)) {
+        nextJob.enqueue = 'failed';
+        if (markedMaybe && job?.continued === 'maybe') delete job.continued;
+      } else nextJob.enqueue = 'unknown';
     });
-    if (job) job.ackMaybe = true;
-    return `${actor.name} ack ${payload} taking a follow-up ${followUp.payload}`;
+    // Until it settles the continuation may apply; a crash leaves it unknown. (Another claim of
+    // the same job, reaped and claimed again since, may have continued it already.)
+    const markedMaybe = job !== undefined && job.continued === undefined;
+    if (markedMaybe) job.continued = 'maybe';
+    return `${actor.name} ack ${payload} continuing as ${nextJob.payload}`;
   }
 
   /** Takes a known job out of the queue if it is waiting, by either primitive. */
   private take(actor: QueueActor, r: Prng): string {
-    const known = [...this.jobs.values()].filter((j) => j.id !== undefined && j.taken === undefined);
+    // An id names the job a continuation made of it last: only a job known to hold its id now.
+    const all = [...this.jobs.values()];
+    const holdsItsId = (j: JobModel): boolean => j.continued === undefined && !all.some((o) => o !== j && o.id === j.id && (o.enqueue === 'pending' || o.enqueue === 'unknown'));
+    const known = all.filter((j) => j.id !== undefined && j.taken === undefined && holdsItsId(j));
     if (known.length === 0) return `${actor.name} take: no known job`;
     const job = r.pick(known);
     const id = job.id!;
@@ -327,6 +349,7 @@ export class QueueScenario implements Scenario {
   private check(jobs: readonly JobRecord[], stats: Record<string, number>): void {
     const { run } = this;
     const seen = new Map<string, JobRecord>();
+    const ids = new Map<string, string>();
     const counts: Record<string, number> = { pending: 0, scheduled: 0, claimed: 0, done: 0, dead: 0 };
     for (const job of jobs) {
       const payload = fromUtf8(job.payload);
@@ -335,13 +358,16 @@ export class QueueScenario implements Scenario {
       if (!model) return run.fail('queue-no-phantom-jobs', `job ${job.id} (${job.status}) holds ${payload}, which nobody enqueued`);
       if (seen.has(payload)) return run.fail('queue-unique-jobs', `${payload} listed twice: ${seen.get(payload)!.id} (${seen.get(payload)!.status}) and ${job.id} (${job.status})`);
       seen.set(payload, job);
+      if (ids.has(job.id)) return run.fail('queue-unique-jobs', `job ${job.id} listed twice: holding ${ids.get(job.id)} and ${payload}`);
+      ids.set(job.id, payload);
+      if (model.continued === true) return run.fail('queue-continued-replaced', `${payload} (${job.id}) was continued in place as another job but is listed as ${job.status}`);
       if (model.id !== undefined && model.id !== job.id) return run.fail('queue-ids', `${payload} was enqueued as ${model.id} but is listed as ${job.id}`);
       if (model.acks > 0 && job.status !== 'done') return run.fail('queue-acked-stays-done', `${payload} (${job.id}) was acked but is ${job.status}`);
       if (model.taken === true) return run.fail('queue-taken-stays-gone', `${payload} (${job.id}) was taken out while waiting but is listed as ${job.status}`);
       if (job.status === 'claimed') return run.fail('queue-recovery', `${payload} (${job.id}) is still claimed after a fresh open`);
     }
     for (const model of this.jobs.values()) {
-      if (model.enqueue !== 'ok' || model.acks > 0 || model.ackMaybe || model.taken !== undefined) continue;
+      if (model.enqueue !== 'ok' || model.acks > 0 || model.ackMaybe || model.taken !== undefined || model.continued !== undefined) continue;
       if (!seen.has(model.payload)) return run.fail('queue-no-lost-enqueue', `${model.payload} (${model.id}) was enqueued (acknowledged) and never acked, but is gone`);
     }
     for (const model of this.jobs.values()) {

@@ -59,7 +59,8 @@ import { reapExpiredLeases, recoverInterruptedClaims } from './transitions/reape
 import { takeWaitingJob, type TakeGuard, type TakeOutcome } from './transitions/take-waiting.js';
 import { sweepDead, sweepDone } from './transitions/retention.js';
 import { promoteDueJobs } from './transitions/scheduler.js';
-import { ackClaim, ackTakingFollowUp, assertClaim, deadLetterClaim, nackClaim, type NackOptions, type NackOutcome } from './transitions/settlement.js';
+import { mayContinueInPlace, type Continuation } from './transitions/continue-in-place.js';
+import { ackClaim, ackContinuing, assertClaim, deadLetterClaim, nackClaim, type NackOptions, type NackOutcome } from './transitions/settlement.js';
 import { isAmbiguousCommitError, runTransaction } from './storage/staged-txn.js';
 import { show } from '../show.js';
 import { validateCount, validateDuration, validatePayload, validateQueueName } from './records/validation.js';
@@ -404,15 +405,24 @@ export class Queue {
   }
 
   /**
-   * @internal For the workflow runtime: `ackWith` in which the acking worker takes the first
-   * follow-up (due now, same queue, nothing of higher priority waiting; transitions/take-follow-up.ts)
-   * with the queue's lease, so it runs next in the same slot. Resolves, once durable, with its
-   * claim, or undefined when it was enqueued as usual. `onIssued(took)` is called once the commit is
-   * issued.
+   * @internal For the workflow runtime: whether `claim` may continue in place as a job with
+   * `payload` (transitions/continue-in-place.ts: the queue keeps no done jobs, the payload stays
+   * inline, nothing of higher priority waits). Ask right before `ackContinuing`.
    */
-  async ackTakingFollowUp(claim: Claim, effects: SettlementEffects, onIssued?: (took: boolean) => void): Promise<Claim | undefined> {
+  mayContinueInPlace(claim: Claim, payload: Uint8Array): boolean {
     assertClaim(claim);
-    return ackTakingFollowUp(this.ctx, claim, effects, this.ctx.configs.get(claim.queue).leaseMs, onIssued);
+    return mayContinueInPlace(this.ctx, claim, payload);
+  }
+
+  /**
+   * @internal For the workflow runtime: `ackWith` that keeps the job, rewritten in place as
+   * `next` (same id, queue, priority and attempts budget; a fresh try) and still claimed by this
+   * worker with the queue's lease, so it runs next in the same slot. Resolves, once durable, with
+   * the continued job's claim. INVALID_ARGUMENT when it may not (see `mayContinueInPlace`).
+   */
+  async ackContinuing(claim: Claim, next: Continuation, effects?: SettlementEffects): Promise<Claim> {
+    assertClaim(claim);
+    return ackContinuing(this.ctx, claim, next, effects, this.ctx.configs.get(claim.queue).leaseMs);
   }
 
   /**

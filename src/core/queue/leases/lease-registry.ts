@@ -74,6 +74,24 @@ export class LeaseRegistry {
     return true;
   }
 
+  /**
+   * Moves the job's lease from `fromToken` to a fresh entry for `toToken` (a claim continued in
+   * place). Returns the replaced entry, or undefined (nothing changed) when `fromToken` is not held.
+   */
+  swap(queue: string, id: string, fromToken: number, toToken: number, expiresAt: number): LeaseEntry | undefined {
+    const entries = this.byQueue.get(queue);
+    const previous = entries?.get(id);
+    if (entries === undefined || previous?.token !== fromToken) return undefined;
+    entries.set(id, { queue, id, token: toToken, expiresAt, reaping: false, abandoned: false });
+    return previous;
+  }
+
+  /** Puts `previous` back in place of the entry carrying `token` (a swap whose commit did not happen); no-op otherwise. */
+  reinstate(previous: LeaseEntry, token: number): void {
+    const entries = this.byQueue.get(previous.queue);
+    if (entries?.get(previous.id)?.token === token) entries.set(previous.id, previous);
+  }
+
   /** Removes the entry only if it still carries `token`. Returns whether it did. */
   remove(queue: string, id: string, token: number): boolean {
     const entries = this.byQueue.get(queue);
@@ -165,6 +183,11 @@ export class CancelTokens {
     const state = new CancelState(id, token, fired);
     this.states.set(id, state);
     return state;
+  }
+
+  /** Puts `previous` back in place of the state of claim `token` (a continuation that did not commit); no-op otherwise. */
+  reinstate(previous: CancelState, token: number): void {
+    if (this.states.get(previous.id)?.token === token) this.states.set(previous.id, previous);
   }
 
   /** Drops the state of this claim (no-op if a newer claim replaced it). */

@@ -12,8 +12,8 @@
  */
 import { InvalidArgumentError } from '../../errors.js';
 import type { JobAttempt } from '../records/attempt-history.js';
-import { claimOf, isClaim, undoRegistration, type Claim, type Taken } from './claim.js';
-import { mayTakeFollowUp, stageTakenFollowUp } from './take-follow-up.js';
+import { claimOf, isClaim, type Claim } from './claim.js';
+import { stageContinuation, undoContinuation, validateContinuation, type Continuation, type ContinuationRegistration } from './continue-in-place.js';
 import { discardEffects, NO_EFFECTS, prepareEffects, stageEffects, type PreparedEffects, type SettlementEffects } from '../storage/effects.js';
 import type { EnqueueResult } from './enqueue.js';
 import { decodeJobRecord } from '../records/job-record-codec.js';
@@ -101,38 +101,43 @@ export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: Settle
 }
 
 /**
- * `ackWith` that takes the first follow-up for the caller when it may (take-follow-up.ts): its
- * claim, or undefined when it was enqueued as usual. `onIssued(took)` as for a loop settlement.
+ * `ackWith` that continues the claim in place as `next` (continue-in-place.ts): resolves, once
+ * durable, with the claim of the continued job (same id, a fresh token).
  */
-export async function ackTakingFollowUp(ctx: QueueContext, claim: Claim, effects: SettlementEffects, leaseMs: number, onIssued?: (took: boolean) => void): Promise<Claim | undefined> {
-  const { taken } = await acknowledge(ctx, claim, effects, onIssued, leaseMs);
-  return taken === undefined ? undefined : claimOf(ctx, taken);
+export async function ackContinuing(ctx: QueueContext, claim: Claim, next: Continuation, effects: SettlementEffects | undefined, leaseMs: number): Promise<Claim> {
+  assertClaim(claim);
+  validateContinuation(ctx, claim, next);
+  const { continued } = await acknowledge(ctx, claim, effects, undefined, { next, leaseMs });
+  return claimOf(ctx, continued!.taken);
 }
 
 async function acknowledge(
   ctx: QueueContext,
   claim: Claim,
   effects: SettlementEffects | undefined,
-  onIssued: ((took: boolean) => void) | undefined,
-  takeLeaseMs: number | undefined,
-): Promise<{ results: EnqueueResult[]; taken: Taken | undefined }> {
+  onIssued: (() => void) | undefined,
+  continuation: { readonly next: Continuation; readonly leaseMs: number } | undefined,
+): Promise<{ results: EnqueueResult[]; continued: ContinuationRegistration | undefined }> {
   assertClaim(claim);
-  // The follow-up taken by the attempt that committed; an attempt that did not commit (a
-  // conflict reruns the function, a failure rejects) has its registrations removed.
-  let taken: Taken | undefined;
+  // The continuation registered by the attempt that committed; an attempt that did not commit
+  // (a conflict reruns the function, a failure rejects) has its registration undone.
+  let continued: ContinuationRegistration | undefined;
   const forget = (): void => {
-    if (taken !== undefined) undoRegistration(ctx, taken);
-    taken = undefined;
+    if (continued !== undefined) undoContinuation(ctx, continued);
+    continued = undefined;
   };
-  const issued = onIssued === undefined ? undefined : () => onIssued(taken !== undefined);
   try {
-    const results = await settle(ctx, effects, issued, async (s, prepared) => {
+    const results = await settle(ctx, effects, onIssued, async (s, prepared) => {
       forget();
       const queue = claim.queue;
       const id = claim.id;
       const keep = ctx.configs.get(queue).keepDoneMs !== null;
       let payloadRef: string | undefined;
-      if (keep) {
+      if (continuation !== undefined) {
+        const stored = await takeClaim(ctx, s, claim);
+        payloadRef = stored.payloadRef;
+        continued = stageContinuation(ctx, s, claim, stored, continuation.next, continuation.leaseMs);
+      } else if (keep) {
         const stored = await takeClaim(ctx, s, claim);
         const now = ctx.clock.now();
         s.putRecord(withChanges(stored, { status: 'done', completedAt: now }, ['runAt']));
@@ -145,17 +150,11 @@ async function acknowledge(
         s.delete(jobIndexKey(id));
         if (mayHaveHistory(claim.job)) s.delete(historyKey(id));
       }
-      s.count(queue, 'claimed', -1);
-      s.count(queue, 'done', 1);
-      let first: EnqueueResult | undefined;
-      const followUp = prepared.enqueues[0];
-      if (takeLeaseMs !== undefined && followUp !== undefined && mayTakeFollowUp(ctx, queue, followUp)) {
-        const staged = await stageTakenFollowUp(ctx, s, followUp, takeLeaseMs);
-        taken = staged.taken;
-        first = staged.result;
+      if (continued === undefined) {
+        s.count(queue, 'claimed', -1);
+        s.count(queue, 'done', 1);
       }
-      const results = prepared === NO_EFFECTS ? [] : await stageEffects(ctx, s, prepared, first === undefined ? 0 : 1);
-      if (first !== undefined) results.unshift(first);
+      const results = prepared === NO_EFFECTS ? [] : await stageEffects(ctx, s, prepared);
       s.afterCommit(() => {
         releaseClaim(ctx, claim);
         ctx.completion.notifyAll();
@@ -163,7 +162,7 @@ async function acknowledge(
       });
       return results;
     });
-    return { results, taken };
+    return { results, continued };
   } catch (e) {
     forget();
     throw e;

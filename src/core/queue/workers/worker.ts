@@ -203,7 +203,7 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
  * up to `concurrency` calls of `handle` running on claims of `queueName` (arguments already
  * validated), claiming batches sized to the free capacity. `handle` gets an `issued` callback to
  * call when the job no longer needs its slot (its settlement's commit is issued); it must never
- * reject. It may also pass a claim its settlement took (`Queue.ackTakingFollowUp`) to `resume`:
+ * reject. It may also pass a claim its settlement kept (`Queue.ackContinuing`) to `resume`:
  * such claims get the next free slots before anything is claimed, and are run even once `signal`
  * aborted (they are held already). Idle, the loop registers for the queue's wakeups before each
  * claim attempt and sleeps until an insert or `pollIntervalMs`. When `signal` aborts it stops

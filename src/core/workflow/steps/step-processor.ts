@@ -273,56 +273,61 @@ async function retryOrFail(d: Delivery, message: string, failureWrites: StagedKv
 }
 
 /**
- * The settlement effects of an advance to step `next` (job `nextJobId`), before signal extras.
- * The next step's job has no dedup key (unlike step 0's, which makes submission idempotent): the
- * advance commits in the ack of this step's claim, which fails unless this delivery still holds
- * the claimed record, so each step job enqueues its successor at most once. A dedup key would
- * cost a read, a write and a delete per step for nothing.
+ * The settlement effects of an advance to step `next` (job `nextJobId`, payload `payload`),
+ * before signal extras. `next.enqueue` false: the step's job continues in place as the next one
+ * (`advance`), so it is not enqueued. The next step's job has no dedup key (unlike step 0's,
+ * which makes submission idempotent): the advance commits in the ack of this step's claim, which
+ * fails unless this delivery still holds the claimed record, so each step job enqueues its
+ * successor at most once. A dedup key would cost a read, a write and a delete per step for nothing.
  */
 function advanceEffects(
   d: Delivery,
-  payload: Uint8Array,
-  next: number,
-  nextJobId: string,
-  extraHeaders: Record<string, string> | undefined,
+  next: { readonly step: number; readonly jobId: string; readonly payload: Uint8Array; readonly headers: Record<string, string>; readonly enqueue: boolean },
   runAt: number | undefined,
   signalDeletes: Uint8Array[],
   staged: StagedKvEffects,
 ): EffectsBuilder {
   const job = d.claim.job;
-  const options: { -readonly [K in keyof EnqueueOptions]: EnqueueOptions[K] } = {
-    idOverride: nextJobId,
-    headers: stepJobHeaders(d.headers, d.runId, next, d.flow === undefined ? extraHeaders : { ...d.flow, ...extraHeaders }),
-    priority: job.priority,
-    maxAttempts: job.maxAttempts,
-  };
-  if (runAt !== undefined) options.runAt = runAt;
   const effects: EffectsBuilder = {
-    enqueues: [{ queue: d.ctx.queueName, payload, options }],
-    kvWrites: [[stepPointerKey(d.runId), encodeStepPointer({ step: next, jobId: nextJobId })]],
+    enqueues: [],
+    kvWrites: [[stepPointerKey(d.runId), encodeStepPointer({ step: next.step, jobId: next.jobId })]],
     kvDeletes: [],
   };
+  if (next.enqueue) {
+    const options: { -readonly [K in keyof EnqueueOptions]: EnqueueOptions[K] } = { idOverride: next.jobId, headers: next.headers, priority: job.priority, maxAttempts: job.maxAttempts };
+    if (runAt !== undefined) options.runAt = runAt;
+    effects.enqueues.push({ queue: d.ctx.queueName, payload: next.payload, options });
+  }
   mergeKv(effects, staged);
   for (const k of signalDeletes) effects.kvDeletes.push(k);
   return effects;
 }
 
+/** The headers of step `step`'s job: the run's user and flow headers, and `extra`. */
+function nextStepHeaders(d: Delivery, step: number, extra: Record<string, string> | undefined): Record<string, string> {
+  return stepJobHeaders(d.headers, d.runId, step, d.flow === undefined ? extra : { ...d.flow, ...extra });
+}
+
 /**
- * `continue`: ack this step and enqueue the next one in one transaction. A next step due at once
- * may be taken by that ack for this runtime (`take`, unless it is stopping; the queue decides:
- * nothing of higher priority waits) and is returned once the ack is durable, so a run goes on
- * without its next step being claimed, and never before what its step stored is durable.
+ * `continue`: ack this step and start the next one in one transaction. A next step due at once
+ * continues in place when the queue allows it (`take`, unless this runtime is stopping; the queue
+ * decides: nothing of higher priority waits, ...): this step's job becomes the next step's, still
+ * claimed here, and is returned once the ack is durable, so a run goes on without its next step
+ * being enqueued or claimed, and never before what its step stored is durable. Otherwise the next
+ * step is a new job, enqueued.
  */
 async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'continue' }>, signalDeletes: Uint8Array[], staged: StagedKvEffects, take: boolean): Promise<Claim | undefined> {
   const { ctx, claim, runId } = d;
-  const next = d.step + 1;
-  const nextJobId = ctx.queue.nextJobId();
+  const step = d.step + 1;
+  const payload = outcome.payload;
   const when = outcome.when;
   if (when.type !== 'onSignal') {
     const runAt = when.type === 'after' && when.delayMs > 0 ? ctx.clock.now() + when.delayMs : undefined;
-    const effects = advanceEffects(d, outcome.payload, next, nextJobId, undefined, runAt, signalDeletes, staged);
-    ctx.registry.advanced(runId, next, nextJobId, claim);
-    if (take && runAt === undefined) return ctx.queue.ackTakingFollowUp(claim, effects);
+    const inPlace = take && runAt === undefined && ctx.queue.mayContinueInPlace(claim, payload);
+    const next = { step, jobId: inPlace ? claim.id : ctx.queue.nextJobId(), payload, headers: nextStepHeaders(d, step, undefined), enqueue: !inPlace };
+    const effects = advanceEffects(d, next, runAt, signalDeletes, staged);
+    ctx.registry.advanced(runId, step, next.jobId, claim);
+    if (inPlace) return ctx.queue.ackContinuing(claim, next, effects);
     await ctx.queue.ackWith(claim, effects);
     return undefined;
   }
@@ -334,16 +339,17 @@ async function advance(d: Delivery, outcome: Extract<StepOutcome, { type: 'conti
       await failRun(d, `a waiter is already registered for correlation key \`${key}\``, 'dead_letter');
       return;
     }
+    const jobId = ctx.queue.nextJobId();
     let effects: EffectsBuilder;
     if (plan.type === 'buffered') {
-      effects = advanceEffects(d, outcome.payload, next, nextJobId, { [HEADER_SIGNAL_DELIVERED]: '1' }, undefined, signalDeletes, staged);
-      effects.kvWrites.push([signalDeliveredKey(runId, next), plan.payload]);
+      effects = advanceEffects(d, { step, jobId, payload, headers: nextStepHeaders(d, step, { [HEADER_SIGNAL_DELIVERED]: '1' }), enqueue: true }, undefined, signalDeletes, staged);
+      effects.kvWrites.push([signalDeliveredKey(runId, step), plan.payload]);
       effects.kvDeletes.push(signalBufferKey(key));
     } else {
-      effects = advanceEffects(d, outcome.payload, next, nextJobId, { [HEADER_SIGNAL_WAIT]: key }, ctx.clock.now() + when.timeoutMs, signalDeletes, staged);
-      effects.kvWrites.push([signalWaitKey(key), utf8(nextJobId)]);
+      effects = advanceEffects(d, { step, jobId, payload, headers: nextStepHeaders(d, step, { [HEADER_SIGNAL_WAIT]: key }), enqueue: true }, ctx.clock.now() + when.timeoutMs, signalDeletes, staged);
+      effects.kvWrites.push([signalWaitKey(key), utf8(jobId)]);
     }
-    ctx.registry.advanced(runId, next, nextJobId, claim);
+    ctx.registry.advanced(runId, step, jobId, claim);
     await ctx.queue.ackWith(claim, effects);
   });
   return undefined;

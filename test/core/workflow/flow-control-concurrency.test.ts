@@ -1,6 +1,7 @@
 /**
  * Concurrency limits per key (flow/concurrency.ts): admission in submission order, a side log
- * that never sees a key over its limit, cancel of a waiting run, restarts with runs waiting (on
+ * that never sees a key over its limit, cancel of a waiting run, cancel of a running holder (its
+ * slot released by its real ending only), restarts with runs waiting (on
  * the memory store and on the filesystem store), a raised limit, large inputs, what queries
  * report for a waiting run.
  */
@@ -138,6 +139,31 @@ describe('flow control: concurrency per key', () => {
     await hook.waitFor(3);
     expect(g.started('r2')).toBe(false);
     expect(hook.outcomes.map((o) => `${o.runId}:${o.status}`)).toEqual(['r2:cancelled', 'r1:succeeded', 'r3:succeeded']);
+    expect(await kvKeys(h.queue, 'workflow/flow/')).toEqual([]);
+  });
+
+  it('a cancel that only flags a running holder leaves its slot to its real ending: the waiting run starts once, after it', async () => {
+    const h = await makeHarness(memory);
+    const hook = new RecordingHook();
+    const g = gatedRunner();
+    const { runtime } = h.start(g.runner, hook);
+    const c = { key: 'k', limit: 1 };
+    for (const runId of ['r0', 'r1', 'r2']) await runtime.submit({ runId, concurrency: c });
+    await eventually(() => g.started('r0'));
+    g.open('r0');
+    await eventually(() => g.started('r1'));
+    // r1 is running: the cancel only flags it, and the slot release its ending prepared is discarded with the cancel's effects.
+    expect(await runtime.cancel('r1')).toBe(true);
+    await settle();
+    expect(g.started('r2')).toBe(false);
+    expect(await runtime.getRun('r2')).toMatchObject({ state: 'waiting-for-slot', waitingFor: { position: 0 } });
+    g.open('r1');
+    await eventually(() => g.started('r2'));
+    g.open('r2');
+    await hook.waitFor(3);
+    await h.stopRuntimes();
+    expect(hook.outcomes.map((o) => `${o.runId}:${o.status}`)).toEqual(['r0:succeeded', 'r1:cancelled', 'r2:succeeded']);
+    expect(g.log).toEqual(['start r0', 'end r0', 'start r1', 'end r1', 'start r2', 'end r2']);
     expect(await kvKeys(h.queue, 'workflow/flow/')).toEqual([]);
   });
 

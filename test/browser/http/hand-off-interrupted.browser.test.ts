@@ -11,55 +11,18 @@
  * BroadcastChannel, the backend logs its own).
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { connect, connectHttp, type HttpWorkflowClient, type WorkflowClient } from '../../../src/browser/index.js';
+import { connectHttp, type HttpWorkflowClient } from '../../../src/browser/index.js';
 import { createHandOffs, type HandOffBackend, type HandOffs, type HandOffSource } from '../../../src/browser/hand-off.js';
 import { isTaqubaError } from '../../../src/core/errors.js';
 import { waitFor } from '../../support/wait.js';
-import { stepChannelName, travel, type StepExecution } from './hand-off-workflows.js';
+import { afterThisTest, backendSteps, openPage, pageStepLog, runCleanups, uniqueName, type Page } from './hand-off-page.js';
+import { travel, type StepExecution } from './hand-off-workflows.js';
 
 // The backend no test kills: hand-off.browser.test.ts kills its own while this file may run.
 const backendUrl = inject('handOffSteadyBackendUrl');
 const controlUrl = inject('handOffSteadyControlUrl');
 
-const cleanups: (() => Promise<void> | void)[] = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function uniqueName(prefix: string): string {
-  return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-}
-
-interface Page {
-  readonly client: WorkflowClient;
-  close(): Promise<void>;
-}
-
-/** A page's worker host on IndexedDB store `storeName` (a reload: a new one on the same store). */
-function openPage(storeName: string): Page {
-  const worker = new Worker(new URL('./hand-off-worker.ts', import.meta.url), { type: 'module', name: storeName });
-  const client = connect(worker, { persist: false });
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => (closing ??= client.close());
-  cleanups.push(close);
-  return { client, close };
-}
-
-/** The step executions every page on `storeName` reports, across reloads (one channel for the whole case). */
-function pageStepLog(storeName: string): StepExecution[] {
-  const steps: StepExecution[] = [];
-  const channel = new BroadcastChannel(stepChannelName(storeName));
-  channel.onmessage = (event) => steps.push(event.data as StepExecution);
-  cleanups.push(() => channel.close());
-  return steps;
-}
-
-async function backendSteps(runId: string): Promise<StepExecution[]> {
-  const response = await fetch(`${controlUrl}/steps?runId=${runId}`);
-  if (!response.ok) throw new Error(`control GET /steps failed: ${response.status}`);
-  return (await response.json()) as StepExecution[];
-}
+afterEach(runCleanups);
 
 const phases = (steps: readonly StepExecution[], runId: string): string[] => steps.filter((s) => s.runId === runId).map((s) => `${s.step}:${s.phase}`);
 
@@ -174,7 +137,7 @@ describe('a hand-off interrupted between the export and the source\'s mark, then
     const pageSteps = pageStepLog(storeName);
     let page = openPage(storeName);
     const server = connectHttp(backendUrl);
-    cleanups.push(() => server.close());
+    afterThisTest(() => server.close());
 
     const run = await page.client.start(travel, { name: 'page', holdB: false });
     const { runId } = run;
@@ -240,7 +203,7 @@ describe('a hand-off interrupted between the export and the source\'s mark, then
       expect(await page.client.workflowRun(travel, runId).result()).toEqual({ a: 'browser', b: 'browser', c: 'browser', greeting: 'Here, page' });
       expect(await placeOf(page, server, runId, 'once finished')).toBe('page');
       expect(await server.status(runId)).toBeNull();
-      expect(await backendSteps(runId)).toEqual([]);
+      expect(await backendSteps(controlUrl, runId)).toEqual([]);
       await waitFor(() => phases(pageSteps, runId).includes('c:end'), 'step c to be reported', { timeoutMs: 20_000 });
       expect(phases(pageSteps, runId)).toEqual(['a:start', 'a:end', 'b:start', 'b:end', 'c:start', 'c:end']);
       return;
@@ -254,7 +217,7 @@ describe('a hand-off interrupted between the export and the source\'s mark, then
     expect(await placeOf(page, server, runId, 'once finished')).toBe('backend');
     const notHere = await page.client.result(runId).catch((e: unknown) => e);
     expect(isTaqubaError(notHere, 'NOT_FOUND') && notHere.details['reason']).toBe('run_moved');
-    const there = await backendSteps(runId);
+    const there = await backendSteps(controlUrl, runId);
     expect(phases(there, runId)).toEqual(['b:start', 'b:end', 'c:start', 'c:end']);
     expect(phases(pageSteps, runId)).toEqual(['a:start', 'a:end']);
   });

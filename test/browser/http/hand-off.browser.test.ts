@@ -14,10 +14,11 @@
  * the S3 test server too (a restarted process there fences the killed writer in the bucket).
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { connect, connectHttp, type HttpWorkflowClient, type WorkflowClient } from '../../../src/browser/index.js';
+import { connectHttp, type HttpWorkflowClient } from '../../../src/browser/index.js';
 import { isTaqubaError } from '../../../src/core/errors.js';
 import { waitFor } from '../../support/wait.js';
-import { stepChannelName, travel, type StepExecution } from './hand-off-workflows.js';
+import { afterThisTest, backendSteps, openPage as openBasePage, pageStepLog, runCleanups, uniqueName, type Page as BasePage } from './hand-off-page.js';
+import { travel, type StepExecution } from './hand-off-workflows.js';
 
 /** A backend process and its control server (test/setup/http-host.ts starts both). */
 interface Target {
@@ -29,44 +30,20 @@ interface Target {
 const onFs: Target = { store: 'fs', url: inject('handOffBackendUrl'), controlUrl: inject('handOffControlUrl') };
 const onS3: Target = { store: 's3', url: inject('handOffS3BackendUrl'), controlUrl: inject('handOffS3ControlUrl') };
 
-interface Page {
-  readonly client: WorkflowClient;
-  /** The step executions the page's worker reported. */
+/** A page (hand-off-page.ts) and the step executions its worker reports. */
+interface Page extends BasePage {
   readonly steps: StepExecution[];
-  close(): Promise<void>;
 }
 
-const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(runCleanups);
 
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function uniqueName(prefix: string): string {
-  return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/** A page's worker host on IndexedDB store `storeName` (a reload: a new one on the same store). */
 function openPage(storeName: string): Page {
-  const worker = new Worker(new URL('./hand-off-worker.ts', import.meta.url), { type: 'module', name: storeName });
-  const client = connect(worker, { persist: false });
-  const steps: StepExecution[] = [];
-  const channel = new BroadcastChannel(stepChannelName(storeName));
-  channel.onmessage = (event) => steps.push(event.data as StepExecution);
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    channel.close();
-    await client.close();
-  };
-  cleanups.push(close);
-  return { client, steps, close };
+  return { ...openBasePage(storeName), steps: pageStepLog(storeName) };
 }
 
 function backend(target: Target, options: Parameters<typeof connectHttp>[1] = {}): HttpWorkflowClient {
   const client = connectHttp(target.url, options);
-  cleanups.push(() => client.close());
+  afterThisTest(() => client.close());
   return client;
 }
 
@@ -77,7 +54,6 @@ async function control(target: Target, method: 'GET' | 'POST', path: string): Pr
   return body;
 }
 
-const backendSteps = async (target: Target, runId: string): Promise<StepExecution[]> => (await control(target, 'GET', `/steps?runId=${runId}`)) as StepExecution[];
 const count = (steps: readonly StepExecution[], step: string, phase: StepExecution['phase']): number => steps.filter((s) => s.step === step && s.phase === phase).length;
 
 /** Starts `travel` in the page and waits until it waits for `go` (between steps: it can move). */
@@ -111,7 +87,7 @@ describe.each([onFs, onS3])('with the backend on the $store store', (target) => 
     expect(await moved.status()).toMatchObject({ runId, state: 'succeeded' });
 
     // Step a ran once, in the page; b and c once each, on the backend.
-    const there = await backendSteps(target, runId);
+    const there = await backendSteps(target.controlUrl, runId);
     expect([count(there, 'a', 'start'), count(there, 'b', 'start'), count(there, 'b', 'end'), count(there, 'c', 'start'), count(there, 'c', 'end')]).toEqual([0, 1, 1, 1, 1]);
     expect(page.steps.filter((s) => s.runId === runId).map((s) => `${s.step}:${s.phase}`)).toEqual(['a:start', 'a:end']);
   });
@@ -137,13 +113,13 @@ describe.each([onFs, onS3])('with the backend on the $store store', (target) => 
 
     const server = backend(target);
     await server.signal(runId, 'go', 'Bye');
-    await waitFor(async () => count(await backendSteps(target, runId), 'b', 'start') === 1, 'step b to start on the backend', { timeoutMs: 20_000, intervalMs: 100 });
+    await waitFor(async () => count(await backendSteps(target.controlUrl, runId), 'b', 'start') === 1, 'step b to start on the backend', { timeoutMs: 20_000, intervalMs: 100 });
     await control(target, 'POST', '/kill');
     await control(target, 'POST', '/start');
     // The new process fences the killed one as it opens the store and puts its claim of step b back: it runs b again, then goes on.
     await control(target, 'POST', `/gate?runId=${runId}`);
     expect(await server.workflowRun(travel, runId).result()).toEqual({ a: 'browser', b: 'node', c: 'node', greeting: 'Bye, page' });
-    const there = await backendSteps(target, runId);
+    const there = await backendSteps(target.controlUrl, runId);
     expect([count(there, 'a', 'start'), count(there, 'b', 'start'), count(there, 'b', 'end'), count(there, 'c', 'start'), count(there, 'c', 'end')]).toEqual([0, 2, 1, 1, 1]);
     expect(new Set(there.filter((s) => s.step === 'b').map((s) => (s as StepExecution & { pid: number }).pid)).size).toBe(2);
   });
@@ -165,7 +141,7 @@ it('handing off the same run twice gives one run', async () => {
   expect((await server.listRuns()).runs.filter((r) => r.runId === runId)).toHaveLength(1);
   await server.signal(runId, 'go', 'Twice');
   expect(await server.workflowRun(travel, runId).result()).toMatchObject({ b: 'node', c: 'node', greeting: 'Twice, page' });
-  const there = await backendSteps(onFs, runId);
+  const there = await backendSteps(onFs.controlUrl, runId);
   expect([count(there, 'b', 'start'), count(there, 'c', 'start')]).toEqual([1, 1]);
 
   // Handed off elsewhere now, it is refused: the run continues where it went.

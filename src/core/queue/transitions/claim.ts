@@ -133,7 +133,7 @@ async function claimOnce(ctx: QueueContext, s: StagedTxn, queue: string, max: nu
 }
 
 /** Removes the lease and cancel state of a job taken by a transaction that did not commit. */
-export function undoRegistration(ctx: QueueContext, t: Taken): void {
+function undoRegistration(ctx: QueueContext, t: Taken): void {
   ctx.leases.remove(t.record.queue, t.record.id, t.token);
   ctx.cancelTokens.clear(t.record.id, t.token);
 }

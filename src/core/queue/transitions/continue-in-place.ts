@@ -51,9 +51,14 @@ export interface ContinuationRegistration {
   readonly previousCancel: CancelState;
 }
 
+/** The first two rules of eligibility: what the queue's configuration allows, whatever waits. */
+function allowsInPlace(ctx: QueueContext, claim: Claim, payload: Uint8Array): boolean {
+  return ctx.configs.get(claim.queue).keepDoneMs === null && !ctx.payloads.shouldOffload(payload);
+}
+
 /** May `claim` continue in place as a job with `payload`? (Eligibility above.) */
 export function mayContinueInPlace(ctx: QueueContext, claim: Claim, payload: Uint8Array): boolean {
-  if (ctx.configs.get(claim.queue).keepDoneMs !== null || ctx.payloads.shouldOffload(payload)) return false;
+  if (!allowsInPlace(ctx, claim, payload)) return false;
   const waiting = ctx.cursor.lowerBound(claim.queue);
   if (waiting === undefined) return false;
   return waiting.empty || pendingKeyPriority(claim.queue, waiting.key) >= claim.job.priority;
@@ -63,7 +68,7 @@ export function mayContinueInPlace(ctx: QueueContext, claim: Claim, payload: Uin
 export function validateContinuation(ctx: QueueContext, claim: Claim, next: Continuation): void {
   validatePayload(next.payload);
   validateHeaders(next.headers);
-  if (ctx.configs.get(claim.queue).keepDoneMs !== null || ctx.payloads.shouldOffload(next.payload)) {
+  if (!allowsInPlace(ctx, claim, next.payload)) {
     throw new InvalidArgumentError(`this claim cannot continue in place (the queue keeps done jobs, or the payload is offloaded); ack and enqueue instead. id=${claim.id}`, { id: claim.id, queue: claim.queue });
   }
 }

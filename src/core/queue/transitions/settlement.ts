@@ -102,10 +102,10 @@ export async function ackClaim(ctx: QueueContext, claim: Claim, effects?: Settle
 
 /**
  * `ackWith` that continues the claim in place as `next` (continue-in-place.ts): resolves, once
- * durable, with the claim of the continued job (same id, a fresh token).
+ * durable, with the claim of the continued job (same id, a fresh token). `claim` is asserted
+ * by the caller (`Queue.ackContinuing`).
  */
 export async function ackContinuing(ctx: QueueContext, claim: Claim, next: Continuation, effects: SettlementEffects | undefined, leaseMs: number): Promise<Claim> {
-  assertClaim(claim);
   validateContinuation(ctx, claim, next);
   const { continued } = await acknowledge(ctx, claim, effects, undefined, { next, leaseMs });
   return claimOf(ctx, continued!.taken);
@@ -131,13 +131,12 @@ async function acknowledge(
       forget();
       const queue = claim.queue;
       const id = claim.id;
-      const keep = ctx.configs.get(queue).keepDoneMs !== null;
       let payloadRef: string | undefined;
       if (continuation !== undefined) {
         const stored = await takeClaim(ctx, s, claim);
         payloadRef = stored.payloadRef;
         continued = stageContinuation(ctx, s, claim, stored, continuation.next, continuation.leaseMs);
-      } else if (keep) {
+      } else if (ctx.configs.get(queue).keepDoneMs !== null) {
         const stored = await takeClaim(ctx, s, claim);
         const now = ctx.clock.now();
         s.putRecord(withChanges(stored, { status: 'done', completedAt: now }, ['runAt']));

@@ -25,7 +25,7 @@ export interface AckCounter {
 
 /**
  * Counts committed step acks by wrapping the queue's two acks a runtime uses (`ackWith`, and
- * `ackTakingFollowUp` for an advance that runs its next step in place): cheaper and more exact
+ * `ackContinuing` for an advance that keeps the step's job for its next step): cheaper and more exact
  * than polling stats.
  */
 export function countAcks(queue: Queue): AckCounter {

@@ -1,6 +1,6 @@
 /**
- * A run whose next step is due at once continues without a claim: the ack that stores a step takes
- * the next step job (queue `ackTakingFollowUp`) and the worker loop runs it, once that ack is
+ * A run whose next step is due at once continues without a claim: the ack that stores a step turns
+ * the step's job into the next step's (queue `ackContinuing`) and the worker loop runs it, once that ack is
  * durable, in its next free slot before anything new is claimed. A run of higher priority waiting
  * still goes first, and a stopping runtime leaves the next step queued.
  */

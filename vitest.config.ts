@@ -42,7 +42,9 @@ export default defineConfig({
           include: ['test/demo/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          fileParallelism: false,
+          // Files run two at a time beside the other projects' (each test has its own Chromium
+          // and profile; the build is served read-only): one at a time, the demo files ran last
+          // on their own, about two minutes with one core idle.
           globalSetup: ['test/demo/setup.ts'],
         },
       },

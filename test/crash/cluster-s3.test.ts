@@ -15,7 +15,7 @@ import { committedEffects, effectMember, effectTime, fairlyOwned, MemberProc, wa
 import type { Config } from './cluster-member.js';
 
 const SHARDS = 16;
-const RUNS = Number(process.env.CLUSTER_TEST_RUNS ?? 1000);
+const RUNS = Number(process.env.CLUSTER_TEST_RUNS ?? 500);
 /** Runs submitted through the member that is killed, all answered before the kill. */
 const KILLED_MEMBER_RUNS = Math.ceil(RUNS / 10);
 const EXTRA_RUNS = 200;

@@ -39,8 +39,12 @@ export interface ClusterWorld {
   readonly clock: MockClock;
   readonly hook: RecordingHook;
   open(memberId: string, extra?: Partial<ClusterOptions>): Promise<Cluster>;
-  /** Advances the clock in small steps (real yields between) until `cond` holds; throws after `maxMs` of mock time. */
-  until(what: string, cond: () => boolean | Promise<boolean>, maxMs?: number): Promise<void>;
+  /**
+   * Advances the clock in steps of `stepMs` (default 50; real yields between) until `cond` holds;
+   * throws after `maxMs` of mock time. Longer steps for long idle waits: every poll of every
+   * shard wakes per step.
+   */
+  until(what: string, cond: () => boolean | Promise<boolean>, maxMs?: number, stepMs?: number): Promise<void>;
   /** Advances the mock clock while `promise` is pending (inbox polls need it), and returns its value. */
   drive<T>(promise: Promise<T>, maxMs?: number): Promise<T>;
 }
@@ -78,11 +82,11 @@ export function clusterWorld(inner: ObjectStore = new MemoryObjectStore(), optio
       members.push(m);
       return m;
     },
-    async until(what, cond, maxMs = 60_000) {
+    async until(what, cond, maxMs = 60_000, stepMs = 50) {
       const start = clock.now();
       while (!(await cond())) {
         if (clock.now() - start > maxMs) throw new Error(`not reached within ${maxMs} ms of mock time: ${what}`);
-        await clock.advance(50);
+        await clock.advance(stepMs);
         // One timer turn, not a wait for time: work the advance woke (store I/O, yields) settles first.
         await new Promise((r) => setTimeout(r, 1));
       }

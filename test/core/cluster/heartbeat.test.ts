@@ -121,7 +121,8 @@ describe.concurrent('dead members\' heartbeats', () => {
     b.halt();
     const diedAt = w.clock.now();
     await w.until('a runs every shard', () => a.ownedShards().length === SHARDS, 20_000);
-    await w.until('almost ten timeouts', () => w.clock.now() - diedAt >= (HEARTBEAT_GC_FACTOR - 1) * TIMEOUT_MS, 60_000);
+    // Idle but for renewals (every second): steps of 200 ms.
+    await w.until('almost ten timeouts', () => w.clock.now() - diedAt >= (HEARTBEAT_GC_FACTOR - 1) * TIMEOUT_MS, 60_000, 200);
     expect(await w.store.get(layout.memberKey('b')), 'kept for ten timeouts').toBeDefined();
     await w.until('collected', async () => (await w.store.get(layout.memberKey('b'))) === undefined, 3 * TIMEOUT_MS);
     expect(log.count(/heartbeat of a dead member collected/)).toBe(1);

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { MockClock } from '../../../src/core/clock.js';
 import { Broadcast, Notify } from '../../../src/core/queue/workers/notifier.js';
@@ -13,6 +14,29 @@ describe('Notify', () => {
     await Promise.resolve();
     n.notifyOne();
     expect(await p).toBe(true);
+  });
+
+  it('dispose ends a pending wait: it resolves false at once, and leaves no sleeper and no listener on the signal', async () => {
+    // A worker loop that stops waiting for another reason (a resumed claim) disposes its waiter;
+    // before, the wait slept on until its timeout, one timer and one abort listener per resume
+    // (Node warned of a possible EventTarget leak past ten).
+    const clock = new MockClock();
+    const n = new Notify(clock);
+    const loop = new AbortController();
+    const waits: Promise<boolean>[] = [];
+    for (let i = 0; i < 20; i++) {
+      const w = n.register();
+      waits.push(w.wait(60_000, loop.signal));
+      await Promise.resolve();
+      w.dispose();
+    }
+    expect(await Promise.all(waits)).toEqual(Array(20).fill(false));
+    expect(clock.pendingSleepers).toBe(0);
+    expect(getEventListeners(loop.signal, 'abort')).toHaveLength(0);
+    expect(n.waiting).toBe(0);
+    // A notification after that stays a permit for the next waiter.
+    n.notifyOne();
+    expect(await n.register().wait(0)).toBe(true);
   });
 
   it('wakes exactly one of several waiters per notification', async () => {

@@ -92,4 +92,30 @@ describe('a run continues in place', () => {
     expect(order).toEqual(['r:0', 'r:1', 'r:2']);
     await eventually(async () => (await h.queue.stats(QUEUE)).claimed === 0);
   });
+
+  it("runs one after another leave no idle waits behind: no leak warning from the worker loop's signal", async () => {
+    // A resumed step ends the worker loop's idle wait; disposing of the waiter did not end its
+    // sleep, which went on for the poll interval with a listener on the loop's signal: after
+    // ten sequential runs Node warned of a possible EventTarget memory leak.
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      const h = await makeHarness(() => new MemoryObjectStore());
+      const { runner } = recorder();
+      const hook = new RecordingHook();
+      const runtime = h.runtime(runner, hook, { pollIntervalMs: 60_000 });
+      const worker = runtime.spawn();
+      for (let i = 0; i < 30; i++) {
+        await runtime.submit({ runId: `seq-${i}`, input: b('x') });
+        await hook.waitFor(i + 1);
+      }
+      await worker.shutdown();
+      // Node emits the warning on a later tick.
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.includes('MaxListenersExceeded'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });

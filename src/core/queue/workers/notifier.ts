@@ -12,7 +12,11 @@ import type { Clock } from '../../clock.js';
 export interface Waiter {
   /** Resolves true on a notification, false when `timeoutMs` elapses or `signal` aborts. */
   wait(timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
-  /** Unregisters. A notification this waiter received but never used is passed on. */
+  /**
+   * Unregisters, and ends a `wait` still pending (it resolves false): a caller that stopped
+   * waiting for another reason must not leave its timer and its listener on `signal` behind.
+   * A notification this waiter received but never used is passed on.
+   */
   dispose(): void;
 }
 
@@ -22,6 +26,8 @@ interface Slot {
   notified: boolean;
   consumed: boolean;
   wake: (() => void) | undefined;
+  /** Ends the pending wait's sleep (set while a wait is pending). */
+  endWait: (() => void) | undefined;
 }
 
 export class Notify {
@@ -48,7 +54,7 @@ export class Notify {
 
   /** Registers a waiter now. A stored permit is consumed at once. */
   register(): Waiter {
-    const slot: Slot = { notified: false, consumed: false, wake: undefined };
+    const slot: Slot = { notified: false, consumed: false, wake: undefined, endWait: undefined };
     if (this.permit) {
       this.permit = false;
       slot.notified = true;
@@ -68,6 +74,7 @@ export class Notify {
         });
         const onAbort = (): void => stop.abort();
         signal?.addEventListener('abort', onAbort, { once: true });
+        slot.endWait = () => stop.abort(WAIT_OVER);
         try {
           await Promise.race([notified, this.clock.sleep(timeoutMs, stop.signal).catch(() => undefined)]);
         } finally {
@@ -76,6 +83,7 @@ export class Notify {
           stop.abort(WAIT_OVER);
           signal?.removeEventListener('abort', onAbort);
           slot.wake = undefined;
+          slot.endWait = undefined;
         }
         if (slot.notified) {
           slot.consumed = true;
@@ -84,6 +92,7 @@ export class Notify {
         return false;
       },
       dispose: () => {
+        slot.endWait?.();
         const i = this.slots.indexOf(slot);
         if (i >= 0) this.slots.splice(i, 1);
         else if (slot.notified && !slot.consumed) {

@@ -22,27 +22,40 @@ const quiet = { warn: () => undefined };
 const marks: [string, number][] = [];
 const mark = (what: string): number => marks.push([what, now()]);
 
-/** `inner` with every append of its logs marked at start and end. */
+/** An append log whose appends are marked at start and end. */
+function markedLog(log: AppendLog): AppendLog {
+  return {
+    key: log.key,
+    get size() {
+      return log.size;
+    },
+    async append(data) {
+      mark(`append start (${data.length} B)`);
+      await log.append(data);
+      mark('append end');
+    },
+    close: () => log.close(),
+  };
+}
+
+/** `inner`, every call passed through, with the appends of its logs marked. */
 function markingAppends(inner: ObjectStore): ObjectStore {
   const logs = inner.appendLogs;
   if (!logs) throw new Error('the store has no append logs');
   const marked: AppendLogStore = {
-    ...logs,
+    createLog: async (key) => markedLog(await logs.createLog(key)),
     exists: (key) => logs.exists(key),
-    createLog: async (key) => {
-      const log = await logs.createLog(key);
-      const wrapped: AppendLog = Object.create(log) as AppendLog;
-      Object.defineProperty(wrapped, 'append', {
-        value: async (data: Uint8Array) => {
-          mark(`append start (${data.length} B)`);
-          await log.append(data);
-          mark('append end');
-        },
-      });
-      return wrapped;
-    },
+    ...(logs.sync && { sync: logs.sync.bind(logs) }),
   };
-  return Object.assign(Object.create(inner) as ObjectStore, { appendLogs: marked });
+  return {
+    get: (key, options) => inner.get(key, options),
+    put: (key, data, options) => inner.put(key, data, options),
+    delete: (key) => inner.delete(key),
+    list: (prefix, options) => inner.list(prefix, options),
+    ...(inner.deleteMany && { deleteMany: inner.deleteMany.bind(inner) }),
+    ...(inner.lockWriter && { lockWriter: inner.lockWriter.bind(inner) }),
+    appendLogs: marked,
+  };
 }
 
 const store = markingAppends(new FileSystemObjectStore({ root: tempDir('run-timeline') }));

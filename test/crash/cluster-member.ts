@@ -47,7 +47,7 @@ const baseStore: ObjectStore =
     ? new S3ObjectStore({
         bucket: config.store.bucket,
         prefix: config.store.prefix,
-        clientConfig: { region: config.store.region, endpoint: config.store.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } },
+        clientConfig: { region: config.store.region, endpoint: config.store.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'taquba-test', secretAccessKey: 'taquba-test' } },
         retry: { maxAttempts: 6, baseDelayMs: 10, maxDelayMs: 200 },
         requestTimeoutMs: 10_000,
       })

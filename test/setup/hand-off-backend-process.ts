@@ -33,7 +33,7 @@ const store: ObjectStore =
     ? new S3ObjectStore({
         bucket: description.bucket,
         prefix: description.prefix,
-        clientConfig: { region: description.region, endpoint: description.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } },
+        clientConfig: { region: description.region, endpoint: description.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'taquba-test', secretAccessKey: 'taquba-test' } },
         // The test server lives in vitest's own process, beside Vite and the browser: slow under load.
         retry: { maxAttempts: 6, baseDelayMs: 10, maxDelayMs: 200 },
         requestTimeoutMs: 10_000,

@@ -1,4 +1,4 @@
-/** The ListObjectsV2 answer the S3 test front builds itself (s3rver lists in directory-walk order). */
+/** The ListObjectsV2 answer of the S3 test server (s3-server.ts). */
 
 export interface ListedObject {
   readonly key: string;

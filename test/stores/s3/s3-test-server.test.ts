@@ -1,19 +1,21 @@
 /**
- * The S3 test front itself, through a raw SDK client (no store logic in between): it must enforce
- * conditional writes with S3's status codes and keep s3rver's per-key races away. Local only.
+ * The S3 test server itself, through a raw SDK client (no store logic in between): it must answer
+ * as S3 does where the store depends on it (conditional writes, digests, ranges, listing order,
+ * errors) and refuse what it does not implement. Local only.
  */
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import http from 'node:http';
+import { CopyObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3TestServer, type S3TestServer } from '../../setup/s3-server.js';
 import { S3_EXTERNAL } from '../../setup/s3-target.js';
 
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 
-describe.skipIf(S3_EXTERNAL)('S3 test front', () => {
+describe.skipIf(S3_EXTERNAL)('S3 test server', () => {
   let server: S3TestServer;
   let client: S3Client;
   let n = 0;
-  const fresh = (): string => `front/${n++}/`;
+  const fresh = (): string => `server-test/${n++}/`;
 
   beforeAll(async () => {
     server = await startS3TestServer({ maxListKeys: 3 });
@@ -176,5 +178,54 @@ describe.skipIf(S3_EXTERNAL)('S3 test front', () => {
     await expect(put(key, 'x')).rejects.toThrow();
     await put(key, 'y');
     expect((await get(key)).body).toBe('y');
+  });
+
+  it('ranged GETs answer 206 with Content-Range; a suffix range takes the last bytes; past the end answers 416', async () => {
+    const key = `${fresh()}ranges`;
+    await put(key, '0123456789');
+    const ranged = async (Range: string): Promise<[string, string | undefined]> => {
+      const out = await client.send(new GetObjectCommand({ Bucket: server.bucket, Key: key, Range }));
+      return [await out.Body!.transformToString(), out.ContentRange];
+    };
+    expect(await ranged('bytes=2-4')).toEqual(['234', 'bytes 2-4/10']);
+    expect(await ranged('bytes=7-100')).toEqual(['789', 'bytes 7-9/10']);
+    expect(await ranged('bytes=-3')).toEqual(['789', 'bytes 7-9/10']);
+    expect(await failure(ranged('bytes=10-12'))).toEqual({ status: 416, code: 'InvalidRange' });
+  });
+
+  it('HEAD answers the size and ETag without a body; DeleteObjects removes only the keys it names', async () => {
+    const prefix = fresh();
+    const { ETag } = await put(`${prefix}a`, 'alpha');
+    await put(`${prefix}b`, 'b');
+    await put(`${prefix}c&<d>`, 'c');
+    const head = await client.send(new HeadObjectCommand({ Bucket: server.bucket, Key: `${prefix}a` }));
+    expect([head.ContentLength, head.ETag]).toEqual([5, ETag]);
+    await client.send(new DeleteObjectsCommand({ Bucket: server.bucket, Delete: { Objects: [{ Key: `${prefix}a` }, { Key: `${prefix}c&<d>` }, { Key: `${prefix}absent` }] } }));
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: server.bucket, Prefix: prefix }));
+    expect(listed.Contents?.map((c) => c.Key)).toEqual([`${prefix}b`]);
+  });
+
+  it('refuses a body that does not match its declared digest, and stores nothing', async () => {
+    const key = `${fresh()}digest`;
+    const body = text('the body');
+    expect(await failure(client.send(new PutObjectCommand({ Bucket: server.bucket, Key: key, Body: body, ChecksumCRC32: 'AAAAAA==' })))).toEqual({ status: 400, code: 'BadDigest' });
+    // A raw request whose body was cut after the payload hash was computed.
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = http.request(`${server.endpoint}/${server.bucket}/${key}`, {
+        method: 'PUT',
+        headers: { authorization: `AWS4-HMAC-SHA256 Credential=${server.credentials.accessKeyId}/x/`, 'x-amz-content-sha256': '0'.repeat(64) },
+      });
+      request.on('response', (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject);
+      request.end('torn');
+    });
+    expect(status).toBe(400);
+    expect(await failure(get(key))).toEqual({ status: 404, code: 'NoSuchKey' });
+  });
+
+  it('answers 501 NotImplemented to an operation it does not implement, and 404 NoSuchBucket to another bucket', async () => {
+    const key = `${fresh()}copy`;
+    await put(key, 'x');
+    expect(await failure(client.send(new CopyObjectCommand({ Bucket: server.bucket, Key: `${key}-2`, CopySource: `${server.bucket}/${key}` })))).toEqual({ status: 501, code: 'NotImplemented' });
+    expect(await failure(client.send(new PutObjectCommand({ Bucket: 'another-bucket', Key: key, Body: text('x') })))).toEqual({ status: 404, code: 'NoSuchBucket' });
   });
 });

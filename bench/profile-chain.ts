@@ -2,7 +2,7 @@
  * A CPU profile of the workflow.chain worker phase alone (no start-up, submission or warm-up in
  * it), for docs/performance.md:
  *
- *   npx tsx bench/profile-chain.ts [memory|fs] [out.cpuprofile]
+ *   npx tsx bench/profile-chain.ts [memory|fs] [out.cpuprofile] [keyed]
  *   npx tsx bench/profile-summary.ts out.cpuprofile
  */
 import { writeFileSync } from 'node:fs';
@@ -13,11 +13,13 @@ import { FileSystemObjectStore } from '../src/node/fs-store.js';
 import { countAcks, quiet, runChain } from './chain-workload.js';
 import { tempDir } from './harness.js';
 
-const [storeName = 'memory', out = `/tmp/chain-${storeName}.cpuprofile`] = process.argv.slice(2);
+// `keyed`: every run under a concurrency key, as in the bench's keyed windows (chain-workload.ts).
+const [storeName = 'memory', out = `/tmp/chain-${storeName}.cpuprofile`, variant] = process.argv.slice(2);
+const keyed = variant === 'keyed';
 const store = storeName === 'fs' ? new FileSystemObjectStore({ root: tempDir('profile-chain') }) : new MemoryObjectStore();
 const queue = await Queue.open(store, 'bench', { logger: quiet });
 const acks = countAcks(queue);
-await runChain(queue, acks, store, 1500, 'warm');
+await runChain(queue, acks, store, 1500, 'warm', undefined, keyed);
 const session = new Session();
 session.connect();
 await session.post('Profiler.enable');
@@ -27,7 +29,7 @@ for (let w = 0; w < 3; w++) {
   const { workMs } = await runChain(queue, acks, store, 2000, `run${w}`, () => {
     if (!profiling) void session.post('Profiler.start');
     profiling = true;
-  });
+  }, keyed);
   console.log(`window ${w}: ${((2000 * 3 * 1000) / workMs).toFixed(0)} steps/s`);
 }
 const { profile } = await session.post('Profiler.stop');

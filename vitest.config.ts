@@ -29,6 +29,11 @@ export default defineConfig({
           exclude: ['test/**/*.browser.test.ts', 'test/demo/**', '**/node_modules/**'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
+          // Files share a worker's module graph instead of importing the sources afresh each (the
+          // imports were about 200 s of the suite's 1,300 s of work on this 2-core machine, which
+          // other tenants load). Tests keep no state in modules of their own; what the sources
+          // keep per module is keyed by the queue or store it belongs to.
+          isolate: false,
         },
       },
       {

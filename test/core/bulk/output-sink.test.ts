@@ -202,9 +202,14 @@ describe('a batch run writes to its output sink', () => {
 
   it('items a failure policy cancelled reach the sink as cancelled', async () => {
     const sink = new MemorySink();
-    const slow = pipeline<number>().phase('slow', async (n) => {
+    // The others hold the one slot for a second each (less if a cancel aborts them): with 20 ms a
+    // loaded machine once finished them all before the stop took effect, leaving none to cancel.
+    const slow = pipeline<number>().phase('slow', async (n, ctx) => {
       if (n === 0) throw StepError.permanent('first fails');
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 1_000);
+        ctx.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
       return n;
     });
     const { bulk } = await setup(slow, { output: sink, maxConcurrentItems: 1 });

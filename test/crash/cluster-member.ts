@@ -24,6 +24,7 @@ import type { ObjectStore } from '../../src/core/objects/object-store.js';
 import { StepOutcome, type Step } from '../../src/core/workflow/index.js';
 import { FileSystemObjectStore } from '../../src/node/index.js';
 import { S3ObjectStore } from '../../src/stores/s3/index.js';
+import { S3_TEST_CREDENTIALS } from '../setup/s3-server.js';
 
 export interface Config {
   readonly store: { readonly type: 's3'; readonly endpoint: string; readonly bucket: string; readonly region: string; readonly prefix: string } | { readonly type: 'fs'; readonly root: string };
@@ -47,7 +48,7 @@ const baseStore: ObjectStore =
     ? new S3ObjectStore({
         bucket: config.store.bucket,
         prefix: config.store.prefix,
-        clientConfig: { region: config.store.region, endpoint: config.store.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'taquba-test', secretAccessKey: 'taquba-test' } },
+        clientConfig: { region: config.store.region, endpoint: config.store.endpoint, forcePathStyle: true, credentials: S3_TEST_CREDENTIALS },
         retry: { maxAttempts: 6, baseDelayMs: 10, maxDelayMs: 200 },
         requestTimeoutMs: 10_000,
       })

@@ -15,6 +15,7 @@ import { Queue } from '../../src/core/queue/index.js';
 import { serveHttp } from '../../src/http/index.js';
 import { FileSystemObjectStore } from '../../src/node/index.js';
 import { S3ObjectStore } from '../../src/stores/s3/index.js';
+import { S3_TEST_CREDENTIALS } from './s3-server.js';
 import { stepSite, travel } from '../browser/http/hand-off-workflows.js';
 import type { HandOffStore } from './hand-off-backend.js';
 
@@ -33,7 +34,7 @@ const store: ObjectStore =
     ? new S3ObjectStore({
         bucket: description.bucket,
         prefix: description.prefix,
-        clientConfig: { region: description.region, endpoint: description.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'taquba-test', secretAccessKey: 'taquba-test' } },
+        clientConfig: { region: description.region, endpoint: description.endpoint, forcePathStyle: true, credentials: S3_TEST_CREDENTIALS },
         // The test server lives in vitest's own process, beside Vite and the browser: slow under load.
         retry: { maxAttempts: 6, baseDelayMs: 10, maxDelayMs: 200 },
         requestTimeoutMs: 10_000,

@@ -12,8 +12,8 @@
  *
  * Fields: `steps_per_s` carries the object requests per step of the worker phase (`puts_per_step`,
  * `gets_per_step`, `lists_per_step`, `deletes_per_step` (DELETE and DeleteObjects requests) and
- * `deleted_objects_per_step`; the emulator serves one request at a time,
- * so these bound the chain); `raw_puts_per_s` carries `concurrent_16_puts_per_s` (16 putters at
+ * `deleted_objects_per_step`; the emulator's one process applies every
+ * request, so these bound the chain); `raw_puts_per_s` carries `concurrent_16_puts_per_s` (16 putters at
  * once: the server's request throughput, for reference only).
  *
  * Fewer runs than the fs chain (every request crosses HTTP to an emulator on the same 2 cores),

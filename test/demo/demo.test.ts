@@ -218,12 +218,11 @@ test('an unanswered approval escalates once, then fails the run', async () => {
   await inspectorCall(page, 'signal approve').first().getByText('timed out without the signal').waitFor();
   // The badges wrap below the title instead of squeezing it to a letter.
   await page.setViewportSize({ width: 900, height: 800 });
-  const title = await detail.locator('.run-title strong').boundingBox();
-  expect(title?.width).toBeGreaterThan(80);
-  const listedTitle = inspectorRuns(page).getByText('nobody answers', { exact: true });
-  await listedTitle.waitFor();
-  const listed = await listedTitle.boundingBox();
-  expect(listed?.width).toBeGreaterThan(80);
+  // Measured until there is a box: both lists re-render as the run moves on (it fails 3 s after
+  // the escalation), and a title replaced at that moment has none (a squeezed one stays narrow).
+  const widthOf = (title: ReturnType<typeof page.locator>) => async () => (await title.boundingBox())?.width ?? 0;
+  await expect.poll(widthOf(detail.locator('.run-title strong')), { timeout: 10_000 }).toBeGreaterThan(80);
+  await expect.poll(widthOf(inspectorRuns(page).getByText('nobody answers', { exact: true })), { timeout: 10_000 }).toBeGreaterThan(80);
   await expectStatus(page, 'Failed');
   await detail.getByText('Reason: no decision after escalation').waitFor();
   expect(browser.errors).toEqual([]);

@@ -88,7 +88,6 @@ export default defineConfig({
           exclude: ['**/node_modules/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          fileParallelism: false,
           provide: { persistentProfile: true },
           globalSetup: ['test/setup/browser-profile.ts'],
           browser: {
@@ -101,6 +100,11 @@ export default defineConfig({
             instances: [{ browser: 'chromium' }],
             screenshotFailures: false,
             commands: tabCommands,
+            // One file at a time in one persistent context (parallel pages would make vitest drop
+            // the profile), set on the browser rather than the project: a project-level
+            // `fileParallelism: false` puts its files in a group of their own that vitest runs after
+            // every other project's, alone at the end of the suite (about a minute on one core).
+            fileParallelism: false,
           },
         },
       },

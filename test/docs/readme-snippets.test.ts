@@ -3,10 +3,10 @@
  * imports `taquba-workflow/node` must follow a marker comment
  * `<!-- readme-snippet: node, prints "..." -->`; each marked block is written to a temp
  * directory, type-checked with tsc (all snippets in one project, one tsc run: a run per snippet
- * compiled the sources once each and took over 30 s apiece on a loaded machine), then compiled by
- * esbuild (the compiler tsx runs on) into one module with the package name mapped to this
- * repository's sources (tsconfig `paths`; the package's `exports` point at dist/, which is not built
- * here) and every other package left to node_modules, and run with node as a child process (tsx
+ * compiled the sources once each and took over 30 s apiece on a loaded machine), then bundled as
+ * the tests' child processes are (test/support/node-script.ts: esbuild, the compiler tsx runs on,
+ * with the package name mapped to this repository's sources by tsconfig `paths`, as the package's
+ * `exports` point at dist/, which is not built here) and run with node as a child process (tsx
  * over the sources cost 2.2 s of CPU per run, the compiled module 0.5 s). It must print exactly the
  * marker's line on stdout, nothing on stderr (no warning, no retry), and exit by itself with code
  * 0; a snippet that keeps state on disk runs a second time in the same directory, over what the
@@ -17,8 +17,8 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleText } from '../support/node-script.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -187,7 +187,7 @@ describe('README Node snippets', () => {
     const sub = await mkdtemp(join(dir, `run-${line}-`));
     await writeProject(sub, [snippet]);
     const compiled = join(sub, snippetFile(snippet).replace(/\.ts$/, '.mjs'));
-    await build({ entryPoints: [join(sub, snippetFile(snippet))], outfile: compiled, tsconfig: join(sub, 'tsconfig.json'), bundle: true, packages: 'external', platform: 'node', format: 'esm', target: 'node20', logLevel: 'silent' });
+    await writeFile(compiled, bundleText(join(sub, snippetFile(snippet))));
     // A second run starts over the state the first left on disk (a re-submitted run id, its
     // memo); a snippet on the memory store leaves none, and would only run the same again.
     for (const round of keepsStateOnDisk(snippet) ? [1, 2] : [1]) {

@@ -19,32 +19,22 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildSync } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CACHE = join(ROOT, 'node_modules', '.cache', 'taquba-test-scripts');
 
-type BuildSync = (options: Record<string, unknown>) => { outputFiles?: { text: string }[] };
-let buildSync: BuildSync | undefined;
-
-/** esbuild as tsx depends on it (tsx is our dev dependency; esbuild is its). */
-function esbuild(): BuildSync {
-  if (!buildSync) {
-    const fromTsx = createRequire(createRequire(import.meta.url).resolve('tsx/package.json'));
-    buildSync = (fromTsx('esbuild') as { buildSync: BuildSync }).buildSync;
-  }
-  return buildSync;
-}
-
 /** Bundled path of each script, once per test file (module state is per file). */
 const bundles = new Map<string, string>();
 
-function bundle(script: string): string {
-  const known = bundles.get(script);
-  if (known) return known;
-  const result = esbuild()({
+/**
+ * `script` and the sources it imports as one ES module's text (the package's names mapped to the
+ * sources by the repository's tsconfig `paths`; other packages left to node_modules).
+ */
+export function bundleText(script: string): string {
+  const result = buildSync({
     entryPoints: [script],
     bundle: true,
     write: false,
@@ -58,7 +48,13 @@ function bundle(script: string): string {
     ignoreAnnotations: true,
     logLevel: 'error',
   });
-  const text = result.outputFiles![0]!.text;
+  return result.outputFiles![0]!.text;
+}
+
+function bundle(script: string): string {
+  const known = bundles.get(script);
+  if (known) return known;
+  const text = bundleText(script);
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
   // Named after the script (and its path, for two scripts of one name) and the bundle's content.
   const name = `${basename(script).replace(/\.[cm]?ts$/, '')}-${createHash('sha256').update(script).digest('hex').slice(0, 8)}`;

@@ -68,7 +68,7 @@ describe('append-log WAL: torn tails', () => {
     const { root, file, bytes, ends } = await crashedWriter();
     const from = ends[ends.length - 4];
     let checked = 0;
-    for (let cut = from; cut <= bytes.length; cut++) {
+    const checkCut = async (cut: number): Promise<void> => {
       const copy = await tempRoot();
       await cp(root, copy, { recursive: true });
       await truncate(join(copy, file.slice(root.length)), cut);
@@ -85,7 +85,10 @@ describe('append-log WAL: torn tails', () => {
       await again.close();
       await rm(copy, { recursive: true, force: true });
       checked++;
-    }
+    };
+    // Eight cuts at a time, each on its own copy: the time goes to waiting on fsync, not to CPU.
+    const cuts = Array.from({ length: bytes.length - from + 1 }, (_, i) => from + i);
+    for (let i = 0; i < cuts.length; i += 8) await Promise.all(cuts.slice(i, i + 8).map(checkCut));
     expect(checked).toBe(bytes.length - from + 1);
   }, 120_000);
 

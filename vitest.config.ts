@@ -51,6 +51,9 @@ export default defineConfig({
           // and profile; the build is served read-only): one at a time, the demo files ran last
           // on their own, about two minutes with one core idle.
           globalSetup: ['test/demo/setup.ts'],
+          // Tests written `demoTest.concurrent` run two at a time within their file, each with its
+          // own Chromium (see demo-browser.ts).
+          maxConcurrency: 2,
         },
       },
       {

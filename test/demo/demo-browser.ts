@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright';
+import { inject, test } from 'vitest';
 import { CHROMIUM_ARGS, resolveChromium } from '../setup/chromium.js';
 
 export interface DemoBrowser {
@@ -52,6 +53,24 @@ export async function launchDemo(url: string): Promise<DemoBrowser> {
     },
   };
 }
+
+/**
+ * A test with a Chromium of its own on the demo (`browser`), closed when the test ends. Tests of a
+ * file may then run at once (`demoTest.concurrent`, the project's maxConcurrency): each mostly
+ * waits on its own Chromium, and one at a time they held one of the suite's two Node workers for
+ * minutes. Such a test asserts with its context's `expect`.
+ */
+export const demoTest = test.extend<{ browser: DemoBrowser }>({
+  // eslint-disable-next-line no-empty-pattern
+  browser: async ({}, use) => {
+    const browser = await launchDemo(inject('demoUrl'));
+    try {
+      await use(browser);
+    } finally {
+      await browser.close();
+    }
+  },
+});
 
 /** Waits until the tab reports its part: executing the steps, or standing by. */
 export async function connected(page: Page): Promise<'leader' | 'follower'> {

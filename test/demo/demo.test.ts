@@ -5,14 +5,13 @@
  * time out, hit a rate limit or an outage, or go offline. Each test reads visible text and roles only.
  */
 import { copyFile, mkdir } from 'node:fs/promises';
-import { afterEach, beforeEach, expect, inject, test } from 'vitest';
 import {
   connected,
+  demoTest,
   expectStatus,
   inspectorCall,
   inspectorRuns,
   inspectorTimeline,
-  launchDemo,
   listedRun,
   modelCallCounter,
   runDetail,
@@ -20,21 +19,9 @@ import {
   startTask,
   stepItem,
   tabRole,
-  type DemoBrowser,
 } from './demo-browser.js';
 
-const url = inject('demoUrl');
-let browser: DemoBrowser;
-
-beforeEach(async () => {
-  browser = await launchDemo(url);
-});
-
-afterEach(async () => {
-  await browser.close();
-});
-
-test('a reload mid-step loses no completed model call: recorded steps come from history, the cut-off one runs again', async () => {
+demoTest.concurrent('a reload mid-step loses no completed model call: recorded steps come from history, the cut-off one runs again', async ({ browser, expect }) => {
   const page = await browser.open();
   expect(await connected(page)).toBe('leader');
   await startTask(page, { topic: 'reload during research', researchCalls: 3, tokenDelayMs: 80 });
@@ -78,7 +65,7 @@ test('a reload mid-step loses no completed model call: recorded steps come from 
   expect(browser.errors).toEqual([]);
 });
 
-test('a decision sent from a second tab before the run reaches approval is not lost', async () => {
+demoTest.concurrent('a decision sent from a second tab before the run reaches approval is not lost', async ({ browser, expect }) => {
   const first = await browser.open();
   expect(await connected(first)).toBe('leader');
   // Four research calls of ~1.5 s each: the approval below arrives long before the approval step.
@@ -104,7 +91,7 @@ test('a decision sent from a second tab before the run reaches approval is not l
   expect(browser.errors).toEqual([]);
 });
 
-test('closing the executing tab hands the run to the other tab', async () => {
+demoTest.concurrent('closing the executing tab hands the run to the other tab', async ({ browser, expect }) => {
   const first = await browser.open();
   // Research steps of ~3 s: the tab is closed in the middle of one.
   await startTask(first, { topic: 'close the leader', researchCalls: 3, tokenDelayMs: 100 });
@@ -132,7 +119,7 @@ test('closing the executing tab hands the run to the other tab', async () => {
   expect(browser.errors).toEqual([]);
 });
 
-test('after the first visit the app loads and runs offline', async () => {
+demoTest.concurrent('after the first visit the app loads and runs offline', async ({ browser, expect }) => {
   const page = await browser.open();
   // Setup, not an assertion: the service worker has cached the build.
   await page.evaluate(async () => {
@@ -150,7 +137,7 @@ test('after the first visit the app loads and runs offline', async () => {
   expect(browser.errors).toEqual([]);
 });
 
-test('a rejection fails the run with its reason; cancelling stops a running step', async () => {
+demoTest.concurrent('a rejection fails the run with its reason; cancelling stops a running step', async ({ browser, expect }) => {
   const page = await browser.open();
   await startTask(page, { topic: 'to be rejected', researchCalls: 1 });
   await expectStatus(page, 'Waiting for a signal');
@@ -180,7 +167,7 @@ test('a rejection fails the run with its reason; cancelling stops a running step
   expect(browser.errors).toEqual([]);
 });
 
-test('a rate-limited call is retried after its backoff; an outage waits for Retry, which ends it', async () => {
+demoTest.concurrent('a rate-limited call is retried after its backoff; an outage waits for Retry, which ends it', async ({ browser, expect }) => {
   const page = await browser.open();
   const detail = runDetail(page);
   await startTask(page, { topic: 'flaky model', researchCalls: 2, flaky: true });
@@ -207,7 +194,7 @@ test('a rate-limited call is retried after its backoff; an outage waits for Retr
   expect(browser.errors).toEqual([]);
 });
 
-test('an unanswered approval escalates once, then fails the run', async () => {
+demoTest.concurrent('an unanswered approval escalates once, then fails the run', async ({ browser, expect }) => {
   const page = await browser.open();
   await startTask(page, { topic: 'nobody answers', researchCalls: 1, approvalTimeoutS: 3 });
   const detail = runDetail(page);
@@ -228,7 +215,7 @@ test('an unanswered approval escalates once, then fails the run', async () => {
   expect(browser.errors).toEqual([]);
 });
 
-test('the same agent runs on OPFS when chosen, with its own runs', async () => {
+demoTest.concurrent('the same agent runs on OPFS when chosen, with its own runs', async ({ browser, expect }) => {
   const page = await browser.open();
   await startTask(page, { topic: 'on indexeddb', researchCalls: 1 });
   await expectStatus(page, 'Waiting for a signal');

@@ -6,36 +6,23 @@
  * a run live (its calls stay shown after the run ended), and the scheduled daily digest with its
  * next firing. Each test reads visible text and roles only (Playwright's locators reach into shadow DOM).
  */
-import { afterEach, beforeEach, expect, inject, test } from 'vitest';
 import {
   connected,
+  demoTest,
   expectStatus,
   inspector,
   inspectorCall,
   inspectorCalls,
   inspectorDeadLetters,
   inspectorTimeline,
-  launchDemo,
   listedRun,
   runDetail,
   runInList,
   startTask,
   stepItem,
-  type DemoBrowser,
 } from './demo-browser.js';
 
-const url = inject('demoUrl');
-let browser: DemoBrowser;
-
-beforeEach(async () => {
-  browser = await launchDemo(url);
-});
-
-afterEach(async () => {
-  await browser.close();
-});
-
-test("after a reload the inspector shows the workflow's calls by name with their values, and its executions", async () => {
+demoTest.concurrent("after a reload the inspector shows the workflow's calls by name with their values, and its executions", async ({ browser, expect }) => {
   const page = await browser.open();
   await startTask(page, { topic: 'timeline after reload', researchCalls: 3, tokenDelayMs: 60 });
   const timeline = inspectorTimeline(page);
@@ -64,7 +51,7 @@ test("after a reload the inspector shows the workflow's calls by name with their
   expect(browser.errors).toEqual([]);
 });
 
-test('a signal sent before the run waits shows as buffered; approving early says so', async () => {
+demoTest.concurrent('a signal sent before the run waits shows as buffered; approving early says so', async ({ browser, expect }) => {
   const page = await browser.open();
   await startTask(page, { topic: 'approve early', researchCalls: 3, tokenDelayMs: 30 });
   const detail = runDetail(page);
@@ -83,7 +70,7 @@ test('a signal sent before the run waits shows as buffered; approving early says
   expect(browser.errors).toEqual([]);
 });
 
-test('a step out of attempts: the panel and the inspector show the same state and error until Retry ends the outage', async () => {
+demoTest.concurrent('a step out of attempts: the panel and the inspector show the same state and error until Retry ends the outage', async ({ browser, expect }) => {
   const page = await browser.open();
   await startTask(page, { topic: 'outage to retry', researchCalls: 1, outage: true });
   const detail = runDetail(page);
@@ -107,7 +94,7 @@ test('a step out of attempts: the panel and the inspector show the same state an
   expect(browser.errors).toEqual([]);
 });
 
-test('a second tab follows a run live: its running execution, each call, the end', async () => {
+demoTest.concurrent('a second tab follows a run live: its running execution, each call, the end', async ({ browser, expect }) => {
   const first = await browser.open();
   expect(await connected(first)).toBe('leader');
   const second = await browser.open();
@@ -134,7 +121,7 @@ test('a second tab follows a run live: its running execution, each call, the end
   expect(browser.errors).toEqual([]);
 });
 
-test('the daily digest is scheduled: the page and the inspector (of a second tab too) show it with its next firing', async () => {
+demoTest.concurrent('the daily digest is scheduled: the page and the inspector (of a second tab too) show it with its next firing', async ({ browser, expect }) => {
   const page = await browser.open();
   expect(await connected(page)).toBe('leader');
   const item = page.getByRole('region', { name: 'Scheduled tasks' }).getByRole('listitem').filter({ hasText: 'Daily digest' });

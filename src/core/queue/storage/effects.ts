@@ -18,12 +18,20 @@ export interface SettlementEffects {
   /** Caller KV puts (a Map or an array of [key, value] pairs). */
   readonly kvWrites?: Iterable<readonly [Uint8Array, Uint8Array]>;
   readonly kvDeletes?: Iterable<Uint8Array>;
+  /**
+   * @internal Called once the transaction that applied these effects committed (durably, for a
+   * durable settlement), before the settlement returns; never when they were not applied (a
+   * failure, a branch that discards effects). The workflow runtime keeps its in-memory copy of
+   * records it wrote in step with the store this way (workflow/flow/flow-cache.ts).
+   */
+  readonly onCommitted?: readonly (() => void)[];
 }
 
 export interface PreparedEffects {
   readonly enqueues: readonly PreparedEnqueue[];
   readonly kvWrites: readonly (readonly [Uint8Array, Uint8Array])[];
   readonly kvDeletes: readonly Uint8Array[];
+  readonly onCommitted?: readonly (() => void)[];
 }
 
 export const NO_EFFECTS: PreparedEffects = { enqueues: [], kvWrites: [], kvDeletes: [] };
@@ -58,7 +66,7 @@ export async function prepareEffects(ctx: QueueContext, effects: SettlementEffec
     await discardEffects(ctx, { enqueues: prepared, kvWrites, kvDeletes });
     throw e;
   }
-  return { enqueues: prepared, kvWrites, kvDeletes };
+  return effects.onCommitted === undefined ? { enqueues: prepared, kvWrites, kvDeletes } : { enqueues: prepared, kvWrites, kvDeletes, onCommitted: [...effects.onCommitted] };
 }
 
 /**
@@ -78,6 +86,7 @@ export async function stageEffects(ctx: QueueContext, s: StagedTxn, effects: Pre
   }
   for (const [k, v] of effects.kvWrites) s.put(userKey(k), v);
   for (const k of effects.kvDeletes) s.delete(userKey(k));
+  for (const hook of effects.onCommitted ?? []) s.afterCommit(hook);
   return results;
 }
 

@@ -33,6 +33,7 @@ import type { SubmitOutcome } from '../runs/submit.js';
 import type { ConcurrencyLimit } from './flow-options.js';
 import { HEADER_CONCURRENCY_KEY, withFlowLock } from './flow-locks.js';
 import { decodeQueuedRun, decodeSlotState, encodeQueuedRun, encodeSlotState, type QueuedRun, type SlotState } from './flow-records.js';
+import { flowCache } from './flow-cache.js';
 import { enqueueNewRun, newRunRecords, stepZeroRequest, type Admission, type KvPair, type NewRun } from './new-run.js';
 
 /** Inputs up to this size are kept in the waiting run's entry; larger ones in chunks beside it. */
@@ -46,10 +47,22 @@ interface Waiting {
   readonly run: QueuedRun;
 }
 
+/** The key's slot state: as the handle's flow cache remembers it, else read (and remembered). Under the key's lock. */
 async function readSlots(ctx: RuntimeContext, key: string): Promise<SlotState | undefined> {
+  const cache = flowCache(ctx.queue);
+  const known = cache.slotState(ctx.queueName, key);
+  if (known !== undefined) return known ?? undefined;
   const bytes = await ctx.queue.kvGet(flowSlotsKey(ctx.queueName, key));
-  return bytes === undefined ? undefined : decodeSlotState(bytes);
+  const state = bytes === undefined ? undefined : decodeSlotState(bytes);
+  cache.noteSlotState(ctx.queueName, key, state ?? null);
+  return state;
 }
+
+/** Effects' `onCommitted` hook that remembers the key's state as those effects leave it. */
+const noteSlots =
+  (ctx: RuntimeContext, key: string, state: SlotState | null) =>
+  (): void =>
+    flowCache(ctx.queue).noteSlotState(ctx.queueName, key, state);
 
 /**
  * Takes the first `count` waiting runs of `key` off `state`, oldest first: the runs, and the state
@@ -58,10 +71,14 @@ async function readSlots(ctx: RuntimeContext, key: string): Promise<SlotState | 
  */
 async function takeWaiting(ctx: RuntimeContext, key: string, state: SlotState, count: number): Promise<{ runs: Waiting[]; state: SlotState }> {
   const runs: Waiting[] = [];
+  const cache = flowCache(ctx.queue);
   let seq = state.headSeq;
   while (runs.length < count && runs.length < state.waiting && seq < state.nextSeq) {
-    const bytes = await ctx.queue.kvGet(flowQueuedKey(ctx.queueName, key, seq));
-    if (bytes !== undefined) runs.push({ seq, run: decodeQueuedRun(bytes) });
+    // Forgotten as taken: if the admission does not commit, the entry is read again.
+    const remembered = cache.takeWaiting(ctx.queueName, key, seq);
+    const bytes = remembered === undefined ? await ctx.queue.kvGet(flowQueuedKey(ctx.queueName, key, seq)) : undefined;
+    if (remembered !== undefined) runs.push({ seq, run: remembered });
+    else if (bytes !== undefined) runs.push({ seq, run: decodeQueuedRun(bytes) });
     seq++;
   }
   const waiting = state.waiting - runs.length;
@@ -110,8 +127,8 @@ async function addAdmission(ctx: RuntimeContext, key: string, w: Waiting, effect
   if (entry !== undefined && entry.currentStep === 0 && entry.delivery === undefined) entry.currentJobId = jobId;
 }
 
-/** The records of a run that waits for a slot: entry, input chunks, run record and pointer. */
-function queuedWrites(ctx: RuntimeContext, run: NewRun, key: string, seq: number, runAt: number | undefined): KvPair[] {
+/** The records of a run that waits for a slot (entry, input chunks, run record and pointer), and its entry. */
+function queuedWrites(ctx: RuntimeContext, run: NewRun, key: string, seq: number, runAt: number | undefined): { writes: KvPair[]; entry: QueuedRun } {
   const chunks: KvPair[] = [];
   if (run.input.length > INLINE_INPUT_BYTES) {
     for (let at = 0, i = 0; at < run.input.length; at += INPUT_CHUNK_BYTES, i++) chunks.push([flowInputChunkKey(ctx.queueName, run.runId, i), run.input.subarray(at, at + INPUT_CHUNK_BYTES)]);
@@ -127,11 +144,12 @@ function queuedWrites(ctx: RuntimeContext, run: NewRun, key: string, seq: number
     input: chunks.length === 0 ? run.input : undefined,
     chunks: chunks.length,
   };
-  return [
+  const writes: KvPair[] = [
     [flowQueuedKey(ctx.queueName, key, seq), encodeQueuedRun(entry)],
     ...chunks,
     ...newRunRecords(run, { step: 0, jobId: run.jobId, queued: { queueName: ctx.queueName, key, seq } }),
   ];
+  return { writes, entry };
 }
 
 /**
@@ -151,25 +169,27 @@ export function submitWithConcurrency(ctx: RuntimeContext, run: NewRun, c: Concu
       for (const w of promoted.runs) await addAdmission(ctx, key, w, effects);
       state = promoted.state;
       effects.kvWrites.push([slotsKey, encodeSlotState(state)]);
+      effects.onCommitted = [noteSlots(ctx, key, state)];
       await ctx.queue.commitEffects(effects);
     }
     if (state.active < state.limit) {
-      const admitted = encodeSlotState({ ...state, active: state.active + 1 });
-      return enqueueNewRun(ctx, run, {
+      const admitted = { ...state, active: state.active + 1 };
+      const outcome = await enqueueNewRun(ctx, run, {
         ...admission,
         reservedHeaders: { ...admission.reservedHeaders, [HEADER_CONCURRENCY_KEY]: key },
-        writes: [...(admission.writes ?? []), [slotsKey, admitted]],
+        writes: [...(admission.writes ?? []), [slotsKey, encodeSlotState(admitted)]],
       });
+      // A duplicate of a waiting step 0 applies nothing: the state is as it was.
+      if (outcome.newlySubmitted) noteSlots(ctx, key, admitted)();
+      return outcome;
     }
     const outcome: SubmitOutcome = { runId: run.runId, newlySubmitted: true, jobId: run.jobId };
+    const seq = state.nextSeq;
+    const queued = queuedWrites(ctx, run, key, seq, admission.runAt ?? run.options.runAt);
+    const waiting = { ...state, waiting: state.waiting + 1, nextSeq: seq + 1 };
     await ctx.queue.commitEffects({
-      kvWrites: [
-        ...run.kvWrites,
-        ...queuedWrites(ctx, run, key, state.nextSeq, admission.runAt ?? run.options.runAt),
-        [slotsKey, encodeSlotState({ ...state, waiting: state.waiting + 1, nextSeq: state.nextSeq + 1 })],
-        ...(admission.writes ?? []),
-        ...run.answer(outcome),
-      ],
+      kvWrites: [...run.kvWrites, ...queued.writes, [slotsKey, encodeSlotState(waiting)], ...(admission.writes ?? []), ...run.answer(outcome)],
+      onCommitted: [noteSlots(ctx, key, waiting), () => flowCache(ctx.queue).noteWaiting(ctx.queueName, key, seq, queued.entry)],
     });
     return outcome;
   });
@@ -194,6 +214,7 @@ export async function addSlotRelease(ctx: RuntimeContext, key: string, effects: 
   // Waiting runs exist only while the key is full, so nothing active means nothing waiting.
   if (next.active === 0) effects.kvDeletes.push(slotsKey);
   else effects.kvWrites.push([slotsKey, encodeSlotState(next)]);
+  (effects.onCommitted ??= []).push(noteSlots(ctx, key, next.active === 0 ? null : next));
 }
 
 /**
@@ -204,6 +225,10 @@ export async function addSlotRelease(ctx: RuntimeContext, key: string, effects: 
 export async function addWithdrawal(ctx: RuntimeContext, key: string, seq: number, run: QueuedRun, effects: EffectsBuilder): Promise<void> {
   effects.kvDeletes.push(flowQueuedKey(ctx.queueName, key, seq), ...chunkKeys(ctx, run));
   const state = await readSlots(ctx, key);
+  // Whether the withdrawal commits is its caller's to learn: the key is read again next time.
+  const cache = flowCache(ctx.queue);
+  cache.forgetWaiting(ctx.queueName, key, seq);
+  cache.forgetSlotState(ctx.queueName, key);
   if (state !== undefined) effects.kvWrites.push([flowSlotsKey(ctx.queueName, key), encodeSlotState({ ...state, waiting: Math.max(0, state.waiting - 1) })]);
 }
 
@@ -214,6 +239,8 @@ export async function addWithdrawal(ctx: RuntimeContext, key: string, seq: numbe
  * releasing it.
  */
 export async function retakeSlot(queue: RuntimeContext['queue'], queueName: string, key: string): Promise<KvPair> {
+  // Committed by the caller (a dead job requeued): the key is read again next time.
+  flowCache(queue).forgetSlotState(queueName, key);
   const bytes = await queue.kvGet(flowSlotsKey(queueName, key));
   const state = bytes === undefined ? { active: 0, limit: 1, waiting: 0, headSeq: 0, nextSeq: 0 } : decodeSlotState(bytes);
   return [flowSlotsKey(queueName, key), encodeSlotState({ ...state, active: state.active + 1 })];

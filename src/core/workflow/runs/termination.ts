@@ -27,6 +27,8 @@ export interface EffectsBuilder {
   readonly enqueues: EnqueueRequest[];
   readonly kvWrites: (readonly [Uint8Array, Uint8Array])[];
   readonly kvDeletes: Uint8Array[];
+  /** What runs once these effects committed (`SettlementEffects.onCommitted`). */
+  onCommitted?: (() => void)[];
 }
 
 function emptyEffects(): EffectsBuilder {

@@ -6,6 +6,7 @@
 import { NotFoundError, isTaqubaError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { checkObjectStore } from '../options.js';
+import { readInOrder } from '../read-ahead.js';
 import { resolveKvDbOptions, type KvDbOptions, type ResolvedKvDbOptions } from './kv-options.js';
 import { LsmTree } from './lsm-tree.js';
 import { ManifestStore, type VersionedManifest } from './manifest/manifest-store.js';
@@ -13,7 +14,7 @@ import { Memtable } from './memtable.js';
 import { resolveBounds } from './scan-range.js';
 import { checkKey } from './transaction.js';
 import type { KvEntry, KvReadable, ScanRange } from './types.js';
-import { denseLength, listWalIds, readWal } from './wal/wal-replay.js';
+import { denseLength, listWalIds, readWal, WAL_READ_AHEAD } from './wal/wal-replay.js';
 import type { LogEnd, LogPosition } from './wal/log-format.js';
 import { firstNeededSegment, listLogSegments, readEpochBatches, readLogEnd } from './wal/log-replay.js';
 import type { WalCommit } from './wal/wal-format.js';
@@ -116,11 +117,10 @@ export class KvReader implements KvReadable {
     // listed had been retired; what goes while we read is NOT_FOUND, which starts over too.
     if ((await this.manifests.ids(this.manifestId)).length > 0) throw new NotFoundError('manifest moved during refresh', { reason: 'manifest_moved' });
     const wals: { id: number; epoch: number; commits: readonly WalCommit[] }[] = [];
-    for (const id of walIds) {
-      const wal = await readWal(this.store, this.options.path, id);
+    await readInOrder(walIds, WAL_READ_AHEAD, (id) => readWal(this.store, this.options.path, id), (id, wal) => {
       if (!wal) throw new NotFoundError(`wal object vanished. id=${id}`, { id });
       wals.push({ id, epoch: wal.epoch, commits: wal.commits });
-    }
+    });
     await this.settleLogs(logs, wals);
     this.checkNotRolledBack(logs);
     // Each epoch wrote either WAL objects or a log: apply in epoch order, as the writer replays.

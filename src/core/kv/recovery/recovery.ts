@@ -18,6 +18,7 @@
  * after the fence, and flushes, compaction and garbage collection in the background).
  */
 import { EMPTY_BYTES } from '../../bytes.js';
+import { readInOrder } from '../../read-ahead.js';
 import { CorruptDataError, FencedError, InvalidConfigError } from '../../errors.js';
 import { appendLogsOf, type AppendLogStore } from '../../objects/append-log.js';
 import { createObject } from '../../objects/create-object.js';
@@ -30,7 +31,7 @@ import { logSealKey, type LogEnd, type LogPosition } from '../wal/log-format.js'
 import { checkSegmentsPresent, decideLogEnd, listLogEndEpochs, listLogSegments, measureLog, readEpochBatches, readLogEnd } from '../wal/log-replay.js';
 import { LogWalSink } from '../wal/log-sink.js';
 import type { WalCommit, WalObject } from '../wal/wal-format.js';
-import { checkNoDeletedWal, denseLength, listWalIds, readWal } from '../wal/wal-replay.js';
+import { checkNoDeletedWal, denseLength, listWalIds, readWal, WAL_READ_AHEAD } from '../wal/wal-replay.js';
 import type { WriterState } from '../writer-state.js';
 
 /** An older epoch's log to replay at open: its segments and its recorded end. */
@@ -89,7 +90,7 @@ export class Recovery {
     const ids = await listWalIds(store, path, walStart);
     const dense = denseLength(ids, walStart);
     await checkNoDeletedWal(store, path, ids, walStart);
-    for (const id of ids.slice(0, dense)) await this.replayWal(id);
+    await readInOrder(ids.slice(0, dense), WAL_READ_AHEAD, (id) => readWal(store, path, id), (id, wal) => this.applyWal(id, wal, false));
     const fence = await fenceWal(store, path, state.epoch, walStart + dense, (taken) => this.replayTaken(taken), options.faults);
     state.fences.note(state.epoch, fence.firstOwned);
     // Objects listed past our windows can only be stray fences (see the WAL writer's put).
@@ -166,10 +167,6 @@ export class Recovery {
   private async replayTaken(taken: readonly TakenId[]): Promise<void> {
     const wals = await Promise.all(taken.map(({ id }) => readWal(this.state.store, this.state.options.path, id)));
     for (let i = 0; i < taken.length; i++) await this.applyWal(taken[i].id, wals[i], taken[i].afterOwn);
-  }
-
-  private async replayWal(id: number): Promise<void> {
-    await this.applyWal(id, await readWal(this.state.store, this.state.options.path, id), false);
   }
 
   /**

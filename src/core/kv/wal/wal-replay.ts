@@ -7,6 +7,9 @@ import type { ObjectStore } from '../../objects/object-store.js';
 import { parseSequenceId, walObjectKey } from '../format.js';
 import { decodeWalObject, type WalObject } from './wal-format.js';
 
+/** WAL objects read at once while replaying them in order (core/read-ahead.ts). */
+export const WAL_READ_AHEAD = 8;
+
 /** Ids of the WAL objects at or after `fromId`, ascending. */
 export async function listWalIds(store: ObjectStore, path: string, fromId: number): Promise<number[]> {
   const ids: number[] = [];

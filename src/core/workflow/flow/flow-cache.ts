@@ -14,7 +14,7 @@
  * A failed commit leaves the store as it was, or fails the engine (the handle is then unusable;
  * a reopened store gets a new handle and an empty cache).
  */
-import type { Queue } from '../../queue/index.js';
+import { perHandle } from '../handle-state.js';
 import type { QueuedRun, SlotState } from './flow-records.js';
 
 /** Keys whose slot state is remembered (a few hundred KB at most). */
@@ -108,14 +108,5 @@ export class FlowCache {
 
 const slotId = (queueName: string, key: string): string => `${queueName}\u0000${key}`;
 
-const cachesByQueue = new WeakMap<Queue, FlowCache>();
-
-/** The flow cache of `queue`'s handle (shared by every runtime on it, as its flow locks are). */
-export function flowCache(queue: Queue): FlowCache {
-  let cache = cachesByQueue.get(queue);
-  if (cache === undefined) {
-    cache = new FlowCache();
-    cachesByQueue.set(queue, cache);
-  }
-  return cache;
-}
+/** The flow cache of a queue handle (shared by every runtime on it, as its flow locks are). */
+export const flowCache = perHandle(() => new FlowCache());

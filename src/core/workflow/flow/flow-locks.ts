@@ -11,6 +11,7 @@
  * the signal locks do, so every runtime on the handle takes the same one. A flow lock is always
  * the innermost lock held: nothing waits for another lock while holding one.
  */
+import { perHandle } from '../handle-state.js';
 import { KeyedMutex } from '../../keyed-mutex.js';
 import type { Queue } from '../../queue/index.js';
 
@@ -36,14 +37,9 @@ export function flowHeadersOf(headers: Readonly<Record<string, string>> | undefi
 /** Which state a lock guards: a concurrency key, a rate-limit key or a debounce key. */
 export type FlowLockKind = 'concurrency' | 'rate' | 'debounce';
 
-const locksByQueue = new WeakMap<Queue, KeyedMutex>();
+const flowLocksOf = perHandle(() => new KeyedMutex());
 
 /** Runs `fn` holding the lock of `key` of `kind` on the runtime `queueName` of `queue`'s handle. */
 export function withFlowLock<T>(queue: Queue, queueName: string, kind: FlowLockKind, key: string, fn: () => Promise<T>): Promise<T> {
-  let locks = locksByQueue.get(queue);
-  if (locks === undefined) {
-    locks = new KeyedMutex();
-    locksByQueue.set(queue, locks);
-  }
-  return locks.run(`${kind}\u0000${queueName}\u0000${key}`, fn);
+  return flowLocksOf(queue).run(`${kind}\u0000${queueName}\u0000${key}`, fn);
 }

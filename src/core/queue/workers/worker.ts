@@ -27,6 +27,7 @@ import type { Claim } from '../transitions/claim.js';
 import { DEFAULT_POLL_INTERVAL_MS } from '../constants.js';
 import type { JobRecord } from '../records/job-record.js';
 import type { LeaseHandle } from '../leases/lease-handle.js';
+import type { Waiter } from './notifier.js';
 import type { LoopSettlement, Queue } from '../queue.js';
 import { validateCount, validateDuration, validateQueueName } from '../records/validation.js';
 import { InvalidArgumentError } from '../../errors.js';
@@ -222,7 +223,7 @@ export async function runClaimLoop(
   const notify = queue.notifierOf(queueName);
   const slots = new HandlerSlots(concurrency);
   const resumed: Claim[] = [];
-  // Set while the loop waits for an insert: a resumed claim ends that wait too.
+  // Set while the loop waits for an insert: a resumed claim interrupts that wait.
   let endIdleWait: (() => void) | undefined;
   const resume = (taken: Claim): void => {
     resumed.push(taken);
@@ -235,31 +236,51 @@ export async function runClaimLoop(
       slots.start((issued) => handle(taken, issued, resume));
     }
   };
+  // The wait for an insert after a scan that found nothing. A resumed claim interrupts it but
+  // does not end it: no insert was announced since that scan, so scanning again would find
+  // nothing new, and the wait goes on to its first deadline. Ended when it resolves, or when the
+  // loop has no free slot (its waiter must not sit on a wakeup another loop could use).
+  let idle: { readonly waiter: Waiter; readonly over: Promise<boolean> } | undefined;
+  const endIdle = (): void => {
+    idle?.waiter.dispose();
+    idle = undefined;
+  };
   signal?.addEventListener('abort', slots.wakeLoop, { once: true });
   try {
     while (!signal?.aborted) {
       startResumed();
       const free = slots.free;
       if (free === 0) {
+        endIdle();
         await slots.sleep();
         continue;
       }
-      const waiter = notify.register();
-      try {
-        const claims = await queue.claimBatch(queueName, free, leaseMs);
+      if (!idle) {
+        const waiter = notify.register();
+        let claims: Claim[];
+        try {
+          claims = await queue.claimBatch(queueName, free, leaseMs);
+        } catch (error) {
+          waiter.dispose();
+          throw error;
+        }
         if (claims.length > 0) {
+          waiter.dispose();
           // A full batch suggests a backlog: pass one wakeup on to another idle worker.
           if (claims.length === free) notify.notifyOne();
           for (const claim of claims) slots.start((issued) => handle(claim, issued, resume));
           continue;
         }
-        if (resumed.length === 0) await Promise.race([waiter.wait(pollIntervalMs, signal), new Promise<void>((resolve) => (endIdleWait = resolve))]);
-      } finally {
-        endIdleWait = undefined;
-        waiter.dispose();
+        idle = { waiter, over: waiter.wait(pollIntervalMs, signal).then(() => true) };
       }
+      // Claims resumed during the scan run first; the wait stays.
+      if (resumed.length > 0) continue;
+      const over = await Promise.race([idle.over, new Promise<boolean>((resolve) => (endIdleWait = () => resolve(false)))]);
+      endIdleWait = undefined;
+      if (over) endIdle();
     }
   } finally {
+    endIdle();
     signal?.removeEventListener('abort', slots.wakeLoop);
     // Draining: claims resumed meanwhile are held already, so they run too.
     for (;;) {

@@ -14,9 +14,11 @@ import { readOutcome, type JobOutcome, type OutcomeRecord } from './job-records.
 const WAIT_CHUNK_MS = 3_600_000;
 
 export class RuntimeJobOutcomes implements JobOutcomeSource {
+  /** `pollIntervalMs`: how long a wait lasts while the run has no job in the queue (see `wait`). */
   constructor(
     private readonly runtime: WorkflowRuntime,
     private readonly queue: Queue,
+    private readonly pollIntervalMs: number,
   ) {}
 
   /** The stored outcome record of job `id`, or null. CORRUPT_DATA for an undecodable one. */
@@ -48,7 +50,12 @@ export class RuntimeJobOutcomes implements JobOutcomeSource {
     if (run.state === 'dead') return { ok: false, reason: 'dead_lettered', message: run.lastError ?? 'the job was dead-lettered' };
     // Ends as timed out when `signal` aborts later, and the handle then says so. An abort during
     // the reads above would not wake it: checked first.
-    if (!signal?.aborted) await this.queue.waitForCompletion(run.jobId, WAIT_CHUNK_MS, signal);
+    if (signal?.aborted) return null;
+    const waited = await this.queue.waitForCompletion(run.jobId, WAIT_CHUNK_MS, signal);
+    // No such job in the queue: the run waits for a concurrency slot (its step 0 is enqueued when
+    // it is admitted), or moved on between the reads. Read again after a poll interval, as the
+    // runtime's `result` does; at once, the handle's loop would spin without yielding.
+    if (waited.type === 'not_found') await this.runtime.clock.sleep(this.pollIntervalMs, signal).catch(() => undefined);
     return null;
   }
 

@@ -34,4 +34,43 @@ describe('JobRunner flow control', () => {
       await queue.close();
     }
   });
+
+  it("a handle of a job waiting for its key's slot waits a poll interval between reads, never spins", async () => {
+    const store = new MemoryObjectStore();
+    const queue = await Queue.open(store, 'app');
+    const runner = new JobRunner(queue, store, { pollIntervalMs: 50, logger: false });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const work = defineJob({
+      name: 'test.hold',
+      run: async (n: number) => {
+        if (n === 1) await held;
+        return n;
+      },
+    });
+    runner.register(work);
+    let looks = 0;
+    const waitForCompletion = queue.waitForCompletion.bind(queue);
+    queue.waitForCompletion = (...args: Parameters<Queue['waitForCompletion']>) => {
+      looks++;
+      return waitForCompletion(...args);
+    };
+    const worker = runner.spawn();
+    try {
+      const first = await runner.submit(work, 1, { concurrency: { key: 'k', limit: 1 } });
+      const second = await runner.submit(work, 2, { concurrency: { key: 'k', limit: 1 } });
+      const result = second.result();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      // 400 ms at one look per 50 ms: about 8 (the first job's own wait is not started).
+      expect(looks).toBeGreaterThan(1);
+      expect(looks).toBeLessThan(20);
+      release();
+      expect(await result).toBe(2);
+      expect(await first.result()).toBe(1);
+    } finally {
+      release();
+      await worker.shutdown();
+      await queue.close();
+    }
+  });
 });

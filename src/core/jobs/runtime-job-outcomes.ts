@@ -3,6 +3,7 @@
  * finished-run records, waited for on its queue, so a handle waits in a process whose queue is
  * the one the job runs on.
  */
+import { systemClock } from '../clock.js';
 import type { Queue } from '../queue/index.js';
 import { isFinishedRun } from '../workflow/history/finished-runs.js';
 import type { RunStatus } from '../workflow/registry.js';
@@ -53,9 +54,10 @@ export class RuntimeJobOutcomes implements JobOutcomeSource {
     if (signal?.aborted) return null;
     const waited = await this.queue.waitForCompletion(run.jobId, WAIT_CHUNK_MS, signal);
     // No such job in the queue: the run waits for a concurrency slot (its step 0 is enqueued when
-    // it is admitted), or moved on between the reads. Read again after a poll interval, as the
-    // runtime's `result` does; at once, the handle's loop would spin without yielding.
-    if (waited.type === 'not_found') await this.runtime.clock.sleep(this.pollIntervalMs, signal).catch(() => undefined);
+    // it is admitted), or moved on between the reads. Read again after a poll interval of real
+    // time (a handle's patience is not queue time, as its timeout); at once, the handle's loop
+    // would spin without yielding.
+    if (waited.type === 'not_found') await systemClock.sleep(this.pollIntervalMs, signal).catch(() => undefined);
     return null;
   }
 

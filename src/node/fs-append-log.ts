@@ -37,6 +37,9 @@ function datasync(fd: number): Promise<void> {
 
 
 export class FsAppendLogs implements AppendLogStore {
+  /** The file of the key `exists` was last asked about. */
+  private lastLookup: { readonly key: string; readonly file: string } | undefined;
+
   constructor(private readonly platform: FsLogPlatform) {}
 
   async createLog(key: string): Promise<AppendLog> {
@@ -64,9 +67,15 @@ export class FsAppendLogs implements AppendLogStore {
     }
   }
 
-  exists(key: string): Promise<boolean> {
-    validateObjectKey(key);
-    return Promise.resolve(existsSync(this.platform.fileOf(key)));
+  async exists(key: string): Promise<boolean> {
+    // A WAL writer asks after every append about the same key (its seal): its file is kept.
+    let file = this.lastLookup?.key === key ? this.lastLookup.file : undefined;
+    if (file === undefined) {
+      validateObjectKey(key);
+      file = this.platform.fileOf(key);
+      this.lastLookup = { key, file };
+    }
+    return existsSync(file);
   }
 
   async sync(key: string): Promise<void> {

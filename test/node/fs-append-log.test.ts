@@ -62,6 +62,23 @@ describe('filesystem append logs', () => {
     expect(await codeOf(logs.createLog('../escape'))).toBe('INVALID_ARGUMENT');
   });
 
+  it('exists answers each time from the disk, for a key asked about again (a seal created between two calls is seen), and refuses bad keys', async () => {
+    const store = await fsStore();
+    const logs = store.appendLogs!;
+    const seal = 'db/wal/log-seal/00000000000000000007';
+    expect(await logs.exists(seal)).toBe(false);
+    expect(await logs.exists(seal)).toBe(false);
+    await store.put(seal, new Uint8Array(0), { ifNoneMatch: '*' });
+    expect(await logs.exists(seal)).toBe(true);
+    expect(await logs.exists('db/wal/log-seal/00000000000000000008')).toBe(false);
+    expect(await logs.exists(seal)).toBe(true);
+    await store.delete(seal);
+    expect(await logs.exists(seal)).toBe(false);
+    expect(await codeOf(logs.exists('db/../escape'))).toBe('INVALID_ARGUMENT');
+    expect(await codeOf(logs.exists(''))).toBe('INVALID_ARGUMENT');
+    expect(await logs.exists(seal)).toBe(false);
+  });
+
   it('is absent with appendLogs: false, and a non-boolean appendLogs is INVALID_CONFIG', async () => {
     expect((await fsStore({ appendLogs: false })).appendLogs).toBeUndefined();
     expect(await codeOf(() => new FileSystemObjectStore({ root: '/tmp/x', appendLogs: 'yes' as unknown as boolean }))).toBe('INVALID_CONFIG');

@@ -207,7 +207,8 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
  * reject. It may also pass a claim its settlement kept (`Queue.ackContinuing`) to `resume`:
  * such claims get the next free slots before anything is claimed, and are run even once `signal`
  * aborted (they are held already). Idle, the loop registers for the queue's wakeups before each
- * claim attempt and sleeps until an insert or `pollIntervalMs`. When `signal` aborts it stops
+ * claim attempt and sleeps until an insert or `pollIntervalMs`; a resumed claim interrupts that
+ * sleep without ending it (no new scan until an insert or the deadline). When `signal` aborts it stops
  * claiming and resolves once every started job has settled; a failed claim rejects, after the
  * same wait.
  */

@@ -270,4 +270,42 @@ describe('worker loop: claims a settlement took', () => {
     expect(await q.stats('q')).toMatchObject({ pending: 0, claimed: 0, done: 2 });
     await q.close();
   });
+
+  it('several loops with resumed claims and inserts landing at any moment leave no job waiting for a poll deadline', async () => {
+    const h = await makeHarness(() => new MemoryObjectStore());
+    const q = await h.open();
+    const stop = new AbortController();
+    const steps = new Map<string, number>();
+    let finished = 0;
+    let allDone!: () => void;
+    const done = new Promise<void>((resolve) => (allDone = resolve));
+    const JOBS = 40;
+    // Job `j<n>` takes n % 5 more steps as resumed claims, then acks.
+    const handler = async (claim: Claim, issued: () => void, resume: (taken: Claim) => void): Promise<void> => {
+      const name = s(claim.job.payload);
+      const left = steps.get(name) ?? Number(name.slice(1)) % 5;
+      steps.set(name, left - 1);
+      await new Promise((resolve) => setImmediate(resolve));
+      issued();
+      if (left > 0) resume(await q.ackContinuing(claim, next(name)));
+      else {
+        await q.ack(claim);
+        if (++finished === JOBS) allDone();
+      }
+    };
+    // The poll interval is an hour of a mock clock that never moves: only wakeups drive the loops.
+    const loops = [1, 2, 3].map((concurrency) => runClaimLoop(q, 'q', concurrency, 3_600_000, stop.signal, handler));
+    let seed = 7;
+    const random = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    for (let i = 0; i < JOBS; i++) {
+      await q.enqueue('q', b(`j${i}`));
+      for (let turns = Math.floor(random() * 4); turns > 0; turns--) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await done;
+    stop.abort();
+    await Promise.all(loops);
+    expect(finished).toBe(JOBS);
+    expect(await q.stats('q')).toMatchObject({ pending: 0, claimed: 0, done: JOBS });
+    await q.close();
+  });
 });

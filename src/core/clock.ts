@@ -7,6 +7,25 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms` of this clock's time, or rejects with the signal's reason when aborted. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: calls `onFire` after `ms` of this clock's time unless the returned function is
+   * called first. For waits that are usually cut short (a worker's idle wait, a lease keeper): a
+   * `sleep` with a signal costs an AbortController, a listener and an event per wait. Where a clock
+   * lacks it, callers use `sleep` (see {@link startTimer}).
+   */
+  startTimer?(ms: number, onFire: () => void): () => void;
+}
+
+const noop = (): void => undefined;
+const TIMER_CANCELLED: unknown = Object.freeze({ reason: 'timer cancelled' });
+
+/** `clock.startTimer`, or the same through `clock.sleep` and an AbortController where it has none. */
+export function startTimer(clock: Clock, ms: number, onFire: () => void): () => void {
+  if (clock.startTimer) return clock.startTimer(ms, onFire);
+  const stop = new AbortController();
+  clock.sleep(ms, stop.signal).then(onFire, noop);
+  // An explicit reason: a bare abort() builds a DOMException each time.
+  return () => stop.abort(TIMER_CANCELLED);
 }
 
 /** The largest delay setTimeout honours (a signed 32-bit millisecond count). */
@@ -20,6 +39,19 @@ function abortReason(signal: AbortSignal): unknown {
 export class SystemClock implements Clock {
   now(): number {
     return Date.now();
+  }
+
+  startTimer(ms: number, onFire: () => void): () => void {
+    // Chained past 2^31-1 ms as in `sleep`; a non-positive or NaN duration is one zero-delay timer.
+    let remaining = ms > 0 ? ms : 0;
+    let handle: unknown;
+    const arm = (): void => {
+      const step = Math.min(remaining, MAX_TIMER_MS);
+      remaining -= step;
+      handle = setTimeout(() => (remaining > 0 ? arm() : onFire()), step);
+    };
+    arm();
+    return () => clearTimeout(handle);
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -101,7 +133,15 @@ export class MockClock implements Clock {
     });
   }
 
-  /** Number of sleepers currently waiting (useful to wait until a loop has parked). */
+  startTimer(ms: number, onFire: () => void): () => void {
+    const sleeper: Sleeper = { wakeAt: this.current + (ms > 0 ? ms : 0), resolve: onFire };
+    this.sleepers.push(sleeper);
+    return () => {
+      this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+    };
+  }
+
+  /** Number of sleepers (sleeps and timers) currently waiting (useful to wait until a loop has parked). */
   get pendingSleepers(): number {
     return this.sleepers.length;
   }

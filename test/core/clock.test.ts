@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Clock, MockClock, SystemClock, systemClock } from '../../src/core/clock.js';
+import { type Clock, MockClock, SystemClock, startTimer, systemClock } from '../../src/core/clock.js';
 
 function settled(p: Promise<unknown>): { done: boolean; error?: unknown } {
   const state: { done: boolean; error?: unknown } = { done: false };
@@ -179,5 +179,44 @@ describe('SystemClock', () => {
     controller.abort(new Error('done'));
     await new Promise((r) => setTimeout(r, 0));
     expect(p.done && forever.done).toBe(true);
+  });
+});
+
+describe('startTimer (Clock.startTimer, or sleep through an AbortController for a clock without it)', () => {
+  const sleepOnly = (inner: MockClock): Clock => ({ now: () => inner.now(), sleep: (ms, signal) => inner.sleep(ms, signal) });
+
+  for (const [name, wrap] of [
+    ['MockClock.startTimer', (c: MockClock): Clock => c],
+    ['a clock with sleep only', sleepOnly],
+  ] as const) {
+    it(`${name}: fires once at its time, in deadline order with sleeps; a cancelled one never fires and leaves no sleeper`, async () => {
+      const mock = new MockClock(0);
+      const clock = wrap(mock);
+      const fired: string[] = [];
+      startTimer(clock, 30, () => fired.push(`t30@${mock.now()}`));
+      const cancel = startTimer(clock, 20, () => fired.push('cancelled'));
+      void clock.sleep(25).then(() => fired.push(`s25@${mock.now()}`));
+      startTimer(clock, -5, () => fired.push(`t0@${mock.now()}`));
+      expect(mock.pendingSleepers).toBe(4);
+      cancel();
+      await Promise.resolve();
+      expect(mock.pendingSleepers).toBe(3);
+      await mock.advance(100);
+      expect(fired).toEqual(['t0@0', 's25@25', 't30@30']);
+      expect(mock.pendingSleepers).toBe(0);
+      cancel(); // after the fact: nothing
+    });
+  }
+
+  it('SystemClock: fires after about its time; cancelled, never; past the 32-bit limit, not early', async () => {
+    const fired: string[] = [];
+    const t0 = Date.now();
+    startTimer(systemClock, 20, () => fired.push(`t20 after ${Date.now() - t0 >= 19 ? 'enough' : 'too little'}`));
+    const cancel = startTimer(systemClock, 5, () => fired.push('cancelled'));
+    const cancelLong = startTimer(systemClock, 2 ** 31 + 1000, () => fired.push('long'));
+    cancel();
+    await new Promise((r) => setTimeout(r, 60));
+    expect(fired).toEqual(['t20 after enough']);
+    cancelLong();
   });
 });

@@ -13,6 +13,7 @@
  *   delivers the step again and the function replays.
  * While the function runs, the step's lease is kept (a function may run for hours).
  */
+import { startTimer } from '../../clock.js';
 import { decodeValue, encodeValue } from '../../codec.js';
 import { isTaqubaError } from '../../errors.js';
 import type { RuntimeContext } from '../context.js';
@@ -148,7 +149,7 @@ export class FunctionRunner implements StepRunnerObject {
       end = await Promise.race([settled, exec.halted]);
     } finally {
       exec.close();
-      stopLease.abort(DELIVERY_DONE);
+      stopLease();
     }
     if (end.type === 'broken') throw end.error;
     await exec.flush();
@@ -185,20 +186,12 @@ function isInfrastructure(e: unknown): boolean {
   return isTaqubaError(e) && INFRASTRUCTURE.has(e.code);
 }
 
-/** The keeper's stop reason: one shared value (an abort without one builds a DOMException per delivery). */
-const DELIVERY_DONE = Object.freeze({ reason: 'delivery done' });
-
-/** Renews the step's lease every third of the queue's lease while the function runs. */
-function keepLease(step: Step, ctx: RuntimeContext, exec: Execution): AbortController {
-  const stop = new AbortController();
+/** Renews the step's lease every third of the queue's lease while the function runs; returns its stop. */
+function keepLease(step: Step, ctx: RuntimeContext, exec: Execution): () => void {
   const leaseMs = ctx.queue.queueConfig(ctx.queueName).leaseMs;
-  void (async () => {
-    for (;;) {
-      try {
-        await ctx.clock.sleep(leaseMs / 3, stop.signal);
-      } catch {
-        return;
-      }
+  let cancel = (): void => undefined;
+  const arm = (): void => {
+    cancel = startTimer(ctx.clock, leaseMs / 3, () => {
       try {
         step.lease.ensureAtLeast(leaseMs);
       } catch (error) {
@@ -206,7 +199,11 @@ function keepLease(step: Step, ctx: RuntimeContext, exec: Execution): AbortContr
         if (!isTaqubaError(error, 'CANCELLED')) exec.abort(error);
         return;
       }
-    }
-  })();
-  return stop;
+      arm();
+    });
+  };
+  arm();
+  // A timer, not a sleep with a signal: most deliveries end long before the first renewal, and
+  // cancelling a sleep costs an AbortController and an abort event each time.
+  return () => cancel();
 }

@@ -30,7 +30,6 @@ import { checkOptions, optionNames } from '../options.js';
 import type { Queue } from '../queue/index.js';
 import { show } from '../show.js';
 import { InputMismatchError } from '../workflow/errors.js';
-import { DEFAULT_POLL_INTERVAL_MS } from '../workflow/constants.js';
 import { WorkflowRuntime, type RunnerHandle } from '../workflow/runtime.js';
 import type { RunSpec } from '../workflow/runs/submit.js';
 import { NoopTerminalHook } from '../workflow/runs/terminal-hook.js';
@@ -147,7 +146,7 @@ export class JobRunner {
       ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
     });
     warn = (m, e) => (options.logger === false ? undefined : console.warn(`[jobs] ${m}`, e));
-    this.outcomes = new RuntimeJobOutcomes(this.runtime, queue, options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+    this.outcomes = new RuntimeJobOutcomes(this.runtime, queue);
   }
 
   /** The queue name of the job runs. */

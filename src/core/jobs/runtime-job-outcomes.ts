@@ -15,11 +15,9 @@ import { readOutcome, type JobOutcome, type OutcomeRecord } from './job-records.
 const WAIT_CHUNK_MS = 3_600_000;
 
 export class RuntimeJobOutcomes implements JobOutcomeSource {
-  /** `pollIntervalMs`: how long a wait lasts while the run has no job in the queue (see `wait`). */
   constructor(
     private readonly runtime: WorkflowRuntime,
     private readonly queue: Queue,
-    private readonly pollIntervalMs: number,
   ) {}
 
   /** The stored outcome record of job `id`, or null. CORRUPT_DATA for an undecodable one. */
@@ -54,10 +52,10 @@ export class RuntimeJobOutcomes implements JobOutcomeSource {
     if (signal?.aborted) return null;
     const waited = await this.queue.waitForCompletion(run.jobId, WAIT_CHUNK_MS, signal);
     // No such job in the queue: the run waits for a concurrency slot (its step 0 is enqueued when
-    // it is admitted), or moved on between the reads. Read again after a poll interval of real
-    // time (a handle's patience is not queue time, as its timeout); at once, the handle's loop
-    // would spin without yielding.
-    if (waited.type === 'not_found') await systemClock.sleep(this.pollIntervalMs, signal).catch(() => undefined);
+    // it is admitted), or moved on between the reads. Read again after the runtime's poll
+    // interval, in real time (a handle's patience is not queue time, as its timeout); at once,
+    // the handle's loop would spin without yielding.
+    if (waited.type === 'not_found') await systemClock.sleep(this.runtime.pollIntervalMs, signal).catch(() => undefined);
     return null;
   }
 

@@ -149,6 +149,11 @@ export class WorkflowRuntime {
     return this.ctx.clock;
   }
 
+  /** @internal How often the runtime's loops look again when nothing wakes them (`pollIntervalMs`, resolved). */
+  get pollIntervalMs(): number {
+    return this.options.pollIntervalMs;
+  }
+
   /** The memo store (for `clearMemosForRun` and custom retention policies). */
   get memoStore(): MemoStore {
     return this.ctx.memo;

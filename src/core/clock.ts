@@ -28,12 +28,24 @@ export function startTimer(clock: Clock, ms: number, onFire: () => void): () => 
   return () => stop.abort(TIMER_CANCELLED);
 }
 
+/** A clock's `sleep` through its own `startTimer`: the timer is cancelled when `signal` aborts. */
+function sleepOnTimer(clock: Required<Clock>, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = (): void => {
+      cancel();
+      reject(signal!.reason);
+    };
+    const cancel = clock.startTimer(ms, () => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    });
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 /** The largest delay setTimeout honours (a signed 32-bit millisecond count). */
 const MAX_TIMER_MS = 0x7fffffff;
-
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason;
-}
 
 /** Wall-clock time and real timers. */
 export class SystemClock implements Clock {
@@ -42,7 +54,8 @@ export class SystemClock implements Clock {
   }
 
   startTimer(ms: number, onFire: () => void): () => void {
-    // Chained past 2^31-1 ms as in `sleep`; a non-positive or NaN duration is one zero-delay timer.
+    // Timers overflow past 2^31-1 ms (about 24.8 days) and would fire at once: longer ones are
+    // chained. A non-positive or NaN duration is one zero-delay timer; Infinity never fires.
     let remaining = ms > 0 ? ms : 0;
     let handle: unknown;
     const arm = (): void => {
@@ -55,28 +68,7 @@ export class SystemClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(abortReason(signal));
-      // Timers overflow past 2^31-1 ms (about 24.8 days) and would fire at once; longer sleeps are
-      // chained. A non-positive or NaN duration sleeps for one zero-delay timer; Infinity forever.
-      let remaining = ms > 0 ? ms : 0;
-      let handle: unknown;
-      const onAbort = (): void => {
-        clearTimeout(handle);
-        reject(abortReason(signal!));
-      };
-      const arm = (): void => {
-        const step = Math.min(remaining, MAX_TIMER_MS);
-        remaining -= step;
-        handle = setTimeout(() => {
-          if (remaining > 0) return arm();
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        }, step);
-      };
-      arm();
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return sleepOnTimer(this, ms, signal);
   }
 }
 
@@ -115,22 +107,7 @@ export class MockClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(abortReason(signal));
-      const sleeper: Sleeper = { wakeAt: this.current + (ms > 0 ? ms : 0), resolve: () => resolve() };
-      if (signal) {
-        const onAbort = (): void => {
-          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
-          reject(abortReason(signal));
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-        sleeper.resolve = () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        };
-      }
-      this.sleepers.push(sleeper);
-    });
+    return sleepOnTimer(this, ms, signal);
   }
 
   startTimer(ms: number, onFire: () => void): () => void {

@@ -10,10 +10,11 @@
  *    without a marker under run id hex(SHA-256(batch + "/" + key)); a run still queued by the
  *    killed process is recognised as a duplicate and simply awaited.
  * 3. An item ends when its marker commits (the item step stages it with its acknowledgement or
- *    dead-letter). The item steps of this process report when they are about to settle; the
- *    driver then polls that item's marker. A slower sweep over all submitted items catches ends
- *    the steps cannot report (a dead-letter by the lease reaper, a cancel): run gone and no
- *    marker ⇒ the driver writes one (failed with the job's last error, or cancelled).
+ *    dead-letter). The item steps of this process hand the driver the marker once it committed
+ *    (an after-commit hook staged with it). A slower sweep over all submitted items catches ends
+ *    the steps cannot report (a dead-letter by the lease reaper, a cancel, a settlement that
+ *    did not commit, an item run by another process): run gone and no marker ⇒ the driver
+ *    writes one (failed with the job's last error, or cancelled).
  * 4. Failure policy: once failures pass `maxFailures` or `maxFailureFraction` of the total, the
  *    stop record is written, no further item is submitted, queued items are cancelled and items
  *    never submitted get cancelled markers; running items finish. On resume the stop holds.
@@ -79,10 +80,6 @@ const enum State {
   Done,
 }
 
-/** How often settling items' markers are looked up. */
-const SETTLE_POLL_MS = 5;
-/** Polls after which a settling item without a marker is checked for a settlement that failed. */
-const SETTLE_POLLS_BEFORE_CHECK = 200;
 const LOG_COMMIT_MAX = 512;
 const SUBMIT_LANES = 16;
 /** Queued items cancelled at once after a stop. */
@@ -115,7 +112,6 @@ export class BatchDriver {
   private readonly markers: (ItemMarker | undefined)[];
   private readonly runIds: (string | undefined)[];
   private readonly jobIds: (string | undefined)[];
-  private readonly settling = new Map<number, number>();
   /** Item index by log sequence number; `logged.length` entries are durable (a contiguous prefix). */
   private readonly logged: number[] = [];
   /** The next sequence number to hand out (entries between `logged.length` and this are being committed). */
@@ -173,7 +169,7 @@ export class BatchDriver {
 
   itemStarted(index: number): void {
     const s = this.state[index];
-    if (s === State.Queued || s === State.Submitting || s === State.Waiting) {
+    if (s === State.Queued || s === State.Submitting || s === State.Waiting || s === State.Settling) {
       this.state[index] = State.Running;
       this.counts.running++;
     }
@@ -184,9 +180,17 @@ export class BatchDriver {
     if (this.state[index] === State.Running) this.counts.running--;
     this.state[index] = State.Settling;
     this.jobIds[index] = jobId;
-    const first = this.settling.size === 0;
-    this.settling.set(index, 0);
-    if (first) void this.pollSettling();
+  }
+
+  /** `marker` committed with the item's settlement. */
+  itemEnded(index: number, marker: ItemMarker): void {
+    if (this.failure !== undefined || this.closed) return;
+    // Called from the settlement's after-commit hooks: a throw here must not look like the settlement's.
+    try {
+      this.end(index, marker, false);
+    } catch (e) {
+      this.fail(e);
+    }
   }
 
   // ---- views ----
@@ -418,7 +422,6 @@ export class BatchDriver {
     if (before === State.Submitting || before === State.Queued || before === State.Settling || before === State.Running) {
       if (this.submitted[index]) this.inFlight--;
     }
-    this.settling.delete(index);
     this.recordEnd(index, marker);
     this.pending.push({ index, marker, write });
     this.flushSoon();
@@ -490,36 +493,13 @@ export class BatchDriver {
     return true;
   }
 
-  private async pollSettling(): Promise<void> {
-    const { queue } = this.deps;
-    while (this.settling.size > 0 && this.failure === undefined && !this.closed) {
-      await delay(SETTLE_POLL_MS);
-      for (const [index, polls] of [...this.settling]) {
-        try {
-          const marker = await queue.kvGet(markerKey(this.batchId, index));
-          if (marker) {
-            this.end(index, decodeMarker(marker, this.batchId), false);
-          } else if (polls + 1 >= SETTLE_POLLS_BEFORE_CHECK) {
-            // The settlement may have failed (the step goes back to the queue): look at the run.
-            this.settling.delete(index);
-            if (!(await this.resolve(index)) && this.state[index] === State.Settling) this.state[index] = State.Queued;
-          } else {
-            this.settling.set(index, polls + 1);
-          }
-        } catch (e) {
-          this.fail(e);
-        }
-      }
-    }
-  }
-
   private async sweepLoop(): Promise<void> {
     while (!this.closed && this.failure === undefined) {
       await delay(this.deps.sweepMs, this.closing.signal);
       if (this.closed) return;
       for (let i = 0; i < this.total && !this.closed; i++) {
         const s = this.state[i];
-        if (s !== State.Queued && s !== State.Running) continue;
+        if (s !== State.Queued && s !== State.Running && s !== State.Settling) continue;
         try {
           await this.resolve(i);
         } catch (e) {

@@ -189,6 +189,7 @@ export class Bulk<I, O> {
     const observer: ItemObserver = {
       started: (batchId, index) => this.drivers.get(batchId)?.itemStarted(index),
       settling: (batchId, index, jobId) => this.drivers.get(batchId)?.itemSettling(index, jobId),
+      ended: (batchId, index, marker) => this.drivers.get(batchId)?.itemEnded(index, marker),
     };
     const phaseKv: PhaseKv = {
       get: async (key) => (await queue.kvGet(key)) ?? null,

@@ -8,8 +8,9 @@
  * 3. Success: stage the item's marker (output and costs) with the acknowledgement and succeed.
  *    Failure: a permanent error or the last attempt stages a failure marker that commits only
  *    with the dead-letter, then rethrows so the queue retries or dead-letters as usual.
- * The batch driver (if this process drives the batch) hears when an item starts and when it is
- * about to settle, so it waits on exactly the settling items instead of polling all of them.
+ * The batch driver (if this process drives the batch) hears when an item starts, when it is about
+ * to settle and, once its settlement committed the marker, the marker itself (an after-commit
+ * hook carried by the step's effects), so it learns an item's end without reading the store.
  */
 import { EMPTY_BYTES } from '../bytes.js';
 import { decodeValue, encodeValue } from '../codec.js';
@@ -19,12 +20,15 @@ import type { Step } from '../workflow/steps/step.js';
 import { addCost, type CostReport } from './cost.js';
 import { memoizedPhase, type PhaseKv } from './phase-memo.js';
 import type { PhaseContext, PhaseSpec } from './pipeline.js';
-import { decodeItemPayload, encodeMarker, markerKey, phaseKey } from './records.js';
+import { decodeItemPayload, encodeMarker, markerKey, phaseKey, type ItemMarker } from './records.js';
 
 /** What the driver of a batch hears from the item steps of this process. */
 export interface ItemObserver {
   started(batchId: string, index: number): void;
+  /** The step returns and its settlement is about to commit the item's marker. */
   settling(batchId: string, index: number, jobId: string): void;
+  /** The item's marker committed (with the acknowledgement or the dead-letter). */
+  ended(batchId: string, index: number, marker: ItemMarker): void;
 }
 
 export async function runItemStep(phases: readonly PhaseSpec[], step: Step, observer: ItemObserver, kv: PhaseKv, warn: (m: string) => void): Promise<StepOutcome> {
@@ -32,7 +36,9 @@ export async function runItemStep(phases: readonly PhaseSpec[], step: Step, obse
   if (!item) throw StepError.permanent('the run input is not a bulk item');
   const costs: Record<string, CostReport> = {};
   const failureMarker = (message: string): void => {
-    step.effects.putOnFailure(markerKey(item.batchId, item.index), encodeMarker({ status: 'failed', error: message, cost: costs }));
+    const marker: ItemMarker = { status: 'failed', error: message, cost: costs };
+    step.effects.putOnFailure(markerKey(item.batchId, item.index), encodeMarker(marker));
+    step.effects.afterFailureCommit(() => observer.ended(item.batchId, item.index, marker));
   };
   let input: unknown;
   try {
@@ -79,7 +85,9 @@ export async function runItemStep(phases: readonly PhaseSpec[], step: Step, obse
     // Encoded while `current` still names the last phase: an unstorable output is its failure.
     const output = encodeValue(value);
     current = undefined;
-    step.effects.putInternal(markerKey(item.batchId, item.index), encodeMarker({ status: 'succeeded', output, cost: costs }));
+    const marker: ItemMarker = { status: 'succeeded', output, cost: costs };
+    step.effects.putInternal(markerKey(item.batchId, item.index), encodeMarker(marker));
+    step.effects.afterCommit(() => observer.ended(item.batchId, item.index, marker));
     observer.settling(item.batchId, item.index, step.jobId);
     return StepOutcome.succeed(EMPTY_BYTES);
   } catch (e) {

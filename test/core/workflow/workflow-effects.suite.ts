@@ -116,6 +116,26 @@ export function defineWorkflowEffectsSuite(name: string, factory: StoreFactory):
         expect(await h.queue.kvGet(b('app/outcome'))).toBeUndefined();
       });
 
+      it('after-commit hooks run once their effects committed: outcome hooks with the ack, failure hooks with the dead-letter', async () => {
+        const h = await makeHarness(factory);
+        const hook = new RecordingHook();
+        const seen: string[] = [];
+        const { runtime } = h.start(async (step) => {
+          const tag = `${step.runId}#${step.attempt}`;
+          step.effects.afterCommit(() => seen.push(`outcome ${tag}`));
+          step.effects.afterFailureCommit(() => seen.push(`failure ${tag}`));
+          if (step.runId === 'ok') return StepOutcome.succeed(empty);
+          throw StepError.transient('nope');
+        }, hook);
+        await runtime.submit({ runId: 'ok' });
+        await runtime.submit({ runId: 'bad', maxAttemptsPerStep: 2 });
+        await hook.waitFor(2);
+        // Hooks run after the commit, which the notification may overtake. The first try of
+        // `bad` went back to the queue: neither of its hooks ran.
+        await eventually(() => expect(seen.length).toBe(2));
+        expect(seen.sort()).toEqual(['failure bad#2', 'outcome ok#1']);
+      });
+
       it('a handle used after the step returned is sealed', async () => {
         const h = await makeHarness(factory);
         const hook = new RecordingHook();

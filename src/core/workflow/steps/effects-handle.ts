@@ -22,6 +22,8 @@ export type KvKey = string | Uint8Array;
 export interface StagedKvEffects {
   readonly writes: readonly (readonly [Uint8Array, Uint8Array])[];
   readonly deletes: readonly Uint8Array[];
+  /** In-process callbacks run once the writes committed; never stored (a replayed record has none). */
+  readonly onCommitted?: readonly (() => void)[];
 }
 
 export const NO_KV_EFFECTS: StagedKvEffects = { writes: [], deletes: [] };
@@ -30,6 +32,7 @@ export const NO_KV_EFFECTS: StagedKvEffects = { writes: [], deletes: [] };
 class KvAccumulator {
   private readonly writes = new Map<string, [Uint8Array, Uint8Array]>();
   private readonly deletes = new Map<string, Uint8Array>();
+  private readonly hooks: (() => void)[] = [];
   private sealed = false;
 
   constructor(private readonly what: string) {}
@@ -53,6 +56,11 @@ class KvAccumulator {
     this.deletes.set(slot, k);
   }
 
+  afterCommit(hook: () => void): void {
+    this.checkOpen();
+    this.hooks.push(hook);
+  }
+
   seal(): void {
     this.sealed = true;
   }
@@ -62,7 +70,8 @@ class KvAccumulator {
   }
 
   snapshot(): StagedKvEffects {
-    return { writes: [...this.writes.values()], deletes: [...this.deletes.values()] };
+    const staged = { writes: [...this.writes.values()], deletes: [...this.deletes.values()] };
+    return this.hooks.length === 0 ? staged : { ...staged, onCommitted: [...this.hooks] };
   }
 
   private checkOpen(): void {
@@ -110,6 +119,19 @@ export class EffectsHandle {
    */
   putOnFailure(key: Uint8Array, value: Uint8Array): void {
     this.failure.put(key, value, true);
+  }
+
+  /**
+   * @internal Runs `hook` in this process once the outcome's settlement committed the staged
+   * effects (never when they are dropped, nor when a replay record applies them again).
+   */
+  afterCommit(hook: () => void): void {
+    this.acc.afterCommit(hook);
+  }
+
+  /** @internal Like `afterCommit`, for the writes staged with `putOnFailure`. */
+  afterFailureCommit(hook: () => void): void {
+    this.failure.afterCommit(hook);
   }
 
   /** @internal Refuses further staging. */
@@ -167,8 +189,9 @@ export class TerminalEffects {
   }
 }
 
-/** Merges KV effects into settlement effects (later writes win over earlier ones of one key). */
-export function mergeKv(into: { kvWrites: (readonly [Uint8Array, Uint8Array])[]; kvDeletes: Uint8Array[] }, kv: StagedKvEffects): void {
+/** Merges KV effects into settlement effects (later writes win over earlier ones of one key), their after-commit hooks too. */
+export function mergeKv(into: { kvWrites: (readonly [Uint8Array, Uint8Array])[]; kvDeletes: Uint8Array[]; onCommitted?: (() => void)[] }, kv: StagedKvEffects): void {
   for (const w of kv.writes) into.kvWrites.push(w);
   for (const d of kv.deletes) into.kvDeletes.push(d);
+  if (kv.onCommitted !== undefined) (into.onCommitted ??= []).push(...kv.onCommitted);
 }

@@ -2,6 +2,8 @@
  * Time enters the core only through a Clock, so tests drive leases, backoff, scheduling and
  * retention with a MockClock instead of waiting.
  */
+import { yieldToEventLoop } from './event-loop.js';
+
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
   now(): number;
@@ -75,15 +77,6 @@ export class SystemClock implements Clock {
 /** The default clock instance. */
 export const systemClock: Clock = new SystemClock();
 
-/**
- * Lets timers and I/O callbacks run before continuing. Not a Clock sleep: it takes no time, so a
- * MockClock must not hold it. Long loops over a store that answers at once call it now and then,
- * or they would be one unbroken microtask chain.
- */
-export function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
-
 interface Sleeper {
   wakeAt: number;
   resolve: () => void;
@@ -136,11 +129,11 @@ export class MockClock implements Clock {
       this.sleepers.shift();
       this.current = Math.max(this.current, next.wakeAt);
       next.resolve();
-      await flushMacrotask();
+      await yieldToEventLoop();
     }
     // max: an overlapping advance() may already have moved past this target.
     this.current = Math.max(this.current, target);
-    await flushMacrotask();
+    await yieldToEventLoop();
   }
 
   /** Sets the time directly (never backwards). */
@@ -149,13 +142,3 @@ export class MockClock implements Clock {
   }
 }
 
-/**
- * One turn of the event loop, so work a woken sleeper started (promise chains, store I/O
- * callbacks) runs before the next sleeper wakes: `setImmediate` where there is one (Node), else
- * `setTimeout(0)`. Node clamps `setTimeout(0)` to 1 ms, which a cluster's dozen loops per advance
- * turned into most of its tests' time (test/core/cluster: 38 s -> 14 s).
- */
-function flushMacrotask(): Promise<void> {
-  const g = globalThis as unknown as { setImmediate?: (f: () => void) => void };
-  return new Promise((resolve) => (g.setImmediate ? g.setImmediate(resolve) : setTimeout(resolve, 0)));
-}

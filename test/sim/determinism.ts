@@ -1,9 +1,10 @@
 /**
  * What makes a run depend on its seed only. The engine (src/core) takes time from an injected
- * Clock, but it also yields with a real `setTimeout(0)` (yieldToEventLoop: WAL writer, delete
- * queue, table writer) and draws writer ids from `crypto.getRandomValues`. For the length of a
- * run both globals are replaced: timers become virtual-time sleepers the simulation fires when it
- * picks them, random bytes come from the seed. Between two steps the simulation lets every
+ * Clock, but it also gives the event loop turns (yieldToEventLoop: WAL writer, delete queue,
+ * table writer: `setImmediate` in Node, `setTimeout(0)` without it) and draws writer
+ * ids from `crypto.getRandomValues`. For the length of a run those globals are replaced: timers
+ * and turns become virtual-time sleepers the simulation fires when it picks them, random bytes
+ * come from the seed. Between two steps the simulation lets every
  * microtask run with one real `setImmediate` (saved before the patch), so no real timer, thread
  * or I/O ever decides an interleaving.
  */
@@ -31,7 +32,7 @@ export function installDeterminism(time: VirtualTime, random: Prng): () => void 
   if (installed) throw new Error('two simulations at once in one process');
   installed = true;
   const g = globalThis as unknown as Record<string, unknown>;
-  const saved = { setTimeout: g.setTimeout, clearTimeout: g.clearTimeout };
+  const saved = { setTimeout: g.setTimeout, clearTimeout: g.clearTimeout, setImmediate: g.setImmediate };
   const handles = new Map<number, ReturnType<VirtualTime['add']>>();
   let nextHandle = 1;
   g.setTimeout = (fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]): FakeTimeout => {
@@ -51,6 +52,8 @@ export function installDeterminism(time: VirtualTime, random: Prng): () => void 
     };
     return handle;
   };
+  // A turn of the event loop is a timer due now, fired when the simulation picks it.
+  g.setImmediate = (fn: (...args: unknown[]) => void, ...args: unknown[]): void => void time.add(0, undefined, 'setImmediate', () => fn(...args));
   g.clearTimeout = (handle: unknown): void => {
     const id = typeof handle === 'number' ? handle : Number(handle as FakeTimeout);
     const sleeper = handles.get(id);
@@ -69,6 +72,7 @@ export function installDeterminism(time: VirtualTime, random: Prng): () => void 
   return () => {
     g.setTimeout = saved.setTimeout;
     g.clearTimeout = saved.clearTimeout;
+    g.setImmediate = saved.setImmediate;
     delete crypto.getRandomValues;
     installed = false;
   };

@@ -3,7 +3,7 @@
  * reusable suite over any store factory.
  */
 import { describe, expect, it } from 'vitest';
-import { yieldToEventLoop } from '../../../src/core/clock.js';
+import { yieldToEventLoop } from '../../../src/core/event-loop.js';
 import { b, makeHarness, s, until, watchLookups, type StoreFactory } from './harness.js';
 
 export function defineQueueOperationsSuite(name: string, factory: StoreFactory): void {

@@ -1,4 +1,4 @@
-import { yieldToEventLoop } from '../../clock.js';
+import { yieldToEventLoop } from '../../event-loop.js';
 import { deleteObjects } from '../../objects/delete-objects.js';
 import type { ObjectStore } from '../../objects/object-store.js';
 

@@ -1,4 +1,4 @@
-import { yieldToEventLoop } from '../../clock.js';
+import { yieldToEventLoop } from '../../event-loop.js';
 import type { ObjectStore } from '../../objects/object-store.js';
 import type { VersionedEntry } from '../entry.js';
 import { tableObjectKey } from '../format.js';

@@ -28,7 +28,8 @@
 import { ClosedError, FencedError, isTaqubaError } from '../../errors.js';
 import { createObject } from '../../objects/create-object.js';
 import type { ObjectStore } from '../../objects/object-store.js';
-import { yieldToEventLoop, type Clock } from '../../clock.js';
+import type { Clock } from '../../clock.js';
+import { yieldToEventLoop } from '../../event-loop.js';
 import { walObjectKey } from '../format.js';
 import { decodeWalObject, encodeWalObject } from './wal-format.js';
 import type { FaultHook } from '../kv-options.js';

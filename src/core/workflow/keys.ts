@@ -3,7 +3,9 @@
  *
  * Caller KV (all under the reserved `workflow/` prefix):
  *   workflow/runs/{run}                    run record (input hash, submit time)
- *   workflow/steps/{run}                   current-step pointer {step, job id}
+ *   workflow/steps/{run}                   step pointer {step, job id}: the run's job, and the step it
+ *                                          was enqueued for (a job continued in place carries its
+ *                                          current step in its headers, and keeps the pointer)
  *   workflow/terminals/{ts:020}/{run}      terminal marker (memo retention only), empty value
  *   workflow/outcomes/{q}/{run}            finished-run record (outcome retention only)
  *   workflow/ended/{q}/{ts:020}/{run}      its retention index entry, empty value

@@ -60,6 +60,21 @@ describe('a run continues in place', () => {
     expect(await h.queue.stats(QUEUE)).toMatchObject({ pending: 0, claimed: 0 });
   });
 
+  it("leaves the step pointer as it is: the run's job is the same, and readers take its step from the job", async () => {
+    const h = await makeHarness(() => new MemoryObjectStore());
+    const { runner, gate, started } = recorder((step) => step.stepNumber === 2);
+    const hook = new RecordingHook();
+    const { runtime } = h.start(runner, hook, { maxConcurrentSteps: 1 });
+    await runtime.submit({ runId: 'held', input: b('held') });
+    const pointer = await h.queue.kvGet(b('workflow/steps/held'));
+    await started.promise;
+    expect(await h.queue.kvGet(b('workflow/steps/held'))).toEqual(pointer);
+    const listed = (await runtime.listRuns()).runs.find((r) => r.runId === 'held');
+    expect(listed).toMatchObject({ state: 'running', currentStep: 2 });
+    gate.resolve();
+    await hook.waitFor(1);
+  });
+
   it('does not take the next step while a run of higher priority waits: that run starts first', async () => {
     const h = await makeHarness(() => new MemoryObjectStore());
     const { order, runner, gate, started } = recorder((step) => step.runId === 'low' && step.stepNumber === 0);

@@ -32,7 +32,7 @@ import type { JobRecord } from '../../queue/index.js';
 import { checkOptions, optionNames } from '../../options.js';
 import { show } from '../../show.js';
 import type { RuntimeContext } from '../context.js';
-import { HEADER_SIGNAL_WAIT } from '../constants.js';
+import { HEADER_SIGNAL_WAIT, HEADER_STEP } from '../constants.js';
 import { handOffObjectKey, movedRunKey, runRecordKey, stepPointerKey, terminalMarkerKey } from '../keys.js';
 import { readDurableRun, DURABLE_READ_ATTEMPTS, type DurableRun } from '../runs/durable-run.js';
 import { commitFlowEnding } from '../flow/flow-ending.js';
@@ -95,7 +95,8 @@ type ActiveRun = Extract<DurableRun, { type: 'active' }>;
 
 /** Whether a stored job record is still the one read (same try, same wait, same wake). */
 function sameJob(now: JobRecord, then: JobRecord): boolean {
-  return now.id === then.id && now.status === then.status && now.attempts === then.attempts && now.runAt === then.runAt && now.wokenAt === then.wokenAt && now.interruptions === then.interruptions;
+  // The step header too: a job continued in place keeps its id (and the run its pointer).
+  return now.id === then.id && now.headers[HEADER_STEP] === then.headers[HEADER_STEP] && now.status === then.status && now.attempts === then.attempts && now.runAt === then.runAt && now.wokenAt === then.wokenAt && now.interruptions === then.interruptions;
 }
 
 /** NOT_FOUND for a run that is not active here (reason `run_moved` when it was handed off). */

@@ -20,6 +20,7 @@ import type { JobRecord } from '../../queue/index.js';
 import { corrupt } from '../errors.js';
 import { flowQueuedKey, runRecordKey, stepPointerKey } from '../keys.js';
 import { decodeStepPointer } from '../records.js';
+import { parseStepJob } from '../steps/step-headers.js';
 import { decodeQueuedRun, type QueuedRun } from '../flow/flow-records.js';
 
 export type DurableRun =
@@ -76,8 +77,11 @@ export async function readDurableRun(source: DurableRunSource, runId: string, qu
   if (job === undefined || job.status === 'done') return { type: 'moved' };
   // Every step of a run goes to the queue name of the runtime that submitted it.
   if (job.queue !== queueName) return { type: 'foreign' };
-  if (job.status === 'dead') return { type: 'dead', step: pointer.step, job, record };
-  return { type: 'active', step: pointer.step, job, record };
+  // The job's own step: a job continued in place has moved on from the step the pointer names.
+  const parsed = parseStepJob(job);
+  const step = 'step' in parsed ? parsed.step : pointer.step;
+  if (job.status === 'dead') return { type: 'dead', step, job, record };
+  return { type: 'active', step, job, record };
 }
 
 /** CORRUPT_DATA (reason `inconsistent_run_state`): the run kept moving for every read. */

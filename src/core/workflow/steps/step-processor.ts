@@ -288,9 +288,11 @@ function advanceEffects(
   staged: StagedKvEffects,
 ): EffectsBuilder {
   const job = d.claim.job;
+  // The pointer names the run's job. A job continued in place keeps its id and carries its step
+  // in its headers, so the pointer stays as it is (readers take the step from the job).
   const effects: EffectsBuilder = {
     enqueues: [],
-    kvWrites: [[stepPointerKey(d.runId), encodeStepPointer({ step: next.step, jobId: next.jobId })]],
+    kvWrites: next.enqueue ? [[stepPointerKey(d.runId), encodeStepPointer({ step: next.step, jobId: next.jobId })]] : [],
     kvDeletes: [],
   };
   if (next.enqueue) {

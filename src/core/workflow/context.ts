@@ -32,9 +32,10 @@ export interface RuntimeContext {
   readonly warn: (message: string, error?: unknown) => void;
   /**
    * Caller-KV keys every ending of a run also deletes, read before its settlement is built: the
-   * history of a workflow function's run (functions/history.ts). Absent for a StepRunner runtime.
+   * history of a workflow function's run (functions/history.ts), unless `historyStaged` (the
+   * ending's effects delete it already). Absent for a StepRunner runtime.
    */
-  readonly endingDeletes?: (runId: string) => Promise<Uint8Array[]>;
+  readonly endingDeletes?: (runId: string, historyStaged: boolean) => Promise<Uint8Array[]>;
   /**
    * Held by an ending with `endingDeletes` from reading them until its settlement committed, and by
    * a signal checking that its run is active before buffering (runs/signals.ts): no signal is

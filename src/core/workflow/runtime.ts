@@ -122,7 +122,7 @@ export class WorkflowRuntime {
       log,
       warn: log.warn,
       tracer: resolved.tracer,
-      ...(this.functions ? { endingDeletes: (runId: string) => this.endFunctionRun(runId), signalRunOf: runOfFunctionSignalKey } : {}),
+      ...(this.functions ? { endingDeletes: (runId: string, historyStaged: boolean) => this.endFunctionRun(runId, historyStaged), signalRunOf: runOfFunctionSignalKey } : {}),
     };
     attachFinishedRuns(this.ctx, resolved.outcomeRetentionMs, resolved.runIdReuse);
   }
@@ -131,8 +131,8 @@ export class WorkflowRuntime {
    * The history and buffered signals a function run's ending deletes; the children it still
    * waits for are cancelled first (a cancelled parent takes its children with it).
    */
-  private async endFunctionRun(runId: string): Promise<Uint8Array[]> {
-    const { keys, pendingChildren } = await functionRunLeftovers(this.ctx.queue, this.ctx.queueName, runId);
+  private async endFunctionRun(runId: string, historyStaged: boolean): Promise<Uint8Array[]> {
+    const { keys, pendingChildren } = await functionRunLeftovers(this.ctx.queue, this.ctx.queueName, runId, historyStaged);
     for (const child of pendingChildren) {
       await this.cancel(child).catch((e: unknown) => this.ctx.warn(`cancelling a child of an ending run failed. runId=${runId} child=${child}`, e));
     }

@@ -171,6 +171,9 @@ export class Execution implements WorkflowContext {
   private readonly pendingWrites = new Set<Promise<void>>();
   private closed = false;
   private checkScheduled = false;
+  /** Every history key this execution wrote (or found written at a position it recorded). */
+  private readonly written: Uint8Array[] = [];
+  private invoked = false;
   private halt!: (h: Halt) => void;
   /** Settles when the function must stop before it settles (suspension, a failed write). */
   readonly halted: Promise<Halt>;
@@ -281,7 +284,9 @@ export class Execution implements WorkflowContext {
   private async recordFailure(position: number, failures: FailedAttempt[], failure: FailedAttempt): Promise<void> {
     if (this.closed) return NEVER;
     // A plain put: two executions failing the same attempt record the same fact.
-    await this.guarded(() => this.init.queue.kvPut(failureKey(this.init.prefix, position, failure.attempt), encodeFailure(failure)));
+    const key = failureKey(this.init.prefix, position, failure.attempt);
+    await this.guarded(() => this.init.queue.kvPut(key, encodeFailure(failure)));
+    this.written.push(key);
     failures.push(failure);
     this.init.history.failures.set(position, failures);
     this.report(() => retryingCall(position, failures));
@@ -359,6 +364,7 @@ export class Execution implements WorkflowContext {
   }
 
   async invoke<I, O>(workflow: Workflow<I, O>, input: I, options: InvokeOptions = {}): Promise<O> {
+    this.invoked = true;
     this.init.children.check(workflow);
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`invoke options must be an object. options=${show(options)}`, { reason: 'invalid_invoke' });
     if (options.runId !== undefined) validateRunId(options.runId);
@@ -463,6 +469,15 @@ export class Execution implements WorkflowContext {
     throw error;
   }
 
+  /**
+   * The history keys this execution wrote: for a run it started fresh, the whole history of its
+   * generation. Undefined once it invoked a child (an ending must then look for children still
+   * awaited, which takes the full sweep).
+   */
+  writtenKeys(): readonly Uint8Array[] | undefined {
+    return this.invoked ? undefined : this.written;
+  }
+
   /** Writes `event` at `position`; returns what the history holds there (another execution's event when it recorded first). */
   private async write(position: number, event: Event, createOnly: boolean): Promise<Event> {
     const stored = await this.guarded(() => this.writeOnce(position, event, createOnly));
@@ -495,11 +510,16 @@ export class Execution implements WorkflowContext {
     const bytes = encodeEvent(event);
     if (!createOnly) {
       await this.init.queue.kvPut(key, bytes);
+      this.written.push(key);
       return event;
     }
-    if (await this.init.queue.kvComparePut(key, null, bytes)) return event;
+    if (await this.init.queue.kvComparePut(key, null, bytes)) {
+      this.written.push(key);
+      return event;
+    }
     // A concurrent execution of this run recorded the position first: its answer stands.
     const existing = await this.init.queue.kvGet(key);
+    this.written.push(key);
     if (existing === undefined) throw new TaqubaError('CONFLICT', `workflow history entry vanished while recorded. runId=${this.runId} position=${position}`, { details: { runId: this.runId, position } });
     const theirs = decodeEvent(existing, `position ${position}`);
     if (theirs.kind !== event.kind || theirs.name !== event.name) this.diverged(position, theirs, event.kind, event.name);

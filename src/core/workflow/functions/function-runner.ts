@@ -4,7 +4,8 @@
  * delivery of step 0, which has none) and runs it until it settles or suspends.
  *
  * - settles with a value: the run succeeds with the value's encoding (the ending deletes the
- *   history: `RuntimeContext.endingDeletes`);
+ *   history: `RuntimeContext.endingDeletes`, which scans for it unless the delivery that started
+ *   the run fresh ends it, and stages the keys it wrote with the outcome);
  * - throws (a `StepFailedError` it did not catch, its own error, NON_DETERMINISTIC): the run
  *   fails with the error's text;
  * - suspends (a durable sleep or signal wait): the next underlying step is scheduled for the
@@ -154,27 +155,35 @@ export class FunctionRunner implements StepRunnerObject {
     if (end.type === 'broken') throw end.error;
     await exec.flush();
     const payload = (): Uint8Array => encodeEnvelope({ ...envelope, gen });
+    // A fresh run that ends in this delivery wrote its whole history here (a delivery that took
+    // it over would have its claim, and this ending would not commit): the ending deletes exactly
+    // those keys instead of scanning for them.
+    const ends = (outcome: StepOutcome): StepOutcome => {
+      const keys = fresh ? exec.writtenKeys() : undefined;
+      if (keys !== undefined) step.effects.deleteRunHistory(keys);
+      return outcome;
+    };
     switch (end.type) {
       case 'suspend': {
         const delayMs = Math.max(0, end.untilMs - ctx.clock.now());
         return end.wait === undefined ? StepOutcome.continueAfter(payload(), delayMs) : StepOutcome.continueOnSignal(payload(), functionSignalKey(step.runId, end.wait.name), delayMs);
       }
       case 'fatal':
-        return StepOutcome.fail(errorText(end.error));
+        return ends(StepOutcome.fail(errorText(end.error)));
       case 'done': {
         let result: Uint8Array;
         try {
           result = encodeValue(end.value);
         } catch (e) {
-          return StepOutcome.fail(`INVALID_ARGUMENT: the workflow returned a value that cannot be stored: ${e instanceof Error ? e.message : String(e)}`);
+          return ends(StepOutcome.fail(`INVALID_ARGUMENT: the workflow returned a value that cannot be stored: ${e instanceof Error ? e.message : String(e)}`));
         }
-        return StepOutcome.succeed(result);
+        return ends(StepOutcome.succeed(result));
       }
       case 'threw':
         // A cancelled run settles as cancelled whatever the step returns; infrastructure errors
         // the function let through are the delivery's, not the run's: deliver it again.
         if (step.signal.aborted || isInfrastructure(end.error)) throw end.error;
-        return StepOutcome.fail(errorText(end.error));
+        return ends(StepOutcome.fail(errorText(end.error)));
     }
   }
 

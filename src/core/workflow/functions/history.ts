@@ -195,10 +195,11 @@ export async function loadHistory(queue: Queue, prefix: Uint8Array): Promise<His
  * What the settlement ending run `runId` deletes besides its records: every history entry of the
  * id (all generations) and the signals still buffered for it (`{runId}#{name}`), so a later run
  * under the id starts with neither; and the children it still waits for (`invoke` events without
- * an outcome), which the ending cancels.
+ * an outcome), which the ending cancels. `historyStaged`: the ending deletes the history already
+ * (a run that invoked no child, ended by the delivery that wrote all of it): signals only.
  */
-export async function functionRunLeftovers(queue: Queue, queueName: string, runId: string): Promise<{ keys: Uint8Array[]; pendingChildren: string[] }> {
-  const [history, signals] = await Promise.all([entriesUnder(queue, runHistoryPrefix(queueName, runId)), entriesUnder(queue, signalBufferKey(`${runId}#`))]);
+export async function functionRunLeftovers(queue: Queue, queueName: string, runId: string, historyStaged = false): Promise<{ keys: Uint8Array[]; pendingChildren: string[] }> {
+  const [history, signals] = await Promise.all([historyStaged ? [] : entriesUnder(queue, runHistoryPrefix(queueName, runId)), entriesUnder(queue, signalBufferKey(`${runId}#`))]);
   const pendingChildren: string[] = [];
   for (const [key, value] of history) {
     let event: Event;

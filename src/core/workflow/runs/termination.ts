@@ -30,6 +30,8 @@ export interface EffectsBuilder {
   readonly kvDeletes: Uint8Array[];
   /** What runs once these effects committed (`SettlementEffects.onCommitted`). */
   onCommitted?: (() => void)[];
+  /** The deletes already hold the run's whole history (`StagedKvEffects.runHistoryStaged`). */
+  runHistoryStaged?: boolean;
 }
 
 function emptyEffects(): EffectsBuilder {
@@ -57,7 +59,7 @@ export async function commitEnding<T>(ctx: RuntimeContext, runId: string, effect
   const endingDeletes = ctx.endingDeletes;
   if (endingDeletes === undefined) return settle();
   return ctx.endingLocks.run(runId, async () => {
-    effects.kvDeletes.push(...(await endingDeletes(runId)));
+    effects.kvDeletes.push(...(await endingDeletes(runId, effects.runHistoryStaged === true)));
     return settle();
   });
 }

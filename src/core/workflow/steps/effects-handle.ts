@@ -24,6 +24,11 @@ export interface StagedKvEffects {
   readonly deletes: readonly Uint8Array[];
   /** In-process callbacks run once the writes committed; never stored (a replayed record has none). */
   readonly onCommitted?: readonly (() => void)[];
+  /**
+   * The deletes hold the run's whole history (a workflow function's run ended by the delivery that
+   * wrote all of it), so its ending need not scan for it. Never stored: a replay scans again.
+   */
+  readonly runHistoryStaged?: boolean;
 }
 
 export const NO_KV_EFFECTS: StagedKvEffects = { writes: [], deletes: [] };
@@ -47,10 +52,10 @@ class KvAccumulator {
     this.writes.set(slot, [k, value]);
   }
 
-  delete(key: KvKey): void {
+  delete(key: KvKey, reservedAllowed = false): void {
     this.checkOpen();
     const k = kvKeyBytes(key);
-    checkUserKvKey(k);
+    if (!reservedAllowed) checkUserKvKey(k);
     const slot = toBinaryString(k);
     if (this.writes.has(slot)) throw conflict(k);
     this.deletes.set(slot, k);
@@ -94,6 +99,7 @@ function conflict(key: Uint8Array): InvalidArgumentError {
 export class EffectsHandle {
   private readonly acc = new KvAccumulator('step effects handle');
   private readonly failure = new KvAccumulator('step effects handle');
+  private runHistoryStaged = false;
 
   /** Stages a write. Throws INVALID_ARGUMENT (reserved_kv_key, kv_value_too_large, conflicting_kv_effect, effects_sealed). */
   put(key: KvKey, value: Uint8Array): void {
@@ -129,6 +135,15 @@ export class EffectsHandle {
     this.acc.afterCommit(hook);
   }
 
+  /**
+   * @internal Deletes `keys`, the run's whole history, with the outcome (a workflow function's
+   * run that ends in the delivery that wrote every entry): the ending then skips its scan.
+   */
+  deleteRunHistory(keys: readonly Uint8Array[]): void {
+    for (const key of keys) this.acc.delete(key, true);
+    this.runHistoryStaged = true;
+  }
+
   /** @internal Like `afterCommit`, for the writes staged with `putOnFailure`. */
   afterFailureCommit(hook: () => void): void {
     this.failure.afterCommit(hook);
@@ -142,7 +157,8 @@ export class EffectsHandle {
 
   /** @internal What was staged for the outcome. */
   staged(): StagedKvEffects {
-    return this.acc.snapshot();
+    const staged = this.acc.snapshot();
+    return this.runHistoryStaged ? { ...staged, runHistoryStaged: true } : staged;
   }
 
   /** @internal What was staged for a failing settlement. */
@@ -190,8 +206,12 @@ export class TerminalEffects {
 }
 
 /** Merges KV effects into settlement effects (later writes win over earlier ones of one key), their after-commit hooks too. */
-export function mergeKv(into: { kvWrites: (readonly [Uint8Array, Uint8Array])[]; kvDeletes: Uint8Array[]; onCommitted?: (() => void)[] }, kv: StagedKvEffects): void {
+export function mergeKv(
+  into: { kvWrites: (readonly [Uint8Array, Uint8Array])[]; kvDeletes: Uint8Array[]; onCommitted?: (() => void)[]; runHistoryStaged?: boolean },
+  kv: StagedKvEffects,
+): void {
   for (const w of kv.writes) into.kvWrites.push(w);
   for (const d of kv.deletes) into.kvDeletes.push(d);
   if (kv.onCommitted !== undefined) (into.onCommitted ??= []).push(...kv.onCommitted);
+  if (kv.runHistoryStaged === true) into.runHistoryStaged = true;
 }

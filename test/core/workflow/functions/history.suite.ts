@@ -31,6 +31,43 @@ export function defineHistorySuite(name: string, factory: StoreFactory): void {
       expect(await w.historyKeys()).toEqual([]);
     });
 
+    it('a run that ends in its first delivery deletes what it wrote without scanning for it; a buffered signal still goes', async () => {
+      const w = await fnWorld(factory);
+      const inside = deferred();
+      const release = deferred();
+      const wf = defineWorkflow({
+        name: 'h-one-delivery',
+        async run(ctx) {
+          await ctx.step('a', () => 1);
+          ctx.now();
+          await ctx.step('b', async () => {
+            inside.resolve();
+            await release.promise;
+            return 2;
+          });
+          return 'done';
+        },
+      });
+      const runtime = w.start([wf]);
+      const historyScans: string[] = [];
+      const kvScan = w.queue.kvScan.bind(w.queue);
+      w.queue.kvScan = (prefix, options) => {
+        const text = new TextDecoder().decode(prefix);
+        if (text.startsWith('workflow/fn/')) historyScans.push(text);
+        return kvScan(prefix, options);
+      };
+      const run = await runtime.start(wf, undefined, { runId: 'one' });
+      await inside.promise;
+      // A signal the run never waits for is buffered under the run's id, and must go with it.
+      expect(await runtime.signal('one', 'unused', 1)).toBe('buffered');
+      release.resolve();
+      expect(await resultOf(run)).toBe('done');
+      expect(historyScans).toEqual([]);
+      w.queue.kvScan = kvScan;
+      expect(await w.historyKeys()).toEqual([]);
+      expect((await w.queue.kvScan(new TextEncoder().encode('workflow/signal-buf/'))).entries).toEqual([]);
+    });
+
     it('deleted when the run fails after a replay (an uncaught StepFailedError)', async () => {
       const w = await fnWorld(factory);
       const wf = defineWorkflow({

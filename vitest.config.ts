@@ -13,7 +13,7 @@ const chromium = await resolveChromium().catch((e: unknown) => {
 if (process.env.TAQUBA_DEBUG_CHROMIUM && chromium) console.log(`[vitest] chromium: ${chromium.executablePath} (${chromium.source})`);
 
 /** Browser dependencies pre-bundled up front, so the page never reloads mid-run after an install. */
-const browserDeps = ['idb', 'comlink', '@msgpack/msgpack', 'sorted-btree', '@opentelemetry/sdk-trace-base'];
+const browserDeps = ['idb', 'comlink', '@msgpack/msgpack', 'sorted-btree', '@noble/hashes/sha2.js', 'croner', '@opentelemetry/sdk-trace-base'];
 
 export default defineConfig({
   test: {

@@ -6,7 +6,7 @@
  */
 import type { ObjectStore } from '../src/core/objects/object-store.js';
 import type { Claim, Queue } from '../src/core/queue/index.js';
-import { HEADER_RUN_ID, NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
+import { HEADER_RUN_ID, NoopTerminalHook, StepOutcome, WorkflowRuntime, defineWorkflow, type Step } from '../src/core/workflow/index.js';
 
 export const STEPS = 3;
 export const PAYLOAD_BYTES = 100;
@@ -15,6 +15,18 @@ export const CONCURRENCY = 16;
 export const quiet = { warn: (): void => undefined };
 
 const now = (): number => performance.now();
+
+/** The same chain as a workflow function (workflow.fn): each `ctx.step` forwards the payload. */
+export const fnChain = defineWorkflow({
+  name: 'bench-chain',
+  async run(ctx, input: Uint8Array): Promise<Uint8Array> {
+    let p = input;
+    p = await ctx.step('s1', () => p);
+    p = await ctx.step('s2', () => p);
+    p = await ctx.step('s3', () => p);
+    return p;
+  },
+});
 
 const forward = async (step: Step) => (step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload));
 

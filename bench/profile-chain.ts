@@ -5,13 +5,12 @@
  *   npx tsx bench/profile-chain.ts [memory|fs] [out.cpuprofile] [keyed]
  *   npx tsx bench/profile-summary.ts out.cpuprofile
  */
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import { Queue } from '../src/core/queue/index.js';
 import { MemoryObjectStore } from '../src/core/objects/memory-store.js';
 import { FileSystemObjectStore } from '../src/node/fs-store.js';
 import { countAcks, quiet, runChain } from './chain-workload.js';
 import { tempDir } from './harness.js';
+import { profileWindows } from './profile-windows.js';
 
 // `keyed`: every run under a concurrency key, as in the bench's keyed windows (chain-workload.ts).
 const [storeName = 'memory', out = `/tmp/chain-${storeName}.cpuprofile`, variant] = process.argv.slice(2);
@@ -20,19 +19,8 @@ const store = storeName === 'fs' ? new FileSystemObjectStore({ root: tempDir('pr
 const queue = await Queue.open(store, 'bench', { logger: quiet });
 const acks = countAcks(queue);
 await runChain(queue, acks, store, 1500, 'warm', undefined, keyed);
-const session = new Session();
-session.connect();
-await session.post('Profiler.enable');
-await session.post('Profiler.setSamplingInterval', { interval: 100 });
-let profiling = false;
-for (let w = 0; w < 3; w++) {
-  const { workMs } = await runChain(queue, acks, store, 2000, `run${w}`, () => {
-    if (!profiling) void session.post('Profiler.start');
-    profiling = true;
-  }, keyed);
-  console.log(`window ${w}: ${((2000 * 3 * 1000) / workMs).toFixed(0)} steps/s`);
-}
-const { profile } = await session.post('Profiler.stop');
-writeFileSync(out, JSON.stringify(profile));
-console.log(`profile written to ${out}`);
+await profileWindows(out, 3, 'steps/s', async (tag, onWorkStart) => {
+  const { workMs } = await runChain(queue, acks, store, 2000, tag, onWorkStart, keyed);
+  return (2000 * 3 * 1000) / workMs;
+});
 await queue.close();

@@ -58,10 +58,10 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Queue } from '../src/core/queue/index.js';
-import { HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime, defineWorkflow, type Step } from '../src/core/workflow/index.js';
+import { HEADER_STEP, NoopTerminalHook, StepOutcome, WorkflowRuntime, type Step } from '../src/core/workflow/index.js';
 import { FileSystemObjectStore } from '../src/node/fs-store.js';
 import { CountingObjectStore } from '../src/testing/counting-store.js';
-import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, quiet, runChain, watchTerminalAcks, type AckCounter } from './chain-workload.js';
+import { CONCURRENCY, PAYLOAD_BYTES, STEPS, countAcks, fnChain as chain, quiet, runChain, watchTerminalAcks, type AckCounter } from './chain-workload.js';
 import { log, now, percentile, type BenchContext, type Benchmark, type StoreHandle } from './harness.js';
 import { LONG_STEPS, long, setProbe, type LongProbe } from './workflow-fn-long.js';
 
@@ -75,17 +75,6 @@ const LONG_REPEATS = 3;
 const RESTARTS = 5;
 
 // ---- the workflows -----------------------------------------------------------------------------
-
-const chain = defineWorkflow({
-  name: 'bench-chain',
-  async run(ctx, input: Uint8Array): Promise<Uint8Array> {
-    let p = input;
-    p = await ctx.step('s1', () => p);
-    p = await ctx.step('s2', () => p);
-    p = await ctx.step('s3', () => p);
-    return p;
-  },
-});
 
 const forward = async (step: Step) => (step.stepNumber < STEPS - 1 ? StepOutcome.continueNow(step.payload) : StepOutcome.succeed(step.payload));
 

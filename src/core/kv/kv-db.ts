@@ -307,8 +307,15 @@ export class KvDb implements KvReadable {
     const { state } = this;
     if (state.closing) return;
     let flushError: unknown;
-    if (state.failure === undefined) await this.wal.flush().catch((e) => (flushError = e));
+    const flushWal = async (): Promise<void> => {
+      if (state.failure === undefined && flushError === undefined) await this.wal.flush().catch((e) => (flushError = e));
+    };
+    await flushWal();
     state.closing = true;
+    // A commit that waited for room in the memtables may have been applied during that flush,
+    // into a later batch than the one it waited for. None can start now: flushed again, so the
+    // end recorded below covers every commit applied (the simulator found one acknowledged past it).
+    await flushWal();
     // Frozen memtables are written out (so the next open replays little); compaction stops.
     await this.compactor.running;
     while (this.flusher.running) await this.flusher.running;

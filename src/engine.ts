@@ -20,6 +20,8 @@ export {
   validatePutData,
   type AppendLog,
   type AppendLogStore,
+  type SealFlag,
+  type SealFlagStore,
   type GetOptions,
   type ListOptions,
   type ObjectInfo,

@@ -63,6 +63,7 @@ export class CountingObjectStore implements ObjectStore {
         },
         exists: (key) => logs.exists(key),
         ...(logs.sync ? { sync: logs.sync.bind(logs) } : {}),
+        ...(logs.flags ? { flags: logs.flags } : {}),
       };
     }
     const batch = inner.deleteMany?.bind(inner);

@@ -18,6 +18,8 @@ export interface SimConfig {
   /** Chance that a store call fails with STORE_UNAVAILABLE. */
   readonly failRate: number;
   readonly appendLogs: boolean;
+  /** With append logs: seal flags offered (see SimStore), so writers watch a flag for their seal. */
+  readonly sealFlags: boolean;
   readonly lock: boolean;
   /** Requests of crashed processes may land later (object-store semantics). */
   readonly zombies: boolean;

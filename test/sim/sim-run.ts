@@ -37,7 +37,7 @@ export class SimRun implements SimContext {
     readonly seed: number,
     readonly config: SimConfig,
   ) {
-    this.world = new SimWorld({ failRate: config.failRate, zombies: config.zombies, appendLogs: config.appendLogs, lock: config.lock });
+    this.world = new SimWorld({ failRate: config.failRate, zombies: config.zombies, appendLogs: config.appendLogs, sealFlags: config.sealFlags, lock: config.lock });
   }
 
   trace(line: string): void {

@@ -6,7 +6,7 @@
  * durability model in sim-world.ts says. Once its process is dead a handle answers nothing.
  */
 import { PreconditionFailedError, StoreLockedError, StoreUnavailableError } from '../../src/core/errors.js';
-import type { AppendLog, AppendLogStore } from '../../src/core/objects/append-log.js';
+import type { AppendLog, AppendLogStore, SealFlag, SealFlagStore } from '../../src/core/objects/append-log.js';
 import { validateGetRange, validateListPrefix, validateObjectKey, validatePutData } from '../../src/core/objects/keys.js';
 import type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from '../../src/core/objects/object-store.js';
 import { checkPrecondition } from '../../src/core/objects/preconditions.js';
@@ -36,7 +36,8 @@ export class SimStore implements ObjectStore {
     private readonly seed: number,
   ) {
     if (world.options.appendLogs) {
-      this.appendLogs = { createLog: (key) => this.createLog(key), exists: (key) => this.exists(key), sync: (key) => this.sync(key) };
+      const flags: SealFlagStore | undefined = world.options.sealFlags ? { create: (key) => this.createFlag(key), raise: (key) => this.raiseFlag(key) } : undefined;
+      this.appendLogs = { createLog: (key) => this.createLog(key), exists: (key) => this.exists(key), sync: (key) => this.sync(key), ...(flags ? { flags } : {}) };
     }
     if (world.options.lock) this.lockWriter = (path) => this.lock(path);
   }
@@ -240,6 +241,55 @@ export class SimStore implements ObjectStore {
   }
 
   createLog(key: string): Promise<AppendLog> {
+    return this.createOpen(key, 'log', (inode) => new SimAppendLog(this, key, inode));
+  }
+
+  /** A seal flag: an empty object kept open (like a log); raised, it holds one byte, 1. */
+  createFlag(key: string): Promise<SealFlag> {
+    return this.createOpen(key, 'seal flag', (inode) => new SimSealFlag(this, key, inode));
+  }
+
+  /** Reads the flag through its open inode (the holder's handle), as a scheduled call. */
+  flagRaised(key: string, inode: Inode): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      const prng = this.opPrng();
+      const fault = this.drawFault(prng);
+      const answer = (): void => (fault !== 'none' ? reject(this.unavailable(`read seal flag ${key}`, fault)) : resolve(inode.data[0] === 1));
+      this.submit(`read seal flag ${key}`, prng, [{ label: 'answers', run: answer }]);
+    });
+  }
+
+  /** Writes 1 into the flag at `key` (absent: nothing) and flushes; like an append, it is durable when it answers. */
+  raiseFlag(key: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      validateObjectKey(key);
+      const prng = this.opPrng();
+      const fault = this.drawFault(prng);
+      let inode: Inode | undefined;
+      const phases: Phase[] = [];
+      if (fault !== 'before') {
+        phases.push({
+          label: 'raises',
+          run: () => {
+            inode = this.world.lookup(key);
+            if (inode) inode.data = Uint8Array.of(1);
+          },
+        });
+      }
+      phases.push({
+        label: fault === 'none' ? 'syncs and answers' : 'fails',
+        run: () => {
+          if (fault !== 'none') return reject(this.unavailable(`raise seal flag ${key}`, fault));
+          if (inode) inode.synced = Math.max(inode.synced, inode.data.length);
+          resolve();
+        },
+      });
+      this.submit(`raise seal flag ${key}`, prng, phases);
+    });
+  }
+
+  /** A create-only object kept open by the caller: a log or a seal flag. */
+  private createOpen<T>(key: string, what: string, open: (inode: Inode) => T): Promise<T> {
     return new Promise((resolve, reject) => {
       validateObjectKey(key);
       const prng = this.opPrng();
@@ -261,15 +311,15 @@ export class SimStore implements ObjectStore {
         if (inode && !inode.nameDurable && this.world.lookup(key) === inode) this.world.unlink(key, this.world.tick);
       };
       const answer = (): void => {
-        if (fault !== 'none') reject(this.unavailable(`create log ${key}`, fault));
+        if (fault !== 'none') reject(this.unavailable(`create ${what} ${key}`, fault));
         else if (error) reject(error);
-        else resolve(new SimAppendLog(this, key, inode!));
+        else resolve(open(inode!));
       };
       const phases: Phase[] = [
         { label: 'lands', run: land },
         { label: 'answers', run: answer },
       ];
-      this.submit(`create log ${key}`, prng, phases, this.effectCrash(phases, state, land, undo, false));
+      this.submit(`create ${what} ${key}`, prng, phases, this.effectCrash(phases, state, land, undo, false));
     });
   }
 
@@ -355,6 +405,20 @@ class SimAppendLog implements AppendLog {
   append(data: Uint8Array): Promise<void> {
     const length = data.length;
     return this.store.append(this.key, this.inode, data, () => (this.size += length));
+  }
+
+  async close(): Promise<void> {}
+}
+
+class SimSealFlag implements SealFlag {
+  constructor(
+    private readonly store: SimStore,
+    private readonly key: string,
+    private readonly inode: Inode,
+  ) {}
+
+  raised(): Promise<boolean> {
+    return this.store.flagRaised(this.key, this.inode);
   }
 
   async close(): Promise<void> {}

@@ -45,6 +45,8 @@ export interface WorldOptions {
   /** Requests of a crashed process may land later (object stores); logs never do. */
   zombies: boolean;
   appendLogs: boolean;
+  /** With append logs: the stores offer seal flags (as OPFS does), so writers watch a flag instead of looking the seal up. */
+  sealFlags: boolean;
   lock: boolean;
 }
 

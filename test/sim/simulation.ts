@@ -83,6 +83,8 @@ export function configFor(seed: number, damage = false): SimConfig {
     damage,
     keys: r.pick([4, 8, 16, 40]),
     maxPad: r.pick([8, 64, 300]),
+    // Drawn last, so the fields above stay what each seed drew before seal flags existed.
+    sealFlags: r.chance(0.5),
   };
 }
 

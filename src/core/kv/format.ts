@@ -12,6 +12,13 @@ import { KIND_BY_CODE, KIND_CODES, type EntryKind } from './entry.js';
 export const WAL_MAGIC = 0x54515741; // "TQWA"
 export const MANIFEST_MAGIC = 0x54514d46; // "TQMF"
 export const FORMAT_VERSION = 1;
+/**
+ * Manifests are format 2 since writers may watch seal flags (docs/rfcs/0002-wal-append-log.md,
+ * "Seal flags"): a library that reads only format 1 would seal such a writer without raising its
+ * flag, so it must refuse the store (CORRUPT_DATA, unknown format version) rather than open it.
+ * Format 1 manifests are read as before.
+ */
+export const MANIFEST_FORMAT_VERSION = 2;
 
 const ID_DIGITS = 20;
 
@@ -60,11 +67,11 @@ export function sealWithChecksum(writer: ByteWriter): Uint8Array {
 }
 
 /** Verifies the checksum trailer, the magic and the format version; returns a reader after them. */
-export function openFramed(bytes: Uint8Array, object: string, magic: number): ByteReader {
+export function openFramed(bytes: Uint8Array, object: string, magic: number, newest = FORMAT_VERSION): ByteReader {
   const r = new ByteReader(openChecksummed(bytes, object), corruptReader(object));
   if (r.u32() !== magic) throw corruptReader(object)('bad magic');
   const version = r.u8();
-  if (version !== FORMAT_VERSION) throw corruptReader(object)(`unknown format version ${version}`);
+  if (version < FORMAT_VERSION || version > newest) throw corruptReader(object)(`unknown format version ${version}`);
   return r;
 }
 

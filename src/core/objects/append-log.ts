@@ -39,6 +39,37 @@ export interface AppendLogStore {
    * STORE_UNAVAILABLE.
    */
   sync?(key: string): Promise<void>;
+  /**
+   * Optional, for stores where `exists` is a round trip a writer should not pay per commit (OPFS):
+   * seal flags, one per writer epoch, that the writer reads cheaply after each append instead
+   * (docs/rfcs/0002-wal-append-log.md, "Seal flags"). A wrapper store must offer them exactly when
+   * the store it wraps does: a writer that watches its flag is sealed only by openers that raise it.
+   */
+  readonly flags?: SealFlagStore;
+}
+
+/** See `AppendLogStore.flags`. */
+export interface SealFlagStore {
+  /**
+   * Creates `key` as a lowered flag, create-only (PRECONDITION_FAILED when it exists), and keeps
+   * it open for `raised`. Resolves with undefined when this context cannot keep it open so that
+   * another can still raise it (the writer then checks the seal itself). Rejects with
+   * STORE_UNAVAILABLE or STORE_PERMISSION.
+   */
+  create(key: string): Promise<SealFlag | undefined>;
+  /**
+   * Raises the flag at `key`, whoever holds it open (an absent key succeeds: nothing to raise).
+   * Once this resolves, every later `raised()` of that flag answers true. Rejects with
+   * STORE_UNAVAILABLE or STORE_PERMISSION.
+   */
+  raise(key: string): Promise<void>;
+}
+
+export interface SealFlag {
+  /** Whether the flag was raised; answers from the open flag, without a lookup by name. */
+  raised(): Promise<boolean>;
+  /** Releases the handle; the object stays. Safe to call twice. */
+  close(): Promise<void>;
 }
 
 /** The store's append logs, when it offers them. */

@@ -13,7 +13,7 @@
  * Every adapter must pass `test/core/objects/object-store.conformance.ts`.
  */
 export type { GetOptions, ListOptions, ObjectInfo, ObjectStore, ObjectVersion, PutOptions, StoredObject, WriterLock } from './object-store.js';
-export type { AppendLog, AppendLogStore } from './append-log.js';
+export type { AppendLog, AppendLogStore, SealFlag, SealFlagStore } from './append-log.js';
 export { MemoryObjectStore } from './memory-store.js';
 export { deleteObjects } from './delete-objects.js';
 export { MAX_OBJECT_KEY_LENGTH, validateGetRange, validateKeyPrefixOption, validateListPrefix, validateObjectKey, validatePutData } from './keys.js';

@@ -4,9 +4,15 @@
  * into place), then one sync access handle stays open on it and an append is `write` +
  * `flush()`. Reads (`getFile()`) work while it is open; removing the file does not (a newer
  * writer's cleanup retries later).
+ *
+ * Seal flags (core/objects/append-log.ts, `SealFlagStore`) are objects, empty while lowered, whose
+ * holder keeps a 'readwrite-unsafe' sync access handle open, a mode other workers' handles can
+ * share: an opener raises a flag by writing a 1 byte through its own handle and flushing, the
+ * holder reads that byte through its handle, a local call instead of a directory lookup. Where the browser knows no modes the
+ * handle would lock the file, so no flag is held and the writer looks the seal up itself.
  */
 import { StoreUnavailableError } from '../../core/errors.js';
-import type { AppendLog, AppendLogStore } from '../../core/objects/append-log.js';
+import type { AppendLog, AppendLogStore, SealFlag, SealFlagStore } from '../../core/objects/append-log.js';
 import { validateObjectKey, validatePutData } from '../../core/objects/keys.js';
 import { domErrorName } from '../shared/dom-errors.js';
 import { toOpfsError } from './opfs-errors.js';
@@ -22,8 +28,8 @@ export interface OpfsLogPlatform {
    * Rejects with what the file system threw (unmapped).
    */
   createFile(key: string): Promise<OpfsFileHandle>;
-  /** Whether the file of `key` exists. Rejects with what the file system threw (unmapped). */
-  fileExists(key: string): Promise<boolean>;
+  /** The file of `key`, if it exists. Rejects with what the file system threw (unmapped). */
+  findFile(key: string): Promise<OpfsFileHandle | undefined>;
   /** Drops the cached directory handles (a directory was removed under one). */
   forgetDirectories(): void;
   /** The error for a sync access handle `write()` that did not report writing a positive number of bytes. */
@@ -31,7 +37,11 @@ export interface OpfsLogPlatform {
 }
 
 export class OpfsAppendLogs implements AppendLogStore {
-  constructor(private readonly platform: OpfsLogPlatform) {}
+  readonly flags: SealFlagStore;
+
+  constructor(private readonly platform: OpfsLogPlatform) {
+    this.flags = new OpfsSealFlags(platform);
+  }
 
   async createLog(key: string): Promise<AppendLog> {
     validateObjectKey(key);
@@ -47,7 +57,7 @@ export class OpfsAppendLogs implements AppendLogStore {
   async exists(key: string): Promise<boolean> {
     validateObjectKey(key);
     try {
-      return await this.platform.fileExists(key);
+      return (await this.platform.findFile(key)) !== undefined;
     } catch (e) {
       throw toOpfsError('get', `key=${key}`, e);
     }
@@ -87,6 +97,91 @@ class OpfsAppendLog implements AppendLog {
       return Promise.resolve();
     } catch (e) {
       return Promise.reject(toOpfsError('put', `key=${this.key} (appending)`, e));
+    }
+  }
+
+  close(): Promise<void> {
+    const access = this.access;
+    this.access = undefined;
+    try {
+      access?.close();
+    } catch {
+      // already unusable; nothing to release
+    }
+    return Promise.resolve();
+  }
+}
+
+/** A flag's object: empty while lowered, this one byte once raised. */
+const RAISED = Uint8Array.of(1);
+
+/** The OPFS store's seal flags: see the module comment. */
+class OpfsSealFlags implements SealFlagStore {
+  constructor(private readonly platform: OpfsLogPlatform) {}
+
+  async create(key: string): Promise<SealFlag | undefined> {
+    validateObjectKey(key);
+    let access: SyncAccessHandle | undefined;
+    try {
+      const file = await this.platform.createFile(key);
+      access = await file.createSyncAccessHandle!({ mode: 'readwrite-unsafe' });
+      if (access.mode !== 'readwrite-unsafe') {
+        access.close();
+        return undefined;
+      }
+      return new OpfsSealFlag(access, this.platform.headerBytes);
+    } catch (e) {
+      access?.close();
+      if (domErrorName(e) === 'NotFoundError') this.platform.forgetDirectories();
+      throw toOpfsError('put', `key=${key} (creating a seal flag)`, e);
+    }
+  }
+
+  async raise(key: string): Promise<void> {
+    validateObjectKey(key);
+    try {
+      const file = await this.platform.findFile(key);
+      if (!file) return;
+      const access = await file.createSyncAccessHandle!({ mode: 'readwrite-unsafe' });
+      try {
+        writeByte(access, RAISED, this.platform, key);
+      } finally {
+        access.close();
+      }
+    } catch (e) {
+      throw toOpfsError('put', `key=${key} (raising a seal flag)`, e);
+    }
+  }
+}
+
+/** Writes the flag's one byte after the store's header and flushes it. */
+function writeByte(access: SyncAccessHandle, byte: Uint8Array, platform: OpfsLogPlatform, key: string): void {
+  const written = access.write(byte, { at: platform.headerBytes });
+  if (written !== 1) throw platform.writeFailure(written, key, platform.headerBytes);
+  access.flush();
+}
+
+class OpfsSealFlag implements SealFlag {
+  private readonly byte = new Uint8Array(1);
+  private access: SyncAccessHandle | undefined;
+
+  constructor(
+    access: SyncAccessHandle,
+    private readonly at: number,
+  ) {
+    this.access = access;
+  }
+
+  raised(): Promise<boolean> {
+    const access = this.access;
+    if (!access) return Promise.reject(new StoreUnavailableError('seal flag is closed'));
+    try {
+      this.byte[0] = 0;
+      // An empty flag reads nothing: lowered.
+      access.read(this.byte, { at: this.at });
+      return Promise.resolve(this.byte[0] === 1);
+    } catch (e) {
+      return Promise.reject(toOpfsError('get', 'a seal flag', e));
     }
   }
 

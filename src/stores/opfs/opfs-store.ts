@@ -275,7 +275,7 @@ export class OpfsObjectStore implements ObjectStore {
   readonly appendLogs: AppendLogStore = new OpfsAppendLogs({
     headerBytes: OPFS_HEADER_BYTES,
     createFile: (key) => this.createFile(key),
-    fileExists: (key) => this.fileExists(key),
+    findFile: (key) => this.findFile(key),
     forgetDirectories: () => this.forgetDirectories(),
     writeFailure,
   });
@@ -440,11 +440,11 @@ export class OpfsObjectStore implements ObjectStore {
     return this.placeFile(dir, name, key, header, { ifNoneMatch: '*' });
   }
 
-  /** Whether the file of a (validated) key exists; file system errors unmapped. */
-  private async fileExists(key: string): Promise<boolean> {
+  /** The file of a (validated) key, if it exists; file system errors unmapped. */
+  private async findFile(key: string): Promise<OpfsFileHandle | undefined> {
     const { dirNames, name } = this.locate(key);
     const dir = await this.dirFor(dirNames, false);
-    return dir !== undefined && (await fileHandleIfExists(dir, name)) !== undefined;
+    return dir && (await fileHandleIfExists(dir, name));
   }
 
   /**

@@ -4,9 +4,15 @@
  * TypeScript lib yet. Structural: the browser's own handles satisfy these interfaces.
  */
 
-/** `FileSystemSyncAccessHandle`: dedicated workers only; holds an exclusive lock on its file. */
+/**
+ * `FileSystemSyncAccessHandle`: dedicated workers only; holds an exclusive lock on its file,
+ * unless opened in mode 'readwrite-unsafe' (Chromium 121+), which any number of handles in that
+ * mode share. `mode` says which lock was taken (absent where the browser knows no modes).
+ */
 export interface SyncAccessHandle {
+  readonly mode?: string;
   write(buffer: Uint8Array, options?: { at?: number }): number;
+  read(buffer: Uint8Array, options?: { at?: number }): number;
   getSize(): number;
   flush(): void;
   close(): void;
@@ -17,7 +23,7 @@ export interface OpfsFileHandle {
   readonly name: string;
   getFile(): Promise<File>;
   /** Missing outside dedicated workers. */
-  createSyncAccessHandle?(): Promise<SyncAccessHandle>;
+  createSyncAccessHandle?(options?: { mode?: 'readwrite' | 'read-only' | 'readwrite-unsafe' }): Promise<SyncAccessHandle>;
   /** Renames within the same directory, replacing an existing file of that name (Chromium). */
   move(newName: string): Promise<void>;
 }

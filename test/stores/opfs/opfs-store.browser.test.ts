@@ -293,6 +293,36 @@ describe('OpfsObjectStore in a dedicated worker', () => {
     expect(fromText((await store.get('w/log/1'))!.data)).toBe('hello world');
   });
 
+  it('seal flags: created create-only and held open, raised from another worker while held, read as an object, raising an absent one is a no-op', async () => {
+    const { store, directory } = await open('flag');
+    const flags = store.appendLogs!.flags!;
+    const flag = await flags.create('w/log-flag/1');
+    // Chromium knows 'readwrite-unsafe' (121+): the flag is held, not left to lookups.
+    expect(flag).toBeDefined();
+    expect(await flag!.raised()).toBe(false);
+    expect((await store.get('w/log-flag/1'))!.data).toEqual(new Uint8Array(0));
+    expect(await rejectionCode(flags.create('w/log-flag/1'))).toBe('PRECONDITION_FAILED');
+    // Another worker (a newer writer in another tab) raises it while this one holds it open.
+    const otherClient = new OpfsWorkerClient();
+    try {
+      const other = await otherClient.open(directory);
+      await other.appendLogs!.flags!.raise('w/log-flag/1');
+      await other.appendLogs!.flags!.raise('w/log-flag/absent');
+      await other.close();
+    } finally {
+      otherClient.terminate();
+    }
+    expect(await flag!.raised()).toBe(true);
+    expect((await store.get('w/log-flag/1'))!.data).toEqual(Uint8Array.of(1));
+    expect(await store.get('w/log-flag/absent')).toBeUndefined();
+    await flag!.close();
+    await flag!.close();
+    expect(await rejectionCode(flag!.raised())).toBe('STORE_UNAVAILABLE');
+    // Raised again with nobody holding it: still one byte, still raised.
+    await flags.raise('w/log-flag/1');
+    expect((await store.get('w/log-flag/1'))!.data).toEqual(Uint8Array.of(1));
+  });
+
   // Issue 24: a string, an ArrayBuffer or a Uint16Array was appended as whatever write() made of it.
   it('append logs refuse data that is not a Uint8Array with INVALID_ARGUMENT, writing nothing', async () => {
     const { store } = await open('log-bad');

@@ -65,6 +65,15 @@ export class WorkerOpfsStore implements ObjectStore {
         };
       },
       exists: (key) => client.call('logExists', id, key),
+      // The flag is read in the worker (a round trip from here, a local read there).
+      flags: {
+        create: async (key) => {
+          const flagId = await client.call('createFlag', id, key);
+          if (flagId === undefined) return undefined;
+          return { raised: () => client.call('flagRaised', flagId), close: () => client.call('closeFlag', flagId) };
+        },
+        raise: (key) => client.call('raiseFlag', id, key),
+      },
     };
   }
 

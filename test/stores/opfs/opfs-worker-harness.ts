@@ -7,7 +7,7 @@
  */
 import { expose } from 'comlink';
 import { exportBytes, registerTransferHandlers, withTransfer } from '../../../src/browser/transfer-handlers.js';
-import type { AppendLog } from '../../../src/core/objects/append-log.js';
+import type { AppendLog, SealFlag } from '../../../src/core/objects/append-log.js';
 import type { GetOptions, ListOptions, ObjectInfo, PutOptions } from '../../../src/core/objects/object-store.js';
 import { OpfsObjectStore } from '../../../src/stores/opfs/index.js';
 import type { OpfsDirectoryHandle } from '../../../src/stores/opfs/opfs-types.js';
@@ -24,6 +24,7 @@ interface StorageBuckets {
 const stores = new Map<number, OpfsObjectStore>();
 const iterators = new Map<number, AsyncIterator<ObjectInfo>>();
 const logs = new Map<number, AppendLog>();
+const flags = new Map<number, SealFlag>();
 let nextId = 1;
 
 async function rootOf(): Promise<OpfsDirectoryHandle> {
@@ -111,6 +112,17 @@ const harness = {
   // A closed log stays registered, so a later append reaches it and rejects as the store says.
   closeLog: (logId: number) => logs.get(logId)?.close(),
   logExists: (id: number, key: string) => store(id).appendLogs.exists(key),
+  // Seal flags, held here under an id like logs; undefined when this context cannot hold one.
+  async createFlag(id: number, key: string) {
+    const flag = await store(id).appendLogs.flags!.create(key);
+    if (!flag) return undefined;
+    const flagId = nextId++;
+    flags.set(flagId, flag);
+    return flagId;
+  },
+  flagRaised: (flagId: number) => flags.get(flagId)!.raised(),
+  closeFlag: (flagId: number) => flags.get(flagId)?.close(),
+  raiseFlag: (id: number, key: string) => store(id).appendLogs.flags!.raise(key),
   // Closed stores stay registered, so later calls reach them and reject with CLOSED.
   close: (id: number) => store(id).close(),
   async deleteDirectory(directory: string, bucket?: string) {

@@ -8,7 +8,7 @@
  */
 import { ByteWriter } from '../../bytes.js';
 import { decodeRecord, encodeRecord } from '../../codec.js';
-import { MANIFEST_MAGIC, FORMAT_VERSION, corruptReader, openFramed, sealWithChecksum } from '../format.js';
+import { MANIFEST_FORMAT_VERSION, MANIFEST_MAGIC, corruptReader, openFramed, sealWithChecksum } from '../format.js';
 
 /** One sorted table object. */
 export interface SstMeta {
@@ -61,12 +61,12 @@ export function emptyManifest(): ManifestData {
 
 export function encodeManifest(m: ManifestData): Uint8Array {
   const w = new ByteWriter(256);
-  w.u32(MANIFEST_MAGIC).u8(FORMAT_VERSION).bytes(encodeRecord(m));
+  w.u32(MANIFEST_MAGIC).u8(MANIFEST_FORMAT_VERSION).bytes(encodeRecord(m));
   return sealWithChecksum(w);
 }
 
 export function decodeManifest(bytes: Uint8Array, object: string): ManifestData {
-  const r = openFramed(bytes, object, MANIFEST_MAGIC);
+  const r = openFramed(bytes, object, MANIFEST_MAGIC, MANIFEST_FORMAT_VERSION);
   let m: unknown;
   try {
     m = decodeRecord(r.bytes(r.remaining));

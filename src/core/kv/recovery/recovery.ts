@@ -27,7 +27,7 @@ import { fenceWal, type TakenId } from '../fencing/claim-writer.js';
 import { maxPosition, type MemtableFlusher, type WalMark } from '../flush/memtable-flusher.js';
 import { walObjectKey } from '../format.js';
 import type { WalKind } from '../kv-options.js';
-import { logSealKey, type LogEnd, type LogPosition } from '../wal/log-format.js';
+import { logFlagKey, logSealKey, type LogEnd, type LogPosition } from '../wal/log-format.js';
 import { checkSegmentsPresent, decideLogEnd, listLogEndEpochs, listLogSegments, measureLog, readEpochBatches, readLogEnd } from '../wal/log-replay.js';
 import { LogWalSink } from '../wal/log-sink.js';
 import type { WalCommit, WalObject } from '../wal/wal-format.js';
@@ -79,8 +79,9 @@ export class Recovery {
     const { path } = options;
     if (this.logSink) {
       await this.logSink.start();
-      // A newer writer that listed the logs before our first segment existed did not seal us:
-      // it has claimed a newer manifest, which this listing sees (the newest is never deleted).
+      // A newer writer that listed the logs before our first segment existed did not seal us,
+      // nor raised our seal flag if it sealed before the flag existed: it has claimed a newer
+      // manifest, which this listing sees (the newest is never deleted).
       if (await manifests.hasNewer(state.manifest.id)) {
         throw new FencedError(`a newer writer opened while this one was opening. epoch=${state.epoch}`, { epoch: state.epoch });
       }
@@ -128,6 +129,9 @@ export class Recovery {
       if (epoch === ownEpoch) continue;
       await options.faults?.('open:seal-log', { epoch });
       await createObject(store, logSealKey(path, epoch), EMPTY_BYTES);
+      // A writer that watches its flag learns of the seal from it: raised before its log is read,
+      // so an append it acknowledges is one this reading sees.
+      await appendLogsOf(store)?.flags?.raise(logFlagKey(path, epoch));
       // Listed again after the seal: a segment the old writer created before it is seen now.
       let segments = (await listLogSegments(store, path)).get(epoch) ?? [];
       const end = (await readLogEnd(store, path, epoch)) ?? (await decideLogEnd(store, path, await measureLog(store, path, epoch, segments)));

@@ -31,6 +31,10 @@ export function logSegmentKey(path: string, epoch: number, segment: number): str
 export function logSealKey(path: string, epoch: number): string {
   return `${path}/log-seal/${pad(epoch)}`;
 }
+/** The seal flag of `epoch` (on stores with `AppendLogStore.flags`): raised with the seal, watched by its writer. */
+export function logFlagKey(path: string, epoch: number): string {
+  return `${path}/log-flag/${pad(epoch)}`;
+}
 export function logEndKey(path: string, epoch: number): string {
   return `${path}/log-end/${pad(epoch)}`;
 }

@@ -4,15 +4,17 @@
  * resolves. Before a batch is acknowledged the sink checks that no newer writer sealed this
  * epoch; when one did, the recorded end decides: a batch inside it was taken over and is
  * acknowledged (and the writer is fenced from then on), one past it fails with FENCED and is
- * never replayed.
+ * never replayed. On a store with seal flags the check reads this epoch's flag, which every
+ * opener raises right after creating the seal (RFC 0002, "Seal flags"), instead of asking the
+ * store whether the seal exists.
  */
 import { EMPTY_BYTES } from '../../bytes.js';
 import { FencedError } from '../../errors.js';
 import { createObject } from '../../objects/create-object.js';
-import type { AppendLog, AppendLogStore } from '../../objects/append-log.js';
+import type { AppendLog, AppendLogStore, SealFlag } from '../../objects/append-log.js';
 import type { ObjectStore } from '../../objects/object-store.js';
 import type { FaultHook } from '../kv-options.js';
-import { encodeBatchRecord, encodeSegmentHeader, logSealKey, logSegmentKey } from './log-format.js';
+import { encodeBatchRecord, encodeSegmentHeader, logFlagKey, logSealKey, logSegmentKey } from './log-format.js';
 import { covers, decideLogEnd, readLogEnd } from './log-replay.js';
 import type { WalSink } from './wal-writer.js';
 
@@ -22,6 +24,8 @@ export class LogWalSink implements WalSink {
   /** Batches stored in the current segment. */
   private batches = 0;
   private readonly sealKey: string;
+  /** This epoch's seal flag, when the store has flags and it was lowered once we held it. */
+  private flag: SealFlag | undefined;
 
   constructor(
     private readonly objects: ObjectStore,
@@ -33,9 +37,20 @@ export class LogWalSink implements WalSink {
     this.sealKey = logSealKey(path, epoch);
   }
 
-  /** Creates the first segment. Open does this before anything can be acknowledged. */
+  /**
+   * Creates the first segment, then this epoch's seal flag when the store has flags. Open does
+   * this before anything can be acknowledged, and then looks for a newer manifest: an opener that
+   * sealed this epoch before its flag existed (and so raised nothing) had claimed its manifest
+   * before that, and the look finds it. One sealing later finds the flag (never deleted).
+   */
   async start(): Promise<void> {
     await this.create(1);
+    this.flag = await this.logs.flags?.create(logFlagKey(this.path, this.epoch));
+  }
+
+  /** Whether a newer writer sealed this epoch, asked after a record became durable. */
+  private sealed(): Promise<boolean> {
+    return this.flag ? this.flag.raised() : this.logs.exists(this.sealKey);
   }
 
   async store(commits: readonly Uint8Array[]): Promise<{ id: number; fencedAfter?: unknown }> {
@@ -44,7 +59,7 @@ export class LogWalSink implements WalSink {
     await log.append(encodeBatchRecord(commits));
     this.batches++;
     const recordEnd = log.size;
-    if (!(await this.logs.exists(this.sealKey))) return { id: this.segment };
+    if (!(await this.sealed())) return { id: this.segment };
     // Sealed by a newer writer: the recorded end decides; when none is recorded yet, propose
     // ours (every byte of the segment so far is a whole, durable record).
     const end = (await readLogEnd(this.objects, this.path, this.epoch)) ?? (await decideLogEnd(this.objects, this.path, { epoch: this.epoch, segment: this.segment, length: recordEnd }));
@@ -61,6 +76,7 @@ export class LogWalSink implements WalSink {
 
   async close(): Promise<void> {
     await this.log?.close();
+    await this.flag?.close();
   }
 
   /**

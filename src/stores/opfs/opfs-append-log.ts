@@ -8,8 +8,9 @@
  * Seal flags (core/objects/append-log.ts, `SealFlagStore`) are objects, empty while lowered, whose
  * holder keeps a 'readwrite-unsafe' sync access handle open, a mode other workers' handles can
  * share: an opener raises a flag by writing a 1 byte through its own handle and flushing, the
- * holder reads that byte through its handle, a local call instead of a directory lookup. Where the browser knows no modes the
- * handle would lock the file, so no flag is held and the writer looks the seal up itself.
+ * holder reads that byte through its handle, a local call instead of a directory lookup. Where
+ * the browser knows no modes the handle would lock the file, so no flag is held and the writer
+ * looks the seal up itself.
  */
 import { StoreUnavailableError } from '../../core/errors.js';
 import type { AppendLog, AppendLogStore, SealFlag, SealFlagStore } from '../../core/objects/append-log.js';
@@ -129,7 +130,7 @@ class OpfsSealFlags implements SealFlagStore {
         access.close();
         return undefined;
       }
-      return new OpfsSealFlag(access, this.platform.headerBytes);
+      return new OpfsSealFlag(key, access, this.platform.headerBytes);
     } catch (e) {
       access?.close();
       if (domErrorName(e) === 'NotFoundError') this.platform.forgetDirectories();
@@ -144,7 +145,9 @@ class OpfsSealFlags implements SealFlagStore {
       if (!file) return;
       const access = await file.createSyncAccessHandle!({ mode: 'readwrite-unsafe' });
       try {
-        writeByte(access, RAISED, this.platform, key);
+        const written = access.write(RAISED, { at: this.platform.headerBytes });
+        if (written !== 1) throw this.platform.writeFailure(written, key, this.platform.headerBytes);
+        access.flush();
       } finally {
         access.close();
       }
@@ -154,18 +157,12 @@ class OpfsSealFlags implements SealFlagStore {
   }
 }
 
-/** Writes the flag's one byte after the store's header and flushes it. */
-function writeByte(access: SyncAccessHandle, byte: Uint8Array, platform: OpfsLogPlatform, key: string): void {
-  const written = access.write(byte, { at: platform.headerBytes });
-  if (written !== 1) throw platform.writeFailure(written, key, platform.headerBytes);
-  access.flush();
-}
-
 class OpfsSealFlag implements SealFlag {
   private readonly byte = new Uint8Array(1);
   private access: SyncAccessHandle | undefined;
 
   constructor(
+    private readonly key: string,
     access: SyncAccessHandle,
     private readonly at: number,
   ) {
@@ -174,14 +171,14 @@ class OpfsSealFlag implements SealFlag {
 
   raised(): Promise<boolean> {
     const access = this.access;
-    if (!access) return Promise.reject(new StoreUnavailableError('seal flag is closed'));
+    if (!access) return Promise.reject(new StoreUnavailableError(`seal flag is closed. key=${this.key}`, { key: this.key }));
     try {
       this.byte[0] = 0;
       // An empty flag reads nothing: lowered.
       access.read(this.byte, { at: this.at });
       return Promise.resolve(this.byte[0] === 1);
     } catch (e) {
-      return Promise.reject(toOpfsError('get', 'a seal flag', e));
+      return Promise.reject(toOpfsError('get', `key=${this.key} (reading a seal flag)`, e));
     }
   }
 

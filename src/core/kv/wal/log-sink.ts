@@ -24,7 +24,7 @@ export class LogWalSink implements WalSink {
   /** Batches stored in the current segment. */
   private batches = 0;
   private readonly sealKey: string;
-  /** This epoch's seal flag, when the store has flags and it was lowered once we held it. */
+  /** This epoch's seal flag, when the store has flags and this context can hold one open. */
   private flag: SealFlag | undefined;
 
   constructor(

@@ -191,6 +191,24 @@ describe('job ids', () => {
     expect(ulidTime(id)).toBe(1_700_000_000_000);
   });
 
+  it('draw random parts from the source 16 at a time, each new millisecond taking the next unused one', async () => {
+    const clock = new MockClock(1_700_000_000_000);
+    const sizes: number[] = [];
+    let draw = 0;
+    const gen = new JobIdGenerator(clock, (b) => {
+      sizes.push(b.length);
+      for (let i = 0; i < b.length; i++) b[i] = (draw * 160 + i) % 256;
+      draw++;
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      ids.push(gen.next());
+      await clock.advance(1);
+    }
+    expect(sizes).toEqual([160, 160, 160]);
+    expect(new Set(ids.map((id) => id.slice(10))).size).toBe(40);
+  });
+
   it('strictly increase within one frozen millisecond and when the clock steps back', async () => {
     const clock = new MockClock(1_700_000_000_000);
     const gen = new JobIdGenerator(clock, (b) => b.fill(0xff));

@@ -10,9 +10,18 @@ import { InternalError } from '../../errors.js';
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
+/** Random parts drawn from the source at once: one call per 16 new milliseconds, not one each. */
+const POOLED_PARTS = 16;
+
 export class JobIdGenerator {
   private lastTime = -1;
   private readonly rand = new Uint8Array(10);
+  /**
+   * Random bytes drawn ahead. A sequential caller starts a new millisecond at nearly every id,
+   * and `crypto.getRandomValues` costs more per call than per byte (about 3% of a lone run's CPU).
+   */
+  private readonly pool = new Uint8Array(POOLED_PARTS * 10);
+  private pooled = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -23,7 +32,12 @@ export class JobIdGenerator {
     const now = Math.floor(this.clock.now());
     if (now > this.lastTime) {
       this.lastTime = now;
-      this.random(this.rand);
+      if (this.pooled === 0) {
+        this.random(this.pool);
+        this.pooled = POOLED_PARTS;
+      }
+      this.pooled--;
+      this.rand.set(this.pool.subarray(this.pooled * 10, this.pooled * 10 + 10));
     } else {
       this.increment();
     }

@@ -104,12 +104,7 @@ class OpfsAppendLog implements AppendLog {
   close(): Promise<void> {
     const access = this.access;
     this.access = undefined;
-    try {
-      access?.close();
-    } catch {
-      // already unusable; nothing to release
-    }
-    return Promise.resolve();
+    return release(access);
   }
 }
 
@@ -127,12 +122,12 @@ class OpfsSealFlags implements SealFlagStore {
       const file = await this.platform.createFile(key);
       access = await file.createSyncAccessHandle!({ mode: 'readwrite-unsafe' });
       if (access.mode !== 'readwrite-unsafe') {
-        access.close();
+        await release(access);
         return undefined;
       }
       return new OpfsSealFlag(key, access, this.platform.headerBytes);
     } catch (e) {
-      access?.close();
+      await release(access);
       if (domErrorName(e) === 'NotFoundError') this.platform.forgetDirectories();
       throw toOpfsError('put', `key=${key} (creating a seal flag)`, e);
     }
@@ -149,7 +144,7 @@ class OpfsSealFlags implements SealFlagStore {
         if (written !== 1) throw this.platform.writeFailure(written, key, this.platform.headerBytes);
         access.flush();
       } finally {
-        access.close();
+        await release(access);
       }
     } catch (e) {
       throw toOpfsError('put', `key=${key} (raising a seal flag)`, e);
@@ -185,11 +180,16 @@ class OpfsSealFlag implements SealFlag {
   close(): Promise<void> {
     const access = this.access;
     this.access = undefined;
-    try {
-      access?.close();
-    } catch {
-      // already unusable; nothing to release
-    }
-    return Promise.resolve();
+    return release(access);
   }
+}
+
+/** Closes a sync access handle, if any (safe twice: the caller forgets it first). */
+function release(access: SyncAccessHandle | undefined): Promise<void> {
+  try {
+    access?.close();
+  } catch {
+    // already unusable; nothing to release
+  }
+  return Promise.resolve();
 }

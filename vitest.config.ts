@@ -83,11 +83,11 @@ export default defineConfig({
         optimizeDeps: { include: browserDeps },
         test: {
           // Real tabs, reloads and crashes on a persistent profile (IndexedDB and OPFS on disk):
-          // the browser host's lifecycle tests. The profile is per run (see browser-profile.ts),
+          // the browser host's lifecycle tests, and OPFS on disk (seal flags). The profile is per run (see browser-profile.ts),
           // so the origin only has to stay the same within a run. The `browser` project also
           // collects these files and skips them (they need this project's commands).
           name: 'browser-persistent',
-          include: ['test/browser/host/**/*.persistent.browser.test.ts'],
+          include: ['test/**/*.persistent.browser.test.ts'],
           exclude: ['**/node_modules/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,

@@ -58,6 +58,7 @@ import { isWorkflowSet, WorkflowRegistry, type Workflow, type WorkflowSet } from
 import { FunctionRunner, runOfFunctionSignalKey, signalArguments } from './functions/function-runner.js';
 import { ChildOutcomeHook } from './functions/children.js';
 import { functionRunLeftovers } from './functions/history.js';
+import { signalWatchOf } from './runs/signal-watch.js';
 import { checkStartSpec, startSpec, WorkflowRun, type StartOptions } from './functions/workflow-run.js';
 import { spawnRunner, type RunnerHandle } from './runner-handle.js';
 import { exportRun, type ExportRunOptions } from './archive/export-run.js';
@@ -132,7 +133,8 @@ export class WorkflowRuntime {
    * waits for are cancelled first (a cancelled parent takes its children with it).
    */
   private async endFunctionRun(runId: string, historyStaged: boolean): Promise<Uint8Array[]> {
-    const { keys, pendingChildren } = await functionRunLeftovers(this.ctx.queue, this.ctx.queueName, runId, historyStaged);
+    const noSignals = signalWatchOf(this.ctx.queue).ending(runId);
+    const { keys, pendingChildren } = await functionRunLeftovers(this.ctx.queue, this.ctx.queueName, runId, { historyStaged, noSignals });
     for (const child of pendingChildren) {
       await this.cancel(child).catch((e: unknown) => this.ctx.warn(`cancelling a child of an ending run failed. runId=${runId} child=${child}`, e));
     }

@@ -196,10 +196,14 @@ export async function loadHistory(queue: Queue, prefix: Uint8Array): Promise<His
  * id (all generations) and the signals still buffered for it (`{runId}#{name}`), so a later run
  * under the id starts with neither; and the children it still waits for (`invoke` events without
  * an outcome), which the ending cancels. `historyStaged`: the ending deletes the history already
- * (a run that invoked no child, ended by the delivery that wrote all of it): signals only.
+ * (a run that invoked no child, ended by the delivery that wrote all of it). `noSignals`: no
+ * signal is buffered for the run (runs/signal-watch.ts), so none is looked for.
  */
-export async function functionRunLeftovers(queue: Queue, queueName: string, runId: string, historyStaged = false): Promise<{ keys: Uint8Array[]; pendingChildren: string[] }> {
-  const [history, signals] = await Promise.all([historyStaged ? [] : entriesUnder(queue, runHistoryPrefix(queueName, runId)), entriesUnder(queue, signalBufferKey(`${runId}#`))]);
+export async function functionRunLeftovers(queue: Queue, queueName: string, runId: string, known: { readonly historyStaged?: boolean; readonly noSignals?: boolean } = {}): Promise<{ keys: Uint8Array[]; pendingChildren: string[] }> {
+  const [history, signals] = await Promise.all([
+    known.historyStaged ? [] : entriesUnder(queue, runHistoryPrefix(queueName, runId)),
+    known.noSignals ? [] : entriesUnder(queue, signalBufferKey(`${runId}#`)),
+  ]);
   const pendingChildren: string[] = [];
   for (const [key, value] of history) {
     let event: Event;

@@ -35,6 +35,7 @@ import type { KvKey } from '../steps/effects-handle.js';
 import type { CommandRecord } from '../commands/ledger.js';
 import { checkOptions, optionNames } from '../../options.js';
 import { runRecordKey, stepPointerKey } from '../keys.js';
+import { signalWatchOf } from './signal-watch.js';
 import type { KeyedMutex } from '../../keyed-mutex.js';
 import { decodeRunRecord, decodeStepPointer } from '../records.js';
 import { checkFlowControl, type FlowControl } from '../flow/flow-options.js';
@@ -189,6 +190,9 @@ export async function submitRun(ctx: RuntimeContext, locks: KeyedMutex, spec: Ru
       kvWrites: v.kvWrites,
       answer: (outcome) => record?.writes(outcome) ?? [],
     };
+    // A function run is watched for buffered signals from before it exists (runs/signal-watch.ts).
+    const watch = ctx.endingDeletes ? signalWatchOf(ctx.queue) : undefined;
+    const watched = watch?.watch(runId) === true;
     let committed = false;
     try {
       const outcome = v.flow === undefined ? await enqueueNewRun(ctx, run) : await submitWithFlow(ctx, run, v.flow);
@@ -200,7 +204,10 @@ export async function submitRun(ctx: RuntimeContext, locks: KeyedMutex, spec: Ru
       if (isTaqubaError(e, 'INVALID_ARGUMENT')) throw new InvalidArgumentError(`invalid run spec: ${e.message}`, { ...e.details, reason: 'invalid_spec' });
       throw e;
     } finally {
-      if (!committed) ctx.registry.removeIf(runId, registered);
+      if (!committed) {
+        ctx.registry.removeIf(runId, registered);
+        if (watched) watch!.unwatch(runId);
+      }
     }
   });
 }

@@ -68,6 +68,57 @@ export function defineHistorySuite(name: string, factory: StoreFactory): void {
       expect((await w.queue.kvScan(new TextEncoder().encode('workflow/signal-buf/'))).entries).toEqual([]);
     });
 
+    it('a run submitted through this handle that never had a signal buffered ends without looking for signals or history', async () => {
+      const w = await fnWorld(factory);
+      const wf = defineWorkflow({
+        name: 'h-no-signal',
+        async run(ctx) {
+          await ctx.step('a', () => 1);
+          return 'done';
+        },
+      });
+      const runtime = w.start([wf]);
+      const scans: string[] = [];
+      const kvScan = w.queue.kvScan.bind(w.queue);
+      w.queue.kvScan = (prefix, options) => {
+        scans.push(new TextDecoder().decode(prefix));
+        return kvScan(prefix, options);
+      };
+      const run = await runtime.start(wf, undefined, { runId: 'quiet' });
+      expect(await resultOf(run)).toBe('done');
+      w.queue.kvScan = kvScan;
+      expect(scans.filter((p) => p.startsWith('workflow/fn/') || p.startsWith('workflow/signal-buf/'))).toEqual([]);
+      expect(await w.historyKeys()).toEqual([]);
+    });
+
+    it('a run submitted before a restart has the signals buffered for it looked for and deleted at its ending', async () => {
+      const w = await fnWorld(factory);
+      const wf = defineWorkflow({
+        name: 'h-restart-signal',
+        async run(ctx) {
+          await ctx.sleep(10);
+          return 'done';
+        },
+      });
+      let runtime = w.start([wf]);
+      await runtime.start(wf, undefined, { runId: 'before' });
+      await sleeping(runtime, 'before');
+      expect(await runtime.signal('before', 'unused', 1)).toBe('buffered');
+      await w.restart();
+      runtime = w.start([wf]);
+      const scans: string[] = [];
+      const kvScan = w.queue.kvScan.bind(w.queue);
+      w.queue.kvScan = (prefix, options) => {
+        scans.push(new TextDecoder().decode(prefix));
+        return kvScan(prefix, options);
+      };
+      await w.advance(10);
+      await eventually(async () => expect((await runtime.readStatus('before', { includeFinished: true }))?.state).toBe('succeeded'));
+      w.queue.kvScan = kvScan;
+      expect(scans).toContain('workflow/signal-buf/before#');
+      expect((await w.queue.kvScan(new TextEncoder().encode('workflow/signal-buf/'))).entries).toEqual([]);
+    });
+
     it('deleted when the run fails after a replay (an uncaught StepFailedError)', async () => {
       const w = await fnWorld(factory);
       const wf = defineWorkflow({

@@ -7,6 +7,11 @@
  * This handle's process is the store's only writer, so a watched run without a mark has none: its
  * ending may skip the scan. A run not watched (submitted by an earlier process, created as a child
  * or by an import, or past the cap) is scanned as before.
+ *
+ * Not seen: a signal buffered under `<runId>#<name>` before that run was submitted. A function
+ * runtime answers such a signal `run-not-active`; only a StepRunner runtime on the same store,
+ * whose correlation keys are the caller's, would buffer it. Its run's ending then leaves it (the
+ * run may still have taken it by that name).
  */
 import { perHandle } from '../handle-state.js';
 

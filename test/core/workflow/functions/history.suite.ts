@@ -5,7 +5,21 @@
  */
 import { describe, expect, it } from 'vitest';
 import { defineWorkflow } from '../../../../src/core/workflow/index.js';
-import { Counter, deferred, eventually, fnWorld, resultOf, sleeping, type StoreFactory } from './fn-harness.js';
+import { Counter, deferred, eventually, fnWorld, resultOf, sleeping, type FnWorld, type StoreFactory } from './fn-harness.js';
+
+/** Records the prefix of every `kvScan` on the world's current queue handle until `stop()`. */
+function recordScans(w: FnWorld): { readonly prefixes: string[]; stop(): void } {
+  const queue = w.queue;
+  const kvScan = queue.kvScan.bind(queue);
+  const prefixes: string[] = [];
+  queue.kvScan = (prefix, options) => {
+    prefixes.push(new TextDecoder().decode(prefix));
+    return kvScan(prefix, options);
+  };
+  return { prefixes, stop: () => (queue.kvScan = kvScan) };
+}
+
+const bufferedSignals = async (w: FnWorld): Promise<unknown[]> => (await w.queue.kvScan(new TextEncoder().encode('workflow/signal-buf/'))).entries;
 
 export function defineHistorySuite(name: string, factory: StoreFactory): void {
   describe(`workflow functions: history (${name})`, () => {
@@ -49,23 +63,17 @@ export function defineHistorySuite(name: string, factory: StoreFactory): void {
         },
       });
       const runtime = w.start([wf]);
-      const historyScans: string[] = [];
-      const kvScan = w.queue.kvScan.bind(w.queue);
-      w.queue.kvScan = (prefix, options) => {
-        const text = new TextDecoder().decode(prefix);
-        if (text.startsWith('workflow/fn/')) historyScans.push(text);
-        return kvScan(prefix, options);
-      };
+      const scans = recordScans(w);
       const run = await runtime.start(wf, undefined, { runId: 'one' });
       await inside.promise;
       // A signal the run never waits for is buffered under the run's id, and must go with it.
       expect(await runtime.signal('one', 'unused', 1)).toBe('buffered');
       release.resolve();
       expect(await resultOf(run)).toBe('done');
-      expect(historyScans).toEqual([]);
-      w.queue.kvScan = kvScan;
+      scans.stop();
+      expect(scans.prefixes.filter((p) => p.startsWith('workflow/fn/'))).toEqual([]);
       expect(await w.historyKeys()).toEqual([]);
-      expect((await w.queue.kvScan(new TextEncoder().encode('workflow/signal-buf/'))).entries).toEqual([]);
+      expect(await bufferedSignals(w)).toEqual([]);
     });
 
     it('a run submitted through this handle that never had a signal buffered ends without looking for signals or history', async () => {
@@ -78,16 +86,11 @@ export function defineHistorySuite(name: string, factory: StoreFactory): void {
         },
       });
       const runtime = w.start([wf]);
-      const scans: string[] = [];
-      const kvScan = w.queue.kvScan.bind(w.queue);
-      w.queue.kvScan = (prefix, options) => {
-        scans.push(new TextDecoder().decode(prefix));
-        return kvScan(prefix, options);
-      };
+      const scans = recordScans(w);
       const run = await runtime.start(wf, undefined, { runId: 'quiet' });
       expect(await resultOf(run)).toBe('done');
-      w.queue.kvScan = kvScan;
-      expect(scans.filter((p) => p.startsWith('workflow/fn/') || p.startsWith('workflow/signal-buf/'))).toEqual([]);
+      scans.stop();
+      expect(scans.prefixes.filter((p) => p.startsWith('workflow/fn/') || p.startsWith('workflow/signal-buf/'))).toEqual([]);
       expect(await w.historyKeys()).toEqual([]);
     });
 
@@ -106,17 +109,12 @@ export function defineHistorySuite(name: string, factory: StoreFactory): void {
       expect(await runtime.signal('before', 'unused', 1)).toBe('buffered');
       await w.restart();
       runtime = w.start([wf]);
-      const scans: string[] = [];
-      const kvScan = w.queue.kvScan.bind(w.queue);
-      w.queue.kvScan = (prefix, options) => {
-        scans.push(new TextDecoder().decode(prefix));
-        return kvScan(prefix, options);
-      };
+      const scans = recordScans(w);
       await w.advance(10);
       await eventually(async () => expect((await runtime.readStatus('before', { includeFinished: true }))?.state).toBe('succeeded'));
-      w.queue.kvScan = kvScan;
-      expect(scans).toContain('workflow/signal-buf/before#');
-      expect((await w.queue.kvScan(new TextEncoder().encode('workflow/signal-buf/'))).entries).toEqual([]);
+      scans.stop();
+      expect(scans.prefixes).toContain('workflow/signal-buf/before#');
+      expect(await bufferedSignals(w)).toEqual([]);
     });
 
     it('deleted when the run fails after a replay (an uncaught StepFailedError)', async () => {

@@ -8,6 +8,7 @@ import type { MemoStore } from './steps/memo.js';
 import type { RunRegistry } from './registry.js';
 import type { StepRunnerObject } from './steps/step.js';
 import type { TerminalHook } from './runs/terminal-hook.js';
+import type { SignalWatch } from './runs/signal-watch.js';
 import type { OpenTelemetryTracer } from '../tracing.js';
 
 export interface RuntimeContext {
@@ -43,6 +44,8 @@ export interface RuntimeContext {
    * handle (`endingLocksOf`), as run records and signals are.
    */
   readonly endingLocks: KeyedMutex;
+  /** Which runs are known to have no buffered signal (runs/signal-watch.ts); shared by every runtime on the queue handle. */
+  readonly signalWatch: SignalWatch;
   /**
    * The run a signal of `correlationKey` is for, when only that run, while active, may take it: on
    * a runtime of workflow functions, the run of `<runId>#<name>`. Absent for a StepRunner runtime,

@@ -118,6 +118,7 @@ export class WorkflowRuntime {
       registry: new RunRegistry(),
       signalLocks: signalLocksOf(queue),
       endingLocks: endingLocksOf(queue),
+      signalWatch: signalWatchOf(queue),
       memoRetentionMs: resolved.memoRetentionMs,
       stepOutputReplay: resolved.stepOutputReplay,
       log,
@@ -133,7 +134,7 @@ export class WorkflowRuntime {
    * waits for are cancelled first (a cancelled parent takes its children with it).
    */
   private async endFunctionRun(runId: string, historyStaged: boolean): Promise<Uint8Array[]> {
-    const noSignals = signalWatchOf(this.ctx.queue).ending(runId);
+    const noSignals = this.ctx.signalWatch.ending(runId);
     const { keys, pendingChildren } = await functionRunLeftovers(this.ctx.queue, this.ctx.queueName, runId, { historyStaged, noSignals });
     for (const child of pendingChildren) {
       await this.cancel(child).catch((e: unknown) => this.ctx.warn(`cancelling a child of an ending run failed. runId=${runId} child=${child}`, e));

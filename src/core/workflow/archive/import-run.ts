@@ -45,7 +45,6 @@ import { encodeRunRecord, encodeStepPointer } from '../records.js';
 import { keepsFinishedRunIds, readFinishedRecord } from '../history/finished-runs.js';
 import { decodeEnvelope, encodeEnvelope } from '../functions/envelope.js';
 import { runHistoryPrefix } from '../functions/history.js';
-import { signalWatchOf } from '../runs/signal-watch.js';
 import { stepJobHeaders } from '../steps/step-headers.js';
 import { checkKvValue, checkUserHeaders, checkUserKvKey, isRunId, validateRunId } from '../validation.js';
 import { decodeRunArchive, type RunArchive } from './archive-format.js';
@@ -173,9 +172,8 @@ async function importAs(ctx: RuntimeContext, archive: RunArchive, runId: string)
   const kvWrites: [Uint8Array, Uint8Array][] = archive.kv.map(([k, v]) => [k, v]);
   const history = runHistoryPrefix(ctx.queueName, runId);
   for (const [tail, value] of archive.history) kvWrites.push([utf8PrefixJoin(history, tail), value]);
-  const watch = signalWatchOf(ctx.queue);
   for (const [key, value] of archive.signals) {
-    watch.buffering(renamed(key));
+    ctx.signalWatch.buffering(renamed(key));
     kvWrites.push([signalBufferKey(renamed(key)), value]);
   }
   if (delivered !== null) kvWrites.push([signalDeliveredKey(runId, step.number), delivered]);

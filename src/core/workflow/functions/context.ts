@@ -508,18 +508,12 @@ export class Execution implements WorkflowContext {
   private async writeOnce(position: number, event: Event, createOnly: boolean): Promise<Event> {
     const key = eventKey(this.init.prefix, position);
     const bytes = encodeEvent(event);
-    if (!createOnly) {
-      await this.init.queue.kvPut(key, bytes);
-      this.written.push(key);
-      return event;
-    }
-    if (await this.init.queue.kvComparePut(key, null, bytes)) {
-      this.written.push(key);
-      return event;
-    }
-    // A concurrent execution of this run recorded the position first: its answer stands.
-    const existing = await this.init.queue.kvGet(key);
+    const wrote = createOnly ? await this.init.queue.kvComparePut(key, null, bytes) : await this.init.queue.kvPut(key, bytes).then(() => true);
+    const existing = wrote ? undefined : await this.init.queue.kvGet(key);
+    // Ours, or a concurrent execution's: the key is in the run's history either way.
     this.written.push(key);
+    if (wrote) return event;
+    // A concurrent execution of this run recorded the position first: its answer stands.
     if (existing === undefined) throw new TaqubaError('CONFLICT', `workflow history entry vanished while recorded. runId=${this.runId} position=${position}`, { details: { runId: this.runId, position } });
     const theirs = decodeEvent(existing, `position ${position}`);
     if (theirs.kind !== event.kind || theirs.name !== event.name) this.diverged(position, theirs, event.kind, event.name);

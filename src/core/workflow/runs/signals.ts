@@ -38,7 +38,6 @@ import type { CommandRecord } from '../commands/ledger.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from '../constants.js';
 import { checkKvValue } from '../validation.js';
 import { runRecordKey, signalBufferKey, signalDeliveredKey, signalWaitKey } from '../keys.js';
-import { signalWatchOf } from './signal-watch.js';
 import { checkCorrelationKey } from '../steps/outcome.js';
 
 /** The per-correlation-key signal locks of a queue handle, shared by every runtime built on it. */
@@ -86,7 +85,7 @@ export async function sendSignal(ctx: RuntimeContext, correlationKey: string, pa
       if (woken) return 'delivered';
     }
     const buffer = async (): Promise<SignalOutcome> => {
-      signalWatchOf(ctx.queue).buffering(correlationKey);
+      ctx.signalWatch.buffering(correlationKey);
       if (record) await ctx.queue.commitEffects({ kvWrites: [[bufKey, payload], ...record.writes('buffered' satisfies SignalOutcome)] });
       else await ctx.queue.kvPut(bufKey, payload);
       return 'buffered';

@@ -35,7 +35,6 @@ import type { KvKey } from '../steps/effects-handle.js';
 import type { CommandRecord } from '../commands/ledger.js';
 import { checkOptions, optionNames } from '../../options.js';
 import { runRecordKey, stepPointerKey } from '../keys.js';
-import { signalWatchOf } from './signal-watch.js';
 import type { KeyedMutex } from '../../keyed-mutex.js';
 import { decodeRunRecord, decodeStepPointer } from '../records.js';
 import { checkFlowControl, type FlowControl } from '../flow/flow-options.js';
@@ -191,7 +190,7 @@ export async function submitRun(ctx: RuntimeContext, locks: KeyedMutex, spec: Ru
       answer: (outcome) => record?.writes(outcome) ?? [],
     };
     // A function run is watched for buffered signals from before it exists (runs/signal-watch.ts).
-    const watch = ctx.endingDeletes ? signalWatchOf(ctx.queue) : undefined;
+    const watch = ctx.endingDeletes ? ctx.signalWatch : undefined;
     const watched = watch?.watch(runId) === true;
     let committed = false;
     try {

@@ -43,7 +43,11 @@ export interface WorkflowRuntimeOptions {
   readonly stepOutputReplay?: boolean;
   /** Time source of every timestamp the runtime writes. Default: the queue's clock. */
   readonly clock?: Clock;
-  /** Steps (and notifications) processed at once. Default 16. */
+  /**
+   * Steps (and notifications) processed at once. Default 16. A workflow function's run gives its
+   * slot to another run while it only waits for a step's value to become durable, and takes one
+   * back before its code goes on: at most this many run code at once.
+   */
   readonly maxConcurrentSteps?: number;
   /** Longest idle wait between claim attempts; also the dead-step check interval. Default 250 ms. */
   readonly pollIntervalMs?: number;

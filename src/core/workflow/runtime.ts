@@ -454,8 +454,8 @@ export class WorkflowRuntime {
     try {
       // The queue's worker loop: a step (or notification) holds its slot while the runner (or
       // hook) runs, and frees it before its settlement commits.
-      await runClaimLoop(this.ctx.queue, this.ctx.queueName, this.options.maxConcurrentSteps, this.options.pollIntervalMs, stop.signal, (claim, handled, resume) =>
-        processDelivery(this.ctx, claim, handled, stop.signal, resume),
+      await runClaimLoop(this.ctx.queue, this.ctx.queueName, this.options.maxConcurrentSteps, this.options.pollIntervalMs, stop.signal, (claim, handled, resume, slot) =>
+        processDelivery(this.ctx, claim, handled, stop.signal, resume, slot),
       );
     } finally {
       stop.abort();

@@ -1,16 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { HandlerSlots } from '../../../src/core/queue/workers/handler-slots.js';
+import { HandlerSlots, type HandlerSlot } from '../../../src/core/queue/workers/handler-slots.js';
 
 /** A job whose settlement is issued and finished from the outside. */
-function controlledJob(slots: HandlerSlots): { issue(): void; finish(): Promise<void> } {
+function controlledJob(slots: HandlerSlots): { issue(): void; finish(): Promise<void>; slot: HandlerSlot } {
   let issue!: () => void;
   let finish!: () => void;
+  let slot!: HandlerSlot;
   const done = new Promise<void>((resolve) => (finish = resolve));
-  slots.start((issued) => {
+  slots.start((issued, own) => {
     issue = issued;
+    slot = own;
     return done;
   });
-  return { issue: () => issue(), finish: async () => (finish(), await done, await Promise.resolve()) };
+  return { issue: () => issue(), finish: async () => (finish(), await done, await Promise.resolve()), slot };
+}
+
+/** Whether `p` has settled (after the microtasks queued so far). */
+async function settled(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void p.then(() => (done = true));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  return done;
 }
 
 describe('HandlerSlots', () => {
@@ -55,5 +65,76 @@ describe('HandlerSlots', () => {
     await b.finish();
     await draining;
     expect(drained).toBe(true);
+  });
+
+  it('a job that releases its slot lends it to the loop, and takes one back ahead of new claims', async () => {
+    const slots = new HandlerSlots(1);
+    const a = controlledJob(slots);
+    expect(slots.free).toBe(0);
+    a.slot.release();
+    expect(a.slot.holding).toBe(false);
+    expect(slots.free).toBe(1);
+    a.slot.release(); // a second call changes nothing
+    expect(slots.free).toBe(1);
+    const b = controlledJob(slots); // the loop ran another job in it
+    expect(slots.free).toBe(0);
+    const back = a.slot.reacquire();
+    expect(await settled(back)).toBe(false); // b holds the one slot
+    b.issue(); // b's settlement is issued: the slot goes to a, not to a new claim
+    expect(await settled(back)).toBe(true);
+    expect(a.slot.holding).toBe(true);
+    expect(slots.free).toBe(0);
+    await expect(a.slot.reacquire()).resolves.toBeUndefined(); // holding: at once
+  });
+
+  it('reserves freed slots for jobs waiting to take one back', async () => {
+    const slots = new HandlerSlots(2);
+    const a = controlledJob(slots);
+    const b = controlledJob(slots);
+    a.slot.release();
+    const c = controlledJob(slots);
+    const back = a.slot.reacquire();
+    expect(slots.free).toBe(0);
+    expect(await settled(back)).toBe(false);
+    await c.finish();
+    expect(await settled(back)).toBe(true);
+    expect(slots.free).toBe(0); // a and b hold both
+    b.issue();
+    expect(slots.free).toBe(1);
+  });
+
+  it('a job that ends while it waits for a slot gives up its place, and the accounting stays whole', async () => {
+    const slots = new HandlerSlots(1);
+    const a = controlledJob(slots);
+    a.slot.release();
+    const b = controlledJob(slots);
+    const back = a.slot.reacquire();
+    a.issue(); // a's delivery ended (a halted function) while one of its branches waited
+    expect(slots.free).toBe(0); // b still holds the slot; a's wait no longer reserves one
+    b.issue();
+    expect(slots.free).toBe(1);
+    expect(await settled(back)).toBe(false); // abandoned, never granted
+    let drained = false;
+    const draining = slots.drain().then(() => (drained = true));
+    await a.finish();
+    expect(drained).toBe(false);
+    await b.finish();
+    await draining;
+    expect(slots.idle).toBe(true);
+  });
+
+  it('counts jobs without a slot toward the cap, and drain waits for them', async () => {
+    const slots = new HandlerSlots(2);
+    const parked = Array.from({ length: 256 }, () => {
+      const job = controlledJob(slots);
+      job.slot.release();
+      return job;
+    });
+    expect(slots.free).toBe(0);
+    await parked[0].finish();
+    expect(slots.free).toBe(2);
+    expect(slots.idle).toBe(false);
+    for (const job of parked.slice(1)) await job.finish();
+    expect(slots.idle).toBe(true);
   });
 });

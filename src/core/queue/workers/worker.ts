@@ -21,7 +21,7 @@
  * attempt, error, next delay), a dead letter at error (queue, job id, reason); the stack of a
  * thrown value other than `PermanentFailure` comes along.
  */
-import { HandlerSlots } from './handler-slots.js';
+import { HandlerSlots, type HandlerSlot } from './handler-slots.js';
 import type { SettlementEffects } from '../storage/effects.js';
 import type { Claim } from '../transitions/claim.js';
 import { DEFAULT_POLL_INTERVAL_MS } from '../constants.js';
@@ -206,8 +206,9 @@ export async function runWorkerConcurrent(queue: Queue, queueName: string, worke
  * call when the job no longer needs its slot (its settlement's commit is issued); it must never
  * reject. It may also pass a claim its settlement kept (`Queue.ackContinuing`) to `resume`:
  * such claims get the next free slots before anything is claimed, and are run even once `signal`
- * aborted (they are held already). Idle, the loop registers for the queue's wakeups before each
- * claim attempt and sleeps until an insert or `pollIntervalMs`; a resumed claim interrupts that
+ * aborted (they are held already). `slot` lets the job give its slot up while it waits for a
+ * durable write of its own and take one back, ahead of new claims (handler-slots.ts). Idle, the
+ * loop registers for the queue's wakeups before each claim attempt and sleeps until an insert or `pollIntervalMs`; a resumed claim interrupts that
  * sleep without ending it (no new scan until an insert or the deadline). When `signal` aborts it stops
  * claiming and resolves once every started job has settled; a failed claim rejects, after the
  * same wait.
@@ -218,7 +219,7 @@ export async function runClaimLoop(
   concurrency: number,
   pollIntervalMs: number,
   signal: AbortSignal | undefined,
-  handle: (claim: Claim, issued: () => void, resume: (taken: Claim) => void) => Promise<void>,
+  handle: (claim: Claim, issued: () => void, resume: (taken: Claim) => void, slot: HandlerSlot) => Promise<void>,
 ): Promise<void> {
   const leaseMs = queue.queueConfig(queueName).leaseMs;
   const notify = queue.notifierOf(queueName);
@@ -234,7 +235,7 @@ export async function runClaimLoop(
   const startResumed = (): void => {
     while (resumed.length > 0 && slots.free > 0) {
       const taken = resumed.shift()!;
-      slots.start((issued) => handle(taken, issued, resume));
+      slots.start((issued, slot) => handle(taken, issued, resume, slot));
     }
   };
   // The wait for an insert after a scan that found nothing. A resumed claim interrupts it but
@@ -269,7 +270,7 @@ export async function runClaimLoop(
           waiter.dispose();
           // A full batch suggests a backlog: pass one wakeup on to another idle worker.
           if (claims.length === free) notify.notifyOne();
-          for (const claim of claims) slots.start((issued) => handle(claim, issued, resume));
+          for (const claim of claims) slots.start((issued, slot) => handle(claim, issued, resume, slot));
           continue;
         }
         idle = { waiter, over: waiter.wait(pollIntervalMs, signal).then(() => true) };

@@ -19,6 +19,7 @@ import type { Clock } from '../../clock.js';
 import { InvalidArgumentError, isTaqubaError, TaqubaError } from '../../errors.js';
 import type { LogSink } from '../../logger.js';
 import { MAX_KV_VALUE_SIZE, type Queue } from '../../queue/index.js';
+import type { HandlerSlot } from '../../queue/workers/handler-slots.js';
 import { show } from '../../show.js';
 import { NonDeterminismError, RunFailedError, StepFailedError } from './errors.js';
 import { StepError } from '../steps/step-error.js';
@@ -140,6 +141,11 @@ export interface ExecutionInit {
   readonly onCall?: CallObserver;
   /** Spans of step attempts and events of replayed calls, when the runtime traces. */
   readonly trace?: ExecutionTrace;
+  /**
+   * The worker loop's slot of this delivery, given up while the execution only waits for a history
+   * write to be durable (no step attempt running) and taken back before its code goes on.
+   */
+  readonly slot?: HandlerSlot;
 }
 
 /** Receives each `ctx` call as an execution records it. */
@@ -164,6 +170,8 @@ export class Execution implements WorkflowContext {
   /** The last position the history held when this execution began (-1: none). */
   private readonly lastRecorded: number;
   private running = 0;
+  /** Step attempts running now: user code the worker slot is held for. */
+  private attemptsRunning = 0;
   private readonly inFlight = new Set<string>();
   /** Names of the waits called whose answer is not known yet (at most one). */
   private readonly waiting = new Set<string>();
@@ -256,11 +264,16 @@ export class Execution implements WorkflowContext {
       if (this.closed) return NEVER;
       this.signal.throwIfAborted();
       attempts = attempt;
+      await this.holdSlot();
+      if (this.closed) return NEVER;
       let value: T;
+      this.attemptsRunning++;
       try {
         const run = (): Promise<T> => this.attempt(fn, attempt, policy.timeoutMs);
         value = await (this.init.trace === undefined ? run() : this.init.trace.stepAttempt(position, name, attempt, run));
+        this.attemptsRunning--;
       } catch (e) {
+        this.attemptsRunning--;
         if (this.signal.aborted) throw e;
         lastError = errorText(e);
         // A permanent error (`StepError.permanent`, a 401, bad input) would fail every attempt the same way.
@@ -449,7 +462,28 @@ export class Execution implements WorkflowContext {
     // Closed: the delivery ended (the function returned with this operation still running, or
     // halted); a write now would outlive the history's deletion.
     if (this.closed) return NEVER;
-    return this.write(position, event, true);
+    return this.withoutSlot(() => this.write(position, event, true));
+  }
+
+  /**
+   * Runs `write` (which resolves once durable) without the worker slot when no step attempt of
+   * this execution runs, so the loop runs another delivery in it meanwhile (on the filesystem a
+   * step's durable write is most of its time); takes a slot back, ahead of new claims, before the
+   * function goes on.
+   */
+  private async withoutSlot<T>(write: () => Promise<T>): Promise<T> {
+    const slot = this.init.slot;
+    if (slot === undefined || this.attemptsRunning > 0) return write();
+    slot.release();
+    const result = await write();
+    await this.holdSlot();
+    return result;
+  }
+
+  /** Waits until this delivery holds a worker slot again (or is over). */
+  private async holdSlot(): Promise<void> {
+    const slot = this.init.slot;
+    while (slot !== undefined && !slot.holding && !this.closed) await slot.reacquire();
   }
 
   /**

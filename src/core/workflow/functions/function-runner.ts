@@ -136,6 +136,7 @@ export class FunctionRunner implements StepRunnerObject {
       ...(observe === undefined ? {} : { onCall: observe }),
       ...(trace === undefined ? {} : { trace }),
       ...(step instanceof DeliveredStep && step.workerStopping ? { stopping: step.workerStopping } : {}),
+      ...(step instanceof DeliveredStep && step.slot ? { slot: step.slot } : {}),
     });
     const stopLease = keepLease(step, ctx, exec);
     let end: Settled | Halt;

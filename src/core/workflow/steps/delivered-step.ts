@@ -5,6 +5,7 @@
  * afterwards) refuses staging.
  */
 import type { LeaseHandle } from '../../queue/index.js';
+import type { HandlerSlot } from '../../queue/workers/handler-slots.js';
 import type { RuntimeContext } from '../context.js';
 import { EffectsHandle, NO_KV_EFFECTS, type StagedKvEffects } from './effects-handle.js';
 import type { Memo } from './memo.js';
@@ -32,6 +33,8 @@ export class DeliveredStep implements Step {
     readonly lease: LeaseHandle,
     /** @internal Fires when the worker loop running this delivery stops (`shutdown`): long runners may hand the rest of the run back to the queue. */
     readonly workerStopping?: AbortSignal,
+    /** @internal The worker loop's slot of this delivery: a workflow function gives it up while it waits for a history write to be durable. */
+    readonly slot?: HandlerSlot,
   ) {}
 
   /** The delivery's cancel signal, created on first read (most runners never look at it). */

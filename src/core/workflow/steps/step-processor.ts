@@ -29,6 +29,7 @@ import { utf8 } from '../../bytes.js';
 import { errorFields } from '../../logger.js';
 import type { Claim, EnqueueOptions } from '../../queue/index.js';
 import { retryBackoffMs } from '../../queue/transitions/retry-backoff.js';
+import type { HandlerSlot } from '../../queue/workers/handler-slots.js';
 import type { RuntimeContext } from '../context.js';
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT, HEADER_TERMINAL } from '../constants.js';
 import { DeliveredStep } from './delivered-step.js';
@@ -62,16 +63,17 @@ interface Delivery {
  * returned, before the settlement commits. A next step the advance took in its ack (a run whose
  * next step is due at once; see `advance`) is passed to `resume` once that ack is durable, for
  * the worker loop to run in its next free slot (or processed here after this one without it).
+ * `slot`, the loop's slot of this delivery, is handed to the runner with the step.
  * Never rejects: settlement failures are logged.
  */
-export async function processDelivery(ctx: RuntimeContext, claim: Claim, handled?: () => void, stopping?: AbortSignal, resume?: (taken: Claim) => void): Promise<void> {
+export async function processDelivery(ctx: RuntimeContext, claim: Claim, handled?: () => void, stopping?: AbortSignal, resume?: (taken: Claim) => void, slot?: HandlerSlot): Promise<void> {
   let next: Claim | undefined = claim;
   while (next !== undefined) {
     const current: Claim = next;
     next = undefined;
     try {
       if (current.job.headers[HEADER_TERMINAL] !== undefined) await processNotification(ctx, current, handled);
-      else next = await processStep(ctx, current, handled, stopping);
+      else next = await processStep(ctx, current, handled, stopping, slot);
     } catch (e) {
       // CLAIM_LOST (the lease expired and the job was requeued), CLOSED, store errors: the job stays
       // claimed or goes back to the queue; the next delivery redoes this one.
@@ -85,7 +87,7 @@ export async function processDelivery(ctx: RuntimeContext, claim: Claim, handled
 }
 
 /** One step delivery; returns the next step's claim when its advance took it. */
-async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => void) | undefined, stopping: AbortSignal | undefined): Promise<Claim | undefined> {
+async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => void) | undefined, stopping: AbortSignal | undefined, slot: HandlerSlot | undefined): Promise<Claim | undefined> {
   const job = claim.job;
   const parsed = parseStepJob(job);
   if ('invalid' in parsed) {
@@ -137,7 +139,7 @@ async function processStep(ctx: RuntimeContext, claim: Claim, handled: (() => vo
     // The claim's own signal (created only if the runner reads it): it fires when a cancel of
     // this job is requested (a step cannot abort a signal it was handed, so no child signal is
     // needed).
-    const step = new DeliveredStep(ctx, d.runId, d.step, job.payload, d.headers, job.id, job.attempts, job.maxAttempts, job.interruptions, signal.payload, claim, claim.lease, stopping);
+    const step = new DeliveredStep(ctx, d.runId, d.step, job.payload, d.headers, job.id, job.attempts, job.maxAttempts, job.interruptions, signal.payload, claim, claim.lease, stopping, slot);
     try {
       outcome = validateOutcome(await ctx.runner.runStep(step));
     } catch (e) {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { isTaqubaError } from '../../../../src/core/errors.js';
 import { MAX_KV_VALUE_SIZE } from '../../../../src/core/queue/index.js';
 import { defineWorkflow, RunFailedError, StepFailedError, type StepAttempt } from '../../../../src/core/workflow/index.js';
-import { Counter, eventually, fnWorld, reasonOf, rejection, resultOf, sleeping, type StoreFactory } from './fn-harness.js';
+import { Counter, eventually, fnWorld, reasonOf, rejection, resultOf, sleeping, type HeldPuts, type StoreFactory } from './fn-harness.js';
 
 class Point {
   constructor(
@@ -309,6 +309,43 @@ export function defineStepsSuite(name: string, factory: StoreFactory): void {
       expect(e).toMatchObject({ code: 'RUN_FAILED', runId: 'x', status: 'failed', error: 'STEP_FAILED: step "explode" failed after 1 attempt: Error: kaboom' });
       expect(e.message).toContain('kaboom');
       expect(calls).toBe(1);
+    });
+
+    it('a delivery waiting for its step to be durable lends its worker slot: another run steps meanwhile, attempts never overlap', async () => {
+      const w = await fnWorld(factory);
+      const started: string[] = [];
+      let running = 0;
+      let most = 0;
+      let held: HeldPuts | undefined;
+      const wf = defineWorkflow({
+        name: 'lends-slot',
+        async run(ctx, id: string) {
+          const value = await ctx.step('work', async () => {
+            running++;
+            most = Math.max(most, running);
+            started.push(id);
+            // The first attempt's value cannot become durable until the test says so.
+            held ??= w.holdPuts();
+            await Promise.resolve();
+            running--;
+            return id;
+          });
+          return `${value}!`;
+        },
+      });
+      const submitter = w.runtime([wf]);
+      await submitter.start(wf, 'a', { runId: 'a' });
+      await submitter.start(wf, 'b', { runId: 'b' });
+      // One slot: without lending it, the second run could not start while the first waits.
+      const worker = w.start([wf], { maxConcurrentSteps: 1 });
+      try {
+        await eventually(() => started.length === 2, 10_000, 'the second run stepping while the first one\'s value is held');
+      } finally {
+        held?.release();
+      }
+      expect(await resultOf(worker.workflowRun(wf, 'a'))).toBe('a!');
+      expect(await resultOf(worker.workflowRun(wf, 'b'))).toBe('b!');
+      expect(most).toBe(1);
     });
   });
 }

@@ -17,6 +17,7 @@ import { decodeValue, encodeValue } from '../codec.js';
 import { StepOutcome } from '../workflow/steps/outcome.js';
 import { StepError } from '../workflow/steps/step-error.js';
 import type { Step } from '../workflow/steps/step.js';
+import { DeliveredStep } from '../workflow/steps/delivered-step.js';
 import { addCost, type CostReport } from './cost.js';
 import { memoizedPhase, type PhaseKv } from './phase-memo.js';
 import type { PhaseContext, PhaseSpec } from './pipeline.js';
@@ -53,6 +54,7 @@ export async function runItemStep(phases: readonly PhaseSpec[], step: Step, obse
   // the marker, committed with the first run's end, is its outcome.
   if ((await step.kv.get(markerKey(item.batchId, item.index))) !== null) return StepOutcome.succeed(EMPTY_BYTES);
   observer.started(item.batchId, item.index);
+  const slot = step instanceof DeliveredStep ? step.slot : undefined;
   let current: string | undefined;
   try {
     let value = input;
@@ -60,7 +62,7 @@ export async function runItemStep(phases: readonly PhaseSpec[], step: Step, obse
       current = phase.name;
       const previous = value;
       const last = phase === phases[phases.length - 1];
-      const record = await memoizedPhase(kv, phaseKey(item.batchId, item.index, phase.name), step.memo, phase.name, last, warn, async () => {
+      const record = await memoizedPhase(kv, phaseKey(item.batchId, item.index, phase.name), step.memo, phase.name, last, warn, slot, async () => {
         const cost: Record<string, number> = {};
         const ctx: PhaseContext<unknown> = {
           item: input,

@@ -13,6 +13,7 @@
  */
 import { decodeRecord, decodeValue, encodeRecord, encodeValue } from '../codec.js';
 import { MAX_KV_VALUE_SIZE } from '../queue/index.js';
+import { withSlotLent, type HandlerSlot } from '../queue/workers/handler-slots.js';
 import type { Memo } from '../workflow/steps/memo.js';
 import { isCostReport, type CostReport } from './cost.js';
 
@@ -62,7 +63,8 @@ async function readPhase(kv: PhaseKv, key: Uint8Array, memo: Memo, phase: string
 /**
  * The stored phase, or `compute`'s result stored first (not for the `last` phase, see above).
  * `encodeValue` rejects an unstorable value with INVALID_ARGUMENT (reason `serialization`)
- * before anything is stored.
+ * before anything is stored. While the record syncs, the item's worker `slot` (if any) runs
+ * another item.
  */
 export async function memoizedPhase(
   kv: PhaseKv,
@@ -71,6 +73,7 @@ export async function memoizedPhase(
   phase: string,
   last: boolean,
   warn: (m: string) => void,
+  slot: HandlerSlot | undefined,
   compute: () => Promise<PhaseRecord>,
 ): Promise<PhaseRecord> {
   if (!last) {
@@ -80,11 +83,13 @@ export async function memoizedPhase(
   const record = await compute();
   if (last) return record;
   const bytes = encodeRecord({ v: encodeValue(record.value), c: record.cost });
-  if (bytes.length > KV_ROOM) {
-    await memo.put(phaseMemoKey(phase), bytes);
-    await kv.put(key, IN_MEMO);
-  } else {
-    await kv.put(key, bytes);
-  }
+  await withSlotLent(slot, async () => {
+    if (bytes.length > KV_ROOM) {
+      await memo.put(phaseMemoKey(phase), bytes);
+      await kv.put(key, IN_MEMO);
+    } else {
+      await kv.put(key, bytes);
+    }
+  });
   return record;
 }

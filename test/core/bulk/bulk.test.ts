@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Bulk, isTaqubaError, MemoryObjectStore, pipeline, Queue, StepError, type BatchProgress, type BulkOptions, type ItemResult, type Pipeline } from '../../../src/index.js';
+import { GatedStore, type HeldPuts } from '../../support/gated-store.js';
+import { waitFor } from '../../support/wait.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -392,5 +394,42 @@ describe('Bulk', () => {
     expect(byKey.get('item-1')?.error).toContain('cost metric');
     expect(byKey.get('item-3')?.error).toContain('phase a');
     expect(calls).toBe(4);
+  });
+
+  it("an item whose phase record syncs lends its worker slot: the next item's phase runs meanwhile, phases never overlap", async () => {
+    const gated = new GatedStore(new MemoryObjectStore());
+    const queue = await Queue.open(gated, 'app', { logger: false });
+    cleanups.push(async () => queue.close().catch(() => undefined));
+    let held: HeldPuts | undefined;
+    const extracted: string[] = [];
+    let running = 0;
+    let most = 0;
+    const p = pipeline<Doc>()
+      .phase('extract', async (doc) => {
+        running++;
+        most = Math.max(most, running);
+        extracted.push(doc.id);
+        // The first item's record cannot become durable until the test says so.
+        held ??= gated.hold();
+        await Promise.resolve();
+        running--;
+        return doc.text.length;
+      })
+      .phase('report', (chars, ctx) => `${ctx.item.id}:${chars}`);
+    const bulk = new Bulk(queue, gated, p, { pollIntervalMs: 10, logger: false, maxConcurrentItems: 1 });
+    const worker = bulk.spawn();
+    cleanups.push(() => worker.shutdown().catch(() => undefined));
+    const items = docs(2);
+    const batch = await bulk.submit(items, { batchId: 'lends', key: (d) => d.id });
+    try {
+      // One slot: without lending it, the second item could not start while the first one's record is held.
+      await waitFor(() => extracted.length === 2, "the second item's phase running while the first one's record is held");
+    } finally {
+      held?.release();
+    }
+    const report = await batch.done();
+    expect(report).toMatchObject({ total: 2, succeeded: 2, failed: 0 });
+    expect(most).toBe(1);
+    expect(extracted.sort()).toEqual(['doc-0', 'doc-1']); // each phase ran once
   });
 });

@@ -72,7 +72,7 @@ describe('HandlerSlots', () => {
     const a = controlledJob(slots);
     expect(slots.free).toBe(0);
     a.slot.release();
-    expect(a.slot.holding).toBe(false);
+    expect(a.slot.lent).toBe(true);
     expect(slots.free).toBe(1);
     a.slot.release(); // a second call changes nothing
     expect(slots.free).toBe(1);
@@ -82,7 +82,7 @@ describe('HandlerSlots', () => {
     expect(await settled(back)).toBe(false); // b holds the one slot
     b.issue(); // b's settlement is issued: the slot goes to a, not to a new claim
     expect(await settled(back)).toBe(true);
-    expect(a.slot.holding).toBe(true);
+    expect(a.slot.lent).toBe(false);
     expect(slots.free).toBe(0);
     await expect(a.slot.reacquire()).resolves.toBeUndefined(); // holding: at once
   });
@@ -114,6 +114,7 @@ describe('HandlerSlots', () => {
     b.issue();
     expect(slots.free).toBe(1);
     expect(await settled(back)).toBe(false); // abandoned, never granted
+    expect(a.slot.lent).toBe(false); // its settlement was issued: nothing to take back
     let drained = false;
     const draining = slots.drain().then(() => (drained = true));
     await a.finish();

@@ -5,12 +5,31 @@
  * @internal
  */
 export interface HandlerSlot {
-  /** Whether the job holds a slot now. */
-  readonly holding: boolean;
+  /** Whether the job gave its slot up and has not taken one back (false once its settlement is issued). */
+  readonly lent: boolean;
   /** Gives the slot up (a no-op unless the job holds one): the loop may start another job in it. */
   release(): void;
-  /** Takes a slot again, ahead of new claims; resolves once the job holds one (at once if it does). */
+  /** Takes a slot again, ahead of new claims; resolves once the job holds one (at once unless `lent`). */
   reacquire(): Promise<void>;
+}
+
+/** Waits until the job holds a slot again, unless its settlement was issued meanwhile. */
+export async function takeSlotBack(slot: HandlerSlot): Promise<void> {
+  while (slot.lent) await slot.reacquire();
+}
+
+/**
+ * Runs `wait` (a durable write of the job's own, with none of its code running) with the slot lent
+ * to the loop, and takes one back before returning. Without a slot, only runs `wait`.
+ */
+export async function withSlotLent<T>(slot: HandlerSlot | undefined, wait: () => Promise<T>): Promise<T> {
+  if (slot === undefined) return wait();
+  slot.release();
+  try {
+    return await wait();
+  } finally {
+    await takeSlotBack(slot);
+  }
 }
 
 type JobState = 'running' | 'released' | 'waiting' | 'settling' | 'done';
@@ -24,8 +43,8 @@ class SlotJob implements HandlerSlot {
 
   constructor(private readonly slots: HandlerSlots) {}
 
-  get holding(): boolean {
-    return this.state === 'running';
+  get lent(): boolean {
+    return this.state === 'released' || this.state === 'waiting';
   }
 
   release(): void {
@@ -113,7 +132,7 @@ export class HandlerSlots {
   /** @internal (through `HandlerSlot.reacquire`) */
   reacquire(job: SlotJob): Promise<void> {
     if (job.state === 'waiting') return job.waited!;
-    if (job.state !== 'released') return Promise.resolve(); // holding, or its delivery is over
+    if (job.state !== 'released') return Promise.resolve(); // holding, or its settlement was issued
     if (this.running < this.concurrency && this.waiters.length === 0) {
       this.take(job);
       return Promise.resolve();

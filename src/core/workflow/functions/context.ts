@@ -19,7 +19,7 @@ import type { Clock } from '../../clock.js';
 import { InvalidArgumentError, isTaqubaError, TaqubaError } from '../../errors.js';
 import type { LogSink } from '../../logger.js';
 import { MAX_KV_VALUE_SIZE, type Queue } from '../../queue/index.js';
-import type { HandlerSlot } from '../../queue/workers/handler-slots.js';
+import { takeSlotBack, withSlotLent, type HandlerSlot } from '../../queue/workers/handler-slots.js';
 import { show } from '../../show.js';
 import { NonDeterminismError, RunFailedError, StepFailedError } from './errors.js';
 import { StepError } from '../steps/step-error.js';
@@ -264,7 +264,7 @@ export class Execution implements WorkflowContext {
       if (this.closed) return NEVER;
       this.signal.throwIfAborted();
       attempts = attempt;
-      await this.holdSlot();
+      if (this.init.slot?.lent) await takeSlotBack(this.init.slot);
       if (this.closed) return NEVER;
       let value: T;
       this.attemptsRunning++;
@@ -462,28 +462,11 @@ export class Execution implements WorkflowContext {
     // Closed: the delivery ended (the function returned with this operation still running, or
     // halted); a write now would outlive the history's deletion.
     if (this.closed) return NEVER;
-    return this.withoutSlot(() => this.write(position, event, true));
-  }
-
-  /**
-   * Runs `write` (which resolves once durable) without the worker slot when no step attempt of
-   * this execution runs, so the loop runs another delivery in it meanwhile (on the filesystem a
-   * step's durable write is most of its time); takes a slot back, ahead of new claims, before the
-   * function goes on.
-   */
-  private async withoutSlot<T>(write: () => Promise<T>): Promise<T> {
-    const slot = this.init.slot;
-    if (slot === undefined || this.attemptsRunning > 0) return write();
-    slot.release();
-    const result = await write();
-    await this.holdSlot();
-    return result;
-  }
-
-  /** Waits until this delivery holds a worker slot again (or is over). */
-  private async holdSlot(): Promise<void> {
-    const slot = this.init.slot;
-    while (slot !== undefined && !slot.holding && !this.closed) await slot.reacquire();
+    // No step attempt of this execution running: the worker slot goes to another delivery while
+    // the value syncs (on the filesystem most of a step's time), and is taken back, ahead of new
+    // claims, before the function goes on.
+    const write = (): Promise<Event> => this.write(position, event, true);
+    return this.attemptsRunning > 0 ? write() : withSlotLent(this.init.slot, write);
   }
 
   /**

@@ -253,7 +253,7 @@ export class Execution implements WorkflowContext {
     const policy = stepPolicy(this.init.stepDefaults, options);
     // The values of `now`, `random` and `uuid` the step may use are durable before it runs: a
     // crash must not hand a step's side effect (an idempotency key) a value the run then forgets.
-    await this.flush();
+    if (this.pendingWrites.size > 0) await this.whileSyncing(() => this.flush());
     // Attempts an earlier execution recorded as failed count: a crash mid-retries goes on with the next one.
     const failures = this.init.history.failures.get(position) ?? [];
     let lastError = failures.at(-1)?.error ?? '';
@@ -458,15 +458,20 @@ export class Execution implements WorkflowContext {
 
   /** Records `event` at `position` unless another execution did first; returns what the history holds. */
   private async record(position: number, event: Event): Promise<Event> {
-    await this.flush();
+    if (this.pendingWrites.size > 0) await this.whileSyncing(() => this.flush());
     // Closed: the delivery ended (the function returned with this operation still running, or
     // halted); a write now would outlive the history's deletion.
     if (this.closed) return NEVER;
-    // No step attempt of this execution running: the worker slot goes to another delivery while
-    // the value syncs (on the filesystem most of a step's time), and is taken back, ahead of new
-    // claims, before the function goes on.
-    const write = (): Promise<Event> => this.write(position, event, true);
-    return this.attemptsRunning > 0 ? write() : withSlotLent(this.init.slot, write);
+    return this.whileSyncing(() => this.write(position, event, true));
+  }
+
+  /**
+   * Waits for history writes to be durable. With no step attempt of this execution running, the
+   * worker slot goes to another delivery meanwhile (on the filesystem a write's sync is most of a
+   * step's time) and is taken back, ahead of new claims, before the function goes on.
+   */
+  private whileSyncing<T>(wait: () => Promise<T>): Promise<T> {
+    return this.attemptsRunning > 0 ? wait() : withSlotLent(this.init.slot, wait);
   }
 
   /**

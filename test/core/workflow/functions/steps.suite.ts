@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { isTaqubaError } from '../../../../src/core/errors.js';
 import { MAX_KV_VALUE_SIZE } from '../../../../src/core/queue/index.js';
 import { defineWorkflow, RunFailedError, StepFailedError, type StepAttempt } from '../../../../src/core/workflow/index.js';
-import { Counter, eventually, fnWorld, reasonOf, rejection, resultOf, sleeping, type HeldPuts, type StoreFactory } from './fn-harness.js';
+import { Counter, eventually, fnWorld, reasonOf, rejection, resultOf, sleeping, START_MS, type HeldPuts, type StoreFactory } from './fn-harness.js';
 
 class Point {
   constructor(
@@ -346,6 +346,33 @@ export function defineStepsSuite(name: string, factory: StoreFactory): void {
       expect(await resultOf(worker.workflowRun(wf, 'a'))).toBe('a!');
       expect(await resultOf(worker.workflowRun(wf, 'b'))).toBe('b!');
       expect(most).toBe(1);
+    });
+
+    it('so does a delivery waiting for its recorded now() to be durable before the step that may use it', async () => {
+      const w = await fnWorld(factory);
+      const began: string[] = [];
+      let held: HeldPuts | undefined;
+      const wf = defineWorkflow({
+        name: 'lends-slot-now',
+        async run(ctx, id: string) {
+          began.push(id);
+          // The first run's recorded time cannot become durable until the test says so.
+          held ??= w.holdPuts();
+          const at = ctx.now();
+          return ctx.step('work', () => `${id}@${at}`);
+        },
+      });
+      const submitter = w.runtime([wf]);
+      await submitter.start(wf, 'a', { runId: 'a' });
+      await submitter.start(wf, 'b', { runId: 'b' });
+      const worker = w.start([wf], { maxConcurrentSteps: 1 });
+      try {
+        await eventually(() => began.length === 2, 10_000, 'the second run starting while the first one\'s time is held');
+      } finally {
+        held?.release();
+      }
+      expect(await resultOf(worker.workflowRun(wf, 'a'))).toBe(`a@${START_MS}`);
+      expect(await resultOf(worker.workflowRun(wf, 'b'))).toBe(`b@${START_MS}`);
     });
   });
 }

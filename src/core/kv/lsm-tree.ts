@@ -13,6 +13,7 @@ import { compareBytes, toBinaryString } from '../bytes.js';
 import { ConflictError } from '../errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { BlockCache } from './tables/block-cache.js';
+import { bloomKey, type BloomKey } from './tables/bloom-filter.js';
 import type { VersionedEntry } from './entry.js';
 import { tableObjectKey } from './format.js';
 import type { SortedRun, SstMeta } from './manifest/manifest.js';
@@ -178,7 +179,10 @@ export class LsmTree {
   async absentFromTables(): Promise<(key: Uint8Array) => boolean> {
     const runs = this.tables.runs;
     await Promise.all(runs.flatMap((run) => run.map((table) => table.loadIndex())));
-    return (key) => runs.every((run) => !tableFor(run, key)?.mayContain(key));
+    return (key) => {
+      const bloom = bloomKey(key);
+      return runs.every((run) => tableFor(run, key)?.surelyLacks(key, bloom) ?? true);
+    };
   }
 
   /** The value of `key` at `snapshot` (Infinity = latest). */
@@ -200,8 +204,12 @@ export class LsmTree {
     const tables = this.tables;
     tables.activeReads++;
     try {
+      let bloom: BloomKey | undefined;
       for (const run of tables.runs) {
-        const entry = await tableFor(run, key)?.get(key);
+        // Most tables lack the key (their filters say so): no promise, no second hashing, for them.
+        const table = tableFor(run, key);
+        if (table === undefined || table.surelyLacks(key, (bloom ??= bloomKey(key)))) continue;
+        const entry = await table.get(key);
         if (!entry) continue;
         checkSnapshot(entry, snapshot);
         chain.push(entry);

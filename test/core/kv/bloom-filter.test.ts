@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { utf8 } from '../../../src/core/bytes.js';
-import { BloomFilterBuilder, bloomMayContain } from '../../../src/core/kv/tables/bloom-filter.js';
+import { BloomFilterBuilder, bloomKey, bloomMayContain, bloomMayContainKey } from '../../../src/core/kv/tables/bloom-filter.js';
 
 /** The filter as tables already stored were built (hashing every key at the end): the format. */
 function referenceFilter(keys: readonly Uint8Array[]): Uint8Array {
@@ -43,5 +43,19 @@ describe('BloomFilterBuilder', () => {
     for (const k of present) expect(bloomMayContain(filter, k)).toBe(true);
     const falsePositives = keys(10_000, 'out').filter((k) => bloomMayContain(filter, k)).length;
     expect(falsePositives).toBeLessThan(300); // ~1% expected
+  });
+
+  it("a key hashed once probes any filter as hashing it per filter does (and an empty filter holds everything)", () => {
+    const filters = [0, 1, 300, 5000].map((n) => {
+      const b = new BloomFilterBuilder();
+      for (const k of keys(n, 'in')) b.add(k);
+      return b.finish();
+    });
+    filters.push(new Uint8Array(0));
+    for (const k of [...keys(400, 'in'), ...keys(400, 'out')]) {
+      const hashed = bloomKey(k);
+      for (const filter of filters) expect(bloomMayContainKey(filter, hashed)).toBe(bloomMayContain(filter, k));
+    }
+    expect(bloomMayContainKey(new Uint8Array(0), bloomKey(utf8('x')))).toBe(true);
   });
 });

@@ -56,12 +56,29 @@ export class BloomFilterBuilder {
 
 const probe = new Uint32Array(2);
 
-export function bloomMayContain(filter: Uint8Array, key: Uint8Array): boolean {
-  const nbits = filter.length * 8;
-  if (nbits === 0) return true;
+/** A key's two hashes, computed once to probe many tables' filters (`bloomMayContainKey`). */
+export interface BloomKey {
+  readonly h1: number;
+  readonly h2: number;
+}
+
+export function bloomKey(key: Uint8Array): BloomKey {
   hashInto(key, probe, 0);
-  const h1 = probe[0];
-  const h2 = probe[1];
+  return { h1: probe[0], h2: probe[1] };
+}
+
+export function bloomMayContain(filter: Uint8Array, key: Uint8Array): boolean {
+  if (filter.length === 0) return true;
+  hashInto(key, probe, 0);
+  return probeFilter(filter, probe[0], probe[1]);
+}
+
+export function bloomMayContainKey(filter: Uint8Array, key: BloomKey): boolean {
+  return filter.length === 0 || probeFilter(filter, key.h1, key.h2);
+}
+
+function probeFilter(filter: Uint8Array, h1: number, h2: number): boolean {
+  const nbits = filter.length * 8;
   for (let i = 0; i < PROBES; i++) {
     const at = ((h1 + Math.imul(i, h2)) >>> 0) % nbits;
     if ((filter[at >>> 3] & (1 << (at & 7))) === 0) return false;

@@ -2,7 +2,7 @@ import { compareBytes } from '../../bytes.js';
 import { NotFoundError, invariant } from '../../errors.js';
 import type { ObjectStore } from '../../objects/object-store.js';
 import type { BlockCache } from './block-cache.js';
-import { bloomMayContain } from './bloom-filter.js';
+import { bloomMayContain, bloomMayContainKey, type BloomKey } from './bloom-filter.js';
 import type { VersionedEntry } from '../entry.js';
 import { corruptReader, openChecksummed } from '../format.js';
 import type { SstMeta } from '../manifest/manifest.js';
@@ -120,13 +120,13 @@ export class SstReader {
   }
 
   /**
-   * False only when this table certainly holds no version of `key` (outside its key range, or
-   * rejected by its bloom filter). Synchronous: the index must be loaded (`loadIndex`) first.
+   * True when this table certainly holds no version of `key` (outside its key range, or rejected
+   * by its bloom filter; `bloom` is the key's hashes), answered at once; false when it may hold
+   * one, or its index is not loaded yet. Point reads probe every run with one hashing of the key.
    */
-  mayContain(key: Uint8Array): boolean {
-    if (compareBytes(key, this.meta.minKey) < 0 || compareBytes(key, this.meta.maxKey) > 0) return false;
-    invariant(this.index, 'sst_index_loaded', { object: this.objectKey });
-    return bloomMayContain(this.index.filter, key);
+  surelyLacks(key: Uint8Array, bloom: BloomKey): boolean {
+    if (compareBytes(key, this.meta.minKey) < 0 || compareBytes(key, this.meta.maxKey) > 0) return true;
+    return this.index !== undefined && !bloomMayContainKey(this.index.filter, bloom);
   }
 
   /** The table's version of `key`, or undefined. */

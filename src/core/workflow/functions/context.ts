@@ -130,7 +130,11 @@ export interface ExecutionInit {
   readonly stepNumber: number;
   /** The signal payload this delivery woke with (null: none, or its wait timed out). */
   readonly wokenWith: Uint8Array | null;
-  readonly cancel: AbortSignal;
+  /**
+   * The run's cancellation: its `signal` is created only when read (a step that never looks at it
+   * costs none); `cancelRequested`, when given, answers `signal.aborted` without creating it.
+   */
+  readonly cancel: { readonly signal: AbortSignal; readonly cancelRequested?: boolean };
   readonly stepDefaults: StepOptions;
   /** Fires when the worker running this delivery stops: no new step starts, the run goes back to the queue. */
   readonly stopping?: AbortSignal;
@@ -164,7 +168,6 @@ const describe = (kind: string, name: string): string => (name === '' ? kind : `
 export class Execution implements WorkflowContext {
   readonly runId: string;
   readonly version: number;
-  readonly signal: AbortSignal;
   readonly log: WorkflowLog;
   private position = 0;
   /** The last position the history held when this execution began (-1: none). */
@@ -189,7 +192,6 @@ export class Execution implements WorkflowContext {
   constructor(private readonly init: ExecutionInit) {
     this.runId = init.runId;
     this.version = init.version;
-    this.signal = init.cancel;
     let last = -1;
     for (const position of init.history.events.keys()) if (position > last) last = position;
     this.lastRecorded = last;
@@ -207,6 +209,16 @@ export class Execution implements WorkflowContext {
         if (!this.replaying) init.log[level](m, fields(f));
       };
     this.log = { debug: unlessReplaying('debug'), info: unlessReplaying('info'), warn: unlessReplaying('warn'), error: unlessReplaying('error') };
+  }
+
+  /** Aborts when the run is cancelled (created on first read). */
+  get signal(): AbortSignal {
+    return this.init.cancel.signal;
+  }
+
+  private get cancelled(): boolean {
+    const cancel = this.init.cancel;
+    return cancel.cancelRequested ?? cancel.signal.aborted;
   }
 
   /** No operation resolves after this (the function's remaining promises are abandoned). */
@@ -262,7 +274,7 @@ export class Execution implements WorkflowContext {
       const backoffMs = (failures.at(-1)?.retryAtMs ?? 0) - this.init.clock.now();
       if (backoffMs > 0) await this.init.clock.sleep(backoffMs, this.signal);
       if (this.closed) return NEVER;
-      this.signal.throwIfAborted();
+      if (this.cancelled) this.signal.throwIfAborted();
       attempts = attempt;
       if (this.init.slot?.lent) await takeSlotBack(this.init.slot);
       if (this.closed) return NEVER;
@@ -274,7 +286,7 @@ export class Execution implements WorkflowContext {
         this.attemptsRunning--;
       } catch (e) {
         this.attemptsRunning--;
-        if (this.signal.aborted) throw e;
+        if (this.cancelled) throw e;
         lastError = errorText(e);
         // A permanent error (`StepError.permanent`, a 401, bad input) would fail every attempt the same way.
         const last = attempt === policy.attempts || isPermanent(e);
@@ -307,7 +319,7 @@ export class Execution implements WorkflowContext {
 
   /** One attempt, aborted by the run's cancellation or the attempt's timeout. */
   private async attempt<T>(fn: (attempt: StepAttempt) => T | Promise<T>, attempt: number, timeoutMs: number | undefined): Promise<T> {
-    if (timeoutMs === undefined) return await fn({ signal: this.signal, attempt });
+    if (timeoutMs === undefined) return await fn(new LazyAttempt(this, attempt));
     const timer = new AbortController();
     const signal = AbortSignal.any([this.signal, timer.signal]);
     const timedOut = this.init.clock.sleep(timeoutMs, timer.signal).then(
@@ -565,6 +577,22 @@ export class Execution implements WorkflowContext {
       const wait = [...this.suspensions].find((s) => s.wait !== undefined)?.wait;
       this.halt({ type: 'suspend', untilMs, wait: wait === undefined ? undefined : { name: wait } });
     }, 0);
+  }
+}
+
+/** A step attempt whose `signal` (the run's) is created only if the step reads it. */
+class LazyAttempt implements StepAttempt {
+  readonly #execution: Execution;
+
+  constructor(
+    execution: Execution,
+    readonly attempt: number,
+  ) {
+    this.#execution = execution;
+  }
+
+  get signal(): AbortSignal {
+    return this.#execution.signal;
   }
 }
 

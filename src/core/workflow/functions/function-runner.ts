@@ -129,7 +129,8 @@ export class FunctionRunner implements StepRunnerObject {
       history: fresh ? emptyHistory() : await loadHistory(ctx.queue, prefix),
       stepNumber: step.stepNumber,
       wokenWith: step.signalPayload,
-      cancel: step.signal,
+      // The step itself: its signal is created only if the function reads it.
+      cancel: step,
       stepDefaults: workflow.stepDefaults,
       gen,
       children: this.children,

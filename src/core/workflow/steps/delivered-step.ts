@@ -29,7 +29,7 @@ export class DeliveredStep implements Step {
     readonly maxAttempts: number,
     readonly interruptions: number,
     readonly signalPayload: Uint8Array | null,
-    private readonly cancel: { readonly signal: AbortSignal },
+    private readonly cancel: { readonly signal: AbortSignal; readonly cancelRequested: boolean },
     readonly lease: LeaseHandle,
     /** @internal Fires when the worker loop running this delivery stops (`shutdown`): long runners may hand the rest of the run back to the queue. */
     readonly workerStopping?: AbortSignal,
@@ -40,6 +40,11 @@ export class DeliveredStep implements Step {
   /** The delivery's cancel signal, created on first read (most runners never look at it). */
   get signal(): AbortSignal {
     return this.cancel.signal;
+  }
+
+  /** @internal `signal.aborted` without creating the signal. */
+  get cancelRequested(): boolean {
+    return this.cancel.cancelRequested;
   }
 
   get memo(): Memo {

@@ -127,5 +127,33 @@ export function defineSleepSuite(name: string, factory: StoreFactory): void {
       expect(seen.ctx!.aborted).toBe(true);
       expect(seen.attempt!.aborted).toBe(true);
     });
+
+    it('a cancel requested while a step that never reads its signal runs: no later step starts, the run ends cancelled', async () => {
+      const w = await fnWorld(factory);
+      const calls: string[] = [];
+      let finish!: () => void;
+      const first = new Promise<void>((resolve) => (finish = resolve));
+      const wf = defineWorkflow({
+        name: 'cancel-unread',
+        async run(ctx) {
+          await ctx.step('first', async () => {
+            calls.push('first');
+            await first;
+            return 1;
+          });
+          return ctx.step('second', () => {
+            calls.push('second');
+            return 2;
+          });
+        },
+      });
+      const runtime = w.start([wf]);
+      const run = await runtime.start(wf, undefined, { runId: 'cu' });
+      await eventually(() => calls.length === 1);
+      expect(await run.cancel()).toBe(true);
+      finish();
+      await expect(resultOf(run)).rejects.toMatchObject({ code: 'RUN_FAILED', status: 'cancelled' });
+      expect(calls).toEqual(['first']);
+    });
   });
 }

@@ -150,9 +150,9 @@ export class KvDb implements KvReadable {
   }
 
   /** @internal */
-  readAt(key: Uint8Array, snapshot: number): Promise<Uint8Array | undefined> {
+  readAt(key: Uint8Array, snapshot: number, id: string): Promise<Uint8Array | undefined> {
     this.checkUsable();
-    return this.state.tree.get(key, snapshot).catch((e: unknown) => tableGone(this.state, e));
+    return this.state.tree.get(key, snapshot, id).catch((e: unknown) => tableGone(this.state, e));
   }
 
   /** @internal */

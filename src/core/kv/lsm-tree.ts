@@ -185,11 +185,10 @@ export class LsmTree {
     };
   }
 
-  /** The value of `key` at `snapshot` (Infinity = latest). */
-  async get(key: Uint8Array, snapshot: number): Promise<Uint8Array | undefined> {
+  /** The value of `key` at `snapshot` (Infinity = latest). `id`: the key's binary string, when the caller has it. */
+  async get(key: Uint8Array, snapshot: number, id = toBinaryString(key)): Promise<Uint8Array | undefined> {
     const chain: VersionedEntry[] = [];
     let based = false;
-    const id = toBinaryString(key);
     // The active memtable, then the frozen ones (newest first), without building a list of them:
     // point reads are a large share of a queue's reads.
     for (let m = -1; m < this.immutables.length; m++) {

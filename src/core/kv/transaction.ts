@@ -13,7 +13,8 @@ export interface PendingWrite extends VersionedEntry {
 /** What a transaction needs from its engine (kept narrow so the engine's internals stay private). */
 export interface TransactionHost {
   readonly mergeOperator: MergeOperator | undefined;
-  readAt(key: Uint8Array, snapshot: number): Promise<Uint8Array | undefined>;
+  /** `id` is the key's binary string (the memtables' key form), already made by the caller. */
+  readAt(key: Uint8Array, snapshot: number, id: string): Promise<Uint8Array | undefined>;
   scanAt(bounds: Bounds, snapshot: number, overlay: readonly VersionedEntry[]): AsyncIterable<KvEntry>;
   /** `blind`: the transaction read nothing, so no write-write conflict can make it wrong. */
   commitTransaction(snapshot: number, writes: ReadonlyMap<string, PendingWrite>, options: CommitOptions, blind: boolean): Promise<void>;
@@ -77,11 +78,12 @@ export class Transaction implements KvReadable {
     this.ensureOpen();
     checkKey(key);
     this.hasRead = true;
-    const w = this.writes.get(toBinaryString(key));
-    if (!w) return this.host.readAt(key, this.snapshot);
+    const id = toBinaryString(key);
+    const w = this.writes.get(id);
+    if (!w) return this.host.readAt(key, this.snapshot, id);
     if (w.kind === 'put') return w.value;
     if (w.kind === 'delete') return undefined;
-    const base = await this.host.readAt(key, this.snapshot);
+    const base = await this.host.readAt(key, this.snapshot, id);
     return this.mergeOperator()(key, base, w.value);
   }
 

@@ -15,6 +15,18 @@ function controlledJob(slots: HandlerSlots): { issue(): void; finish(): Promise<
   return { issue: () => issue(), finish: async () => (finish(), await done, await Promise.resolve()), slot };
 }
 
+/** `drain` resolves only once `first`, then `second`, have finished. */
+async function expectDrainedAfter(slots: HandlerSlots, first: { finish(): Promise<void> }, second: { finish(): Promise<void> }): Promise<void> {
+  let drained = false;
+  const draining = slots.drain().then(() => (drained = true));
+  await first.finish();
+  expect(drained).toBe(false);
+  await second.finish();
+  await draining;
+  expect(drained).toBe(true);
+  expect(slots.idle).toBe(true);
+}
+
 /** Whether `p` has settled (after the microtasks queued so far). */
 async function settled(p: Promise<unknown>): Promise<boolean> {
   let done = false;
@@ -58,13 +70,7 @@ describe('HandlerSlots', () => {
     const a = controlledJob(slots);
     const b = controlledJob(slots);
     b.issue();
-    let drained = false;
-    const draining = slots.drain().then(() => (drained = true));
-    await a.finish();
-    expect(drained).toBe(false);
-    await b.finish();
-    await draining;
-    expect(drained).toBe(true);
+    await expectDrainedAfter(slots, a, b);
   });
 
   it('a job that releases its slot lends it to the loop, and takes one back ahead of new claims', async () => {
@@ -115,13 +121,7 @@ describe('HandlerSlots', () => {
     expect(slots.free).toBe(1);
     expect(await settled(back)).toBe(false); // abandoned, never granted
     expect(a.slot.lent).toBe(false); // its settlement was issued: nothing to take back
-    let drained = false;
-    const draining = slots.drain().then(() => (drained = true));
-    await a.finish();
-    expect(drained).toBe(false);
-    await b.finish();
-    await draining;
-    expect(slots.idle).toBe(true);
+    await expectDrainedAfter(slots, a, b);
   });
 
   it('counts jobs without a slot toward the cap, and drain waits for them', async () => {

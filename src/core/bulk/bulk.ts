@@ -76,7 +76,10 @@ export interface BulkOptions {
   readonly queueName?: string;
   /** Object-key prefix of the items' memos (phase values). Default `{queueName}-memo`. */
   readonly memoPrefix?: string;
-  /** Items run at once. Default 64 (phases are usually remote calls that wait). */
+  /**
+   * Items run at once. Default 64 (phases are usually remote calls that wait). An item waiting for
+   * a finished phase's record to become durable lends its place to another item meanwhile.
+   */
   readonly maxConcurrentItems?: number;
   /** Attempts per item before it fails (transient errors retry with the queue's backoff). Default: the queue's. */
   readonly maxAttempts?: number;

@@ -107,7 +107,14 @@ describe('KV engine simulation with damage (CORRUPT_DATA or harmless)', () => {
   }
 });
 
+/**
+ * Queue seeds that once failed. 3058832: a fenced writer's continuation of a job failed while a newer
+ * writer's continuation of the same job was in flight; the model forgot the second could apply.
+ */
+const FOUND_QUEUE_SEEDS = [3058832];
+
 describe('queue simulation (no acknowledged enqueue lost, no job acked twice, counters)', () => {
+  it(`seeds ${FOUND_QUEUE_SEEDS.join(', ')}`, () => runSeeds(FOUND_QUEUE_SEEDS, false, 'queue'));
   for (let i = 0; i < QUEUE_SEEDS.length; i += BATCH) {
     const seeds = QUEUE_SEEDS.slice(i, i + BATCH);
     it(`seeds ${seeds[0]}..${seeds.at(-1)}`, () => runSeeds(seeds, false, 'queue'));

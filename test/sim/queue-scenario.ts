@@ -45,8 +45,14 @@ interface JobModel {
   ackMaybe: boolean;
   /** Taken out while waiting: the take resolved `taken` (true), or may have applied ('maybe'). */
   taken?: true | 'maybe';
-  /** Continued in place as another job: the ack resolved (true), or may have applied ('maybe'). */
-  continued?: true | 'maybe';
+  /** Continued in place as another job: an ack that did so resolved. */
+  continued?: true;
+  /**
+   * Continuations of this job that may have applied: in flight, or ended without an answer. Counted
+   * per call: two writers may continue the same job at once (one fenced, one that took the claim
+   * over), and the fenced one's failure says nothing of the other's.
+   */
+  continuing: number;
 }
 
 class QueueActor extends Actor {
@@ -133,7 +139,7 @@ export class QueueScenario implements Scenario {
 
   private enqueue(actor: QueueActor): string {
     const payload = `j${this.jobs.size + 1}`;
-    const job: JobModel = { payload, enqueue: 'pending', acks: 0, ackMaybe: false };
+    const job: JobModel = { payload, enqueue: 'pending', acks: 0, ackMaybe: false, continuing: 0 };
     this.jobs.set(payload, job);
     actor.call(`enqueue ${payload}`, actor.queue!.enqueue(JOBS, utf8(payload)), (result) => {
       if (result.ok) {
@@ -182,7 +188,7 @@ export class QueueScenario implements Scenario {
     const claim = actor.claims.splice(r.int(0, actor.claims.length - 1), 1)[0]!;
     const payload = fromUtf8(claim.job.payload);
     const job = this.jobs.get(payload);
-    const nextJob: JobModel = { payload: `j${this.jobs.size + 1}`, enqueue: 'pending', acks: 0, ackMaybe: false };
+    const nextJob: JobModel = { payload: `j${this.jobs.size + 1}`, enqueue: 'pending', acks: 0, ackMaybe: false, continuing: 0 };
     this.jobs.set(nextJob.payload, nextJob);
     const queue = actor.queue!;
     const failed = (error: unknown): boolean => ['FENCED', 'CLOSED', 'CLAIM_LOST'].includes(codeOf(error));
@@ -215,13 +221,11 @@ export class QueueScenario implements Scenario {
         if (actor.queue !== undefined && !actor.broken) actor.claims.push(continued);
       } else if (failed(result.error)) {
         nextJob.enqueue = 'failed';
-        if (markedMaybe && job?.continued === 'maybe') delete job.continued;
+        if (job) job.continuing--;
       } else nextJob.enqueue = 'unknown';
     });
-    // Until it settles the continuation may apply; a crash leaves it unknown. (Another claim of
-    // the same job, reaped and claimed again since, may have continued it already.)
-    const markedMaybe = job !== undefined && job.continued === undefined;
-    if (markedMaybe) job.continued = 'maybe';
+    // Until it settles the continuation may apply; a crash leaves it unknown.
+    if (job) job.continuing++;
     return `${actor.name} ack ${payload} continuing as ${nextJob.payload}`;
   }
 
@@ -229,7 +233,7 @@ export class QueueScenario implements Scenario {
   private take(actor: QueueActor, r: Prng): string {
     // An id names the job a continuation made of it last: only a job known to hold its id now.
     const all = [...this.jobs.values()];
-    const holdsItsId = (j: JobModel): boolean => j.continued === undefined && !all.some((o) => o !== j && o.id === j.id && (o.enqueue === 'pending' || o.enqueue === 'unknown'));
+    const holdsItsId = (j: JobModel): boolean => j.continued === undefined && j.continuing === 0 && !all.some((o) => o !== j && o.id === j.id && (o.enqueue === 'pending' || o.enqueue === 'unknown'));
     const known = all.filter((j) => j.id !== undefined && j.taken === undefined && holdsItsId(j));
     if (known.length === 0) return `${actor.name} take: no known job`;
     const job = r.pick(known);
@@ -367,7 +371,7 @@ export class QueueScenario implements Scenario {
       if (job.status === 'claimed') return run.fail('queue-recovery', `${payload} (${job.id}) is still claimed after a fresh open`);
     }
     for (const model of this.jobs.values()) {
-      if (model.enqueue !== 'ok' || model.acks > 0 || model.ackMaybe || model.taken !== undefined || model.continued !== undefined) continue;
+      if (model.enqueue !== 'ok' || model.acks > 0 || model.ackMaybe || model.taken !== undefined || model.continued !== undefined || model.continuing > 0) continue;
       if (!seen.has(model.payload)) return run.fail('queue-no-lost-enqueue', `${model.payload} (${model.id}) was enqueued (acknowledged) and never acked, but is gone`);
     }
     for (const model of this.jobs.values()) {

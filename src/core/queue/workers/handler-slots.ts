@@ -1,8 +1,8 @@
 /**
  * What a running job may do with its handler slot: give it up while it only waits for the store
- * (a durable write of its own), and take one back before its code runs again.
- *
- * @internal
+ * (a durable write of its own), and take one back before its code runs again. Not a type of
+ * any public entry point, but kept in the shipped declarations: internal modules' declarations
+ * refer to it.
  */
 export interface HandlerSlot {
   /** Whether the job gave its slot up and has not taken one back (false once its settlement is issued). */

@@ -55,7 +55,8 @@ import { RATE_SWEEP_INTERVAL_MS, sweepExpiredRateLimits } from './flow/rate-limi
 
 import { NoopTerminalHook, type TerminalHook } from './runs/terminal-hook.js';
 import { isWorkflowSet, WorkflowRegistry, type Workflow, type WorkflowSet } from './functions/define.js';
-import { FunctionRunner, runOfFunctionSignalKey, signalArguments } from './functions/function-runner.js';
+import { FunctionRunner, signalArguments } from './functions/function-runner.js';
+import { runOfFunctionSignalKey } from './functions/signal-key.js';
 import { ChildOutcomeHook } from './functions/children.js';
 import { functionRunLeftovers } from './functions/history.js';
 import { signalWatchOf } from './runs/signal-watch.js';

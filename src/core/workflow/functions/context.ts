@@ -265,7 +265,7 @@ export class Execution implements WorkflowContext {
     const policy = stepPolicy(this.init.stepDefaults, options);
     // The values of `now`, `random` and `uuid` the step may use are durable before it runs: a
     // crash must not hand a step's side effect (an idempotency key) a value the run then forgets.
-    if (this.pendingWrites.size > 0) await this.whileSyncing(() => this.flush());
+    await this.syncPendingWrites();
     // Attempts an earlier execution recorded as failed count: a crash mid-retries goes on with the next one.
     const failures = this.init.history.failures.get(position) ?? [];
     let lastError = failures.at(-1)?.error ?? '';
@@ -470,11 +470,16 @@ export class Execution implements WorkflowContext {
 
   /** Records `event` at `position` unless another execution did first; returns what the history holds. */
   private async record(position: number, event: Event): Promise<Event> {
-    if (this.pendingWrites.size > 0) await this.whileSyncing(() => this.flush());
+    await this.syncPendingWrites();
     // Closed: the delivery ended (the function returned with this operation still running, or
     // halted); a write now would outlive the history's deletion.
     if (this.closed) return NEVER;
     return this.whileSyncing(() => this.write(position, event, true));
+  }
+
+  /** Waits for the writes of `now`, `random` and `uuid` still in flight, lending the slot meanwhile. */
+  private async syncPendingWrites(): Promise<void> {
+    if (this.pendingWrites.size > 0) await this.whileSyncing(() => this.flush());
   }
 
   /**

@@ -24,7 +24,8 @@ import type { Step, StepRunnerObject } from '../steps/step.js';
 import { DeliveredStep } from '../steps/delivered-step.js';
 import { errorText, Execution, type CallObserver, type Halt } from './context.js';
 import { encodeSignalValue } from './signal-value.js';
-import { isRunId, validateRunId } from '../validation.js';
+import { validateRunId } from '../validation.js';
+import { functionSignalKey } from './signal-key.js';
 import type { CommandOptions } from '../commands/ledger.js';
 import type { WorkflowRegistry } from './define.js';
 import { decodeEnvelope, encodeEnvelope, type Envelope } from './envelope.js';
@@ -36,20 +37,6 @@ import type { RunSpec, SubmitOutcome } from '../runs/submit.js';
 import { InvalidConfigError } from '../../errors.js';
 import { ExecutionTrace } from './execution-trace.js';
 import { HEADER_TRACEPARENT } from '../../trace-context.js';
-
-/**
- * The correlation key of signal `name` of run `runId` (what `runtime.signal(runId, name, value)`
- * sends to; the CLI's `taquba signal <runId>#<name> <text>` too). The run id before the `#` is
- * what a cluster routes a signal by, so the signal reaches the shard of the run.
- */
-export const functionSignalKey = (runId: string, name: string): string => `${runId}#${name}`;
-
-/** The run a correlation key `<runId>#<name>` is a signal of; undefined for a key of another shape. */
-export function runOfFunctionSignalKey(correlationKey: string): string | undefined {
-  const hash = correlationKey.indexOf('#');
-  const runId = correlationKey.slice(0, hash);
-  return hash > 0 && isRunId(runId) ? runId : undefined;
-}
 
 /** Signal `name` of run `runId` carrying `value`, as sent. INVALID_ARGUMENT for a bad run id or a value the codec cannot store. */
 export function functionSignal(runId: string, name: string, value: unknown): { readonly correlationKey: string; readonly payload: Uint8Array } {

@@ -13,6 +13,7 @@
  * whose correlation keys are the caller's, would buffer it. Its run's ending then leaves it (the
  * run may still have taken it by that name).
  */
+import { runOfFunctionSignalKey } from '../functions/signal-key.js';
 import { perHandle } from '../handle-state.js';
 
 /** Runs watched at once at most; past it a submission is not watched (its ending scans). */
@@ -36,11 +37,8 @@ export class SignalWatch {
 
   /** A signal of `correlationKey` is about to be buffered: its run, if watched, has one now. */
   buffering(correlationKey: string): void {
-    const hash = correlationKey.indexOf('#');
-    if (hash > 0) {
-      const runId = correlationKey.slice(0, hash);
-      if (this.runs.has(runId)) this.runs.set(runId, true);
-    }
+    const runId = runOfFunctionSignalKey(correlationKey);
+    if (runId !== undefined && this.runs.has(runId)) this.runs.set(runId, true);
   }
 
   /** The run is ending: whether it is known to have no buffered signal. Stops watching it. */

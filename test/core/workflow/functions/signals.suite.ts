@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { utf8 } from '../../../../src/core/bytes.js';
-import { functionSignalKey } from '../../../../src/core/workflow/functions/function-runner.js';
+import { functionSignalKey } from '../../../../src/core/workflow/functions/signal-key.js';
 import { defineWorkflow, type SignalResult } from '../../../../src/core/workflow/index.js';
 import { signalBufferKey } from '../../../../src/core/workflow/keys.js';
 import { Counter, deferred, fnWorld, Gates, reasonOf, resultOf, runState, waitingForSignal, type StoreFactory } from './fn-harness.js';
